@@ -1,0 +1,118 @@
+package tape
+
+import (
+	"errors"
+	"io"
+)
+
+// This file is the contract between the drive (drive.go, ssc.go, state.go)
+// and the cartridge store (image.go, simh.go). The drive consumes Medium; the
+// image package provides *Image which implements it.
+
+// Kind is the type of a logical object on tape (SSC-5 4.2.3).
+type Kind uint8
+
+// Object kinds. EOD is not an object on tape; Peek reports it at end of data.
+const (
+	KindBlock Kind = iota + 1
+	KindFilemark
+	KindSetmark
+	KindEOD
+)
+
+// Object is one logical object as Peek/Prev report it.
+type Object struct {
+	Kind Kind
+	Len  int // data bytes, for KindBlock
+}
+
+// Position is a logical position on a medium: the position *before* the
+// object numbered Object in Partition (SSC-5 4.2.5). Object counts every
+// logical object (blocks and marks) from BOP of the partition; File counts
+// the filemarks before the position in the partition, Set the setmarks.
+type Position struct {
+	Partition int
+	Object    uint64
+	File      uint64
+	Set       uint64
+}
+
+// MediumInfo describes a cartridge.
+type MediumInfo struct {
+	Barcode        string
+	Density        uint8   // density code (from the personality's table)
+	WriteProtected bool    // the cartridge's write-protect tab
+	WORM           bool    // write once: no overwrite of existing data
+	Partitions     int     // 1..4
+	Capacity       []int64 // per partition, bytes
+	EarlyWarning   []int64 // per partition: early warning starts this many bytes before Capacity
+}
+
+// Errors a Medium returns. The drive maps them to sense data.
+var (
+	ErrEndOfData       = errors.New("tape: end of data")
+	ErrBeginningOfPart = errors.New("tape: beginning of partition")
+	ErrEndOfMedium     = errors.New("tape: physical end of medium")
+	ErrWriteProtected  = errors.New("tape: write protected")
+	ErrWORMOverwrite   = errors.New("tape: worm medium overwrite attempted")
+	ErrCorrupt         = errors.New("tape: image corrupt")
+	ErrNoPartition     = errors.New("tape: no such partition")
+)
+
+// Medium is a loaded cartridge with a current position. It is used by one
+// drive goroutine at a time and is not safe for concurrent use.
+//
+// Memory use of an implementation must not grow with the amount of data on
+// the cartridge beyond a small index.
+type Medium interface {
+	Info() MediumInfo
+	// Used returns the bytes used in partition part (data plus per-object
+	// overhead as the implementation accounts it; compared with Capacity and
+	// EarlyWarning by the drive).
+	Used(part int) int64
+
+	// Pos returns the current position.
+	Pos() Position
+	// Peek reports the object at the current position without moving; at
+	// end of data it returns Object{Kind: KindEOD} and a nil error.
+	Peek() (Object, error)
+	// ReadAt reads data of the block at the current position (valid when
+	// Peek reports KindBlock); off is relative to the start of the block.
+	ReadAt(p []byte, off int64) (int, error)
+	// Next moves past the object at the current position. At end of data it
+	// returns ErrEndOfData and does not move.
+	Next() error
+	// Prev moves back over the object before the current position and
+	// returns it. At BOP it returns ErrBeginningOfPart and does not move.
+	Prev() (Object, error)
+	// Locate moves to the position before logical object obj of partition
+	// part. If obj is at or past end of data it stops at end of data and
+	// returns ErrEndOfData.
+	Locate(part int, obj uint64) error
+
+	// WriteBlock writes one block of n bytes read from r at the current
+	// position, discarding everything after it (a write in the middle
+	// truncates), and moves past it. When the block does not fit before the
+	// physical end it writes nothing and returns ErrEndOfMedium.
+	WriteBlock(r io.Reader, n int) error
+	// WriteMark writes a filemark or setmark, like WriteBlock.
+	WriteMark(kind Kind) error
+	// Erase discards everything from the current position on (end of data
+	// is at the current position afterwards).
+	Erase() error
+	// Format repartitions the medium, discarding all data. sizes gives the
+	// capacity of each partition in bytes (len 1..4); 0 for the last one
+	// means "the rest".
+	Format(sizes []int64) error
+
+	// Attribute returns a MAM attribute value (SPC-5 7.4), ok false if unset.
+	Attribute(id uint16) (val []byte, ok bool)
+	// SetAttribute stores a host-writable MAM attribute.
+	SetAttribute(id uint16, val []byte) error
+
+	// Sync makes every object written so far durable (fsync): after Sync
+	// returns, a crash or power loss loses nothing written before it.
+	Sync() error
+	// Close syncs and releases the medium.
+	Close() error
+}

@@ -1,0 +1,52 @@
+package target
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// A Handler emulates one SCSI logical unit. HandleCommand is called from the
+// device's loop; commands for one device are delivered in ring order and are
+// never concurrent. A Handler reports every SCSI outcome in the Response; it
+// has no error return. cmd and cmd.Data are valid only during the call.
+//
+// If a Handler also implements io.Closer, the device calls Close after the
+// loop has stopped (an optional interface, like http.Flusher).
+type Handler interface {
+	HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response
+}
+
+// HandlerFunc adapts a function to the Handler interface.
+type HandlerFunc func(context.Context, *scsi.Command) scsi.Response
+
+// HandleCommand calls f(ctx, cmd).
+func (f HandlerFunc) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	return f(ctx, cmd)
+}
+
+// CommandNamer is implemented by handlers that name the commands of their
+// dispatch table; the name is the bounded `command` label of the metrics.
+// CommandName returns "" for opcodes the handler does not support.
+type CommandNamer interface {
+	CommandName(op scsi.OpCode) string
+}
+
+// DeviceConfig describes one TCMU device as the kernel (or our own config
+// file) created it.
+type DeviceConfig struct {
+	Name      string // configfs storage object name, e.g. "disk0"
+	HBA       int    // N of core/user_N
+	Subtype   string // handler subtype: "vdisk", "vtape"
+	Config    string // cfgstring after "<subtype>/"
+	Size      uint64 // dev_size in bytes
+	BlockSize uint32 // hw_block_size
+	UIO       string // "uio0"
+}
+
+// A Factory builds a Handler for a device whose subtype matches. It
+// validates cfg.Config and returns a descriptive error that says what is
+// wrong (the error is reported to the operator or the kernel).
+type Factory func(cfg DeviceConfig, log *zap.Logger) (Handler, error)
