@@ -116,3 +116,10 @@ type Medium interface {
 	// Close syncs and releases the medium.
 	Close() error
 }
+
+// Library opens cartridges by barcode (for a file-backed store: the media
+// directory). The drive opens a cartridge on load and closes it on unload.
+type Library interface {
+	// Open opens the cartridge with the given barcode for exclusive use.
+	Open(barcode string) (Medium, error)
+}
