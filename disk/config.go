@@ -1,0 +1,714 @@
+package disk
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Mode selects what the disk does with data.
+type Mode uint8
+
+// Data modes.
+const (
+	// ModeFakeRW discards writes and returns zeros on reads, like
+	// scsi_debug's fake_rw=1: only the command path is exercised.
+	ModeFakeRW Mode = iota
+	// ModeStore keeps written data in a lazily allocated RAM store of
+	// StoreSize bytes, wrapped across the capacity like scsi_debug's
+	// dev_size_mb with virtual_gb.
+	ModeStore
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeFakeRW:
+		return "fake_rw"
+	case ModeStore:
+		return "store"
+	}
+	return "mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// FormFactor is the NOMINAL FORM FACTOR of the Block Device
+// Characteristics VPD page (SBC-4 6.6.2, table "NOMINAL FORM FACTOR").
+type FormFactor uint8
+
+// Nominal form factors.
+const (
+	FormFactorNone    FormFactor = 0 // not reported
+	FormFactor5_25    FormFactor = 1 // 5.25 inch
+	FormFactor3_5     FormFactor = 2 // 3.5 inch
+	FormFactor2_5     FormFactor = 3 // 2.5 inch
+	FormFactor1_8     FormFactor = 4 // 1.8 inch
+	FormFactorLess1_8 FormFactor = 5 // less than 1.8 inch
+)
+
+var formFactorNames = [...]string{"none", "5.25", "3.5", "2.5", "1.8", "small"}
+
+func (f FormFactor) String() string {
+	if int(f) < len(formFactorNames) {
+		return formFactorNames[f]
+	}
+	return "form_factor(" + strconv.Itoa(int(f)) + ")"
+}
+
+// Revision is the default INQUIRY PRODUCT REVISION LEVEL: the version of
+// this emulation, bumped when what the initiator sees changes.
+const Revision = "0100"
+
+// Defaults.
+const (
+	DefaultVendor         = "VSCSI"
+	DefaultProduct        = "VDISK"
+	DefaultLBS            = 512
+	DefaultStoreSize      = 64 << 20
+	DefaultOptBlocks      = 1024
+	DefaultUnmapMaxBlocks = 0xffffffff
+	DefaultUnmapMaxDesc   = 256
+	DefaultMaxWSBlocks    = 0xffff
+	// MaxStoreSize bounds store_size: the chunk table of the RAM store is
+	// allocated up front (8 bytes per 64 KiB of store).
+	MaxStoreSize = 64 << 30
+	// maxUnmapDesc is what fits in a 16-bit UNMAP parameter list length:
+	// (65535 - 8) / 16.
+	maxUnmapDesc = 4095
+)
+
+// Config is a vdisk's configuration, usually parsed from the cfgstring
+// (see ConfigDesc). Fields are literal: start from DefaultConfig (which
+// ParseConfig does) rather than from the zero value. Exactly one of Size
+// and Blocks must be set before New.
+type Config struct {
+	// Size is the capacity in bytes; the disk has Size/LBS blocks (the
+	// remainder is dropped, so odd sizes are allowed). 0 = not set.
+	Size uint64
+	// Blocks is the capacity in logical blocks, as an alternative to Size.
+	Blocks uint64
+	// LBS is the logical block size: 512, 1024, 2048 or 4096.
+	LBS uint32
+	// PBExp is the LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT (0..15):
+	// physical block = LBS << PBExp.
+	PBExp uint8
+	// LowestAligned is the LOWEST ALIGNED LOGICAL BLOCK ADDRESS,
+	// < 1<<PBExp.
+	LowestAligned uint16
+	// OptBlocks is the OPTIMAL TRANSFER LENGTH (VPD B0) in blocks; 0 = not
+	// reported.
+	OptBlocks uint32
+	// MaxBlocks is the MAXIMUM TRANSFER LENGTH (VPD B0) in blocks; 0 = not
+	// reported and not enforced. Longer READ/WRITE commands get 24/00.
+	MaxBlocks uint32
+	// OptGran is the OPTIMAL TRANSFER LENGTH GRANULARITY in blocks
+	// (ParseConfig: 1<<PBExp unless given).
+	OptGran uint16
+	// Mode is fake_rw or store.
+	Mode Mode
+	// StoreSize is the RAM store size in bytes in store mode, clamped to
+	// the capacity.
+	StoreSize uint64
+	// WP sets write protect: WP in the mode parameter header, DATA
+	// PROTECT 27/00 for WRITE, WRITE SAME and UNMAP.
+	WP bool
+	// WCE is the initial WCE bit of the caching mode page (changeable
+	// with MODE SELECT).
+	WCE bool
+	// LBPU, LBPWS and LBPWS10 enable UNMAP, WRITE SAME(16) with UNMAP and
+	// WRITE SAME(10) with UNMAP (VPD B2); any of them sets LBPME.
+	LBPU, LBPWS, LBPWS10 bool
+	// LBPRZ reports that unmapped blocks read as zeros (READ CAPACITY(16)
+	// and VPD B2). They always do here; the bit only says so.
+	LBPRZ bool
+	// UnmapMaxBlocks is the MAXIMUM UNMAP LBA COUNT, enforced.
+	UnmapMaxBlocks uint32
+	// UnmapMaxDesc is the MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT (1..4095),
+	// enforced.
+	UnmapMaxDesc uint32
+	// UnmapGran is the OPTIMAL UNMAP GRANULARITY in blocks (ParseConfig:
+	// 1<<PBExp unless given). The UNMAP GRANULARITY ALIGNMENT reported
+	// with it follows from LowestAligned.
+	UnmapGran uint32
+	// MaxWSBlocks is the MAXIMUM WRITE SAME LENGTH in blocks, enforced; 0
+	// = not reported and not enforced.
+	MaxWSBlocks uint64
+	// Vendor, Product and Revision are the INQUIRY strings; Serial
+	// overrides the unit serial number (VPD 80), which is derived from the
+	// device name when empty.
+	Vendor, Product, Revision, Serial string
+	// NAA overrides the NAA IEEE Registered designator (VPD 83), which is
+	// derived from the device name when 0. Two LUNs with the same NAA and
+	// serial look like two paths to one logical unit (multipath tests).
+	NAA uint64
+	// Rotation is the MEDIUM ROTATION RATE (VPD B1): 0 not reported, 1
+	// non-rotating (SSD), or 1025..65534 rpm.
+	Rotation uint16
+	// FormFactor is the NOMINAL FORM FACTOR (VPD B1).
+	FormFactor FormFactor
+	// DSense selects descriptor-format sense data by default (D_SENSE of
+	// the control mode page, changeable with MODE SELECT).
+	DSense bool
+}
+
+// ConfigDesc documents the cfgstring grammar (shown by targetcli help).
+const ConfigDesc = `vdisk: an SBC disk like scsi_debug. cfgstring = key=value pairs separated by ';' (no ',' or ':').
+  size=N[K|M|G|T|KiB|MiB|GiB|TiB]  capacity in bytes (1024-based units; odd sizes allowed: blocks = size/lbs)
+  blocks=N                 capacity in logical blocks (instead of size). Without either, the backstore's dev_size is used.
+  lbs=512|1024|2048|4096   logical block size (512)
+  pbexp=0..15              physical block = lbs << pbexp (0)
+  lowest_aligned=N         lowest aligned LBA, < 2^pbexp (0)
+  opt_blks=N               optimal transfer length, blocks; 0 = not reported (1024)
+  max_blks=N               maximum transfer length, blocks, enforced; 0 = not reported (0)
+  opt_gran=N               optimal transfer length granularity, blocks (2^pbexp)
+  mode=fake_rw|store       fake_rw: writes discarded, reads zeros; store: RAM store (fake_rw)
+  store_size=N[K|M|G|T]    store mode RAM, allocated as written, wrapped across the capacity (64M, max 64G)
+  wp=0|1                   write protect (0)
+  wce=0|1                  write cache enabled, caching page (0)
+  lbpu=0|1 lbpws=0|1 lbpws10=0|1  thin provisioning: UNMAP, WRITE SAME(16)/(10) with UNMAP (0)
+  lbprz=0|1                unmapped blocks read zeros (1)
+  unmap_max_blocks=N unmap_max_desc=N unmap_gran=N  unmap limits (4294967295, 256, 2^pbexp)
+  max_ws_blks=N            maximum WRITE SAME length, blocks; 0 = not reported (65535)
+  vendor=S product=S rev=S serial=S  INQUIRY strings, printable ASCII, <= 8/16/4/64 chars
+  naa=5XXXXXXXXXXXXXXX     NAA-5 designator, 16 hex digits (derived from the device name)
+  rotation=0|1|1025..65534 medium rotation rate: 0 not reported, 1 SSD, else rpm (0)
+  form_factor=none|5.25|3.5|2.5|1.8|small  nominal form factor (none)
+  dsense=0|1               descriptor-format sense by default (0)
+Example: size=1G;lbs=4096;pbexp=0;mode=store;lbpu=1`
+
+// DefaultConfig returns the defaults. It has no capacity: set Size or
+// Blocks.
+func DefaultConfig() Config {
+	return Config{
+		LBS:            DefaultLBS,
+		OptBlocks:      DefaultOptBlocks,
+		OptGran:        1,
+		Mode:           ModeFakeRW,
+		StoreSize:      DefaultStoreSize,
+		LBPRZ:          true,
+		UnmapMaxBlocks: DefaultUnmapMaxBlocks,
+		UnmapMaxDesc:   DefaultUnmapMaxDesc,
+		UnmapGran:      1,
+		MaxWSBlocks:    DefaultMaxWSBlocks,
+		Vendor:         DefaultVendor,
+		Product:        DefaultProduct,
+		Revision:       Revision,
+	}
+}
+
+// HasSize reports whether the capacity is set (Size or Blocks). The
+// daemon fills Size from the backstore's dev_size when it is not.
+func (c Config) HasSize() bool { return c.Size != 0 || c.Blocks != 0 }
+
+// Capacity returns the number of logical blocks (0 if not set).
+func (c Config) Capacity() uint64 {
+	if c.Blocks != 0 {
+		return c.Blocks
+	}
+	if c.LBS == 0 {
+		return 0
+	}
+	return c.Size / uint64(c.LBS)
+}
+
+// PhysicalBlockSize is LBS << PBExp.
+func (c Config) PhysicalBlockSize() uint32 { return c.LBS << (c.PBExp & 15) }
+
+// Validate reports the first inconsistency in c, naming the key. It does
+// not require the capacity to be set (see HasSize); New does.
+func (c Config) Validate() error {
+	switch c.LBS {
+	case 512, 1024, 2048, 4096:
+	default:
+		return fmt.Errorf("lbs: %d is not 512, 1024, 2048 or 4096", c.LBS)
+	}
+	if c.Size != 0 && c.Blocks != 0 {
+		return errors.New("size and blocks: give one, not both")
+	}
+	if c.HasSize() {
+		n := c.Capacity()
+		if n == 0 {
+			return fmt.Errorf("size: %d bytes is less than one %d-byte block", c.Size, c.LBS)
+		}
+		if n > math.MaxInt64/uint64(c.LBS) {
+			return fmt.Errorf("blocks: %d blocks of %d bytes exceed 8 EiB", n, c.LBS)
+		}
+	}
+	if c.PBExp > 15 {
+		return fmt.Errorf("pbexp: %d is out of range 0..15", c.PBExp)
+	}
+	if uint32(c.LowestAligned) >= uint32(1)<<c.PBExp {
+		return fmt.Errorf("lowest_aligned: %d must be less than 2^pbexp = %d", c.LowestAligned, 1<<c.PBExp)
+	}
+	if c.MaxBlocks != 0 && c.OptBlocks > c.MaxBlocks {
+		return fmt.Errorf("opt_blks: %d exceeds max_blks %d", c.OptBlocks, c.MaxBlocks)
+	}
+	switch c.Mode {
+	case ModeFakeRW:
+	case ModeStore:
+		if c.StoreSize < uint64(c.LBS) {
+			return fmt.Errorf("store_size: %d bytes is less than one %d-byte block", c.StoreSize, c.LBS)
+		}
+		if c.StoreSize > MaxStoreSize {
+			return fmt.Errorf("store_size: %d bytes exceeds the 64 GiB limit", c.StoreSize)
+		}
+	default:
+		return fmt.Errorf("mode: %d is not fake_rw or store", c.Mode)
+	}
+	if c.LBPU {
+		if c.UnmapMaxBlocks == 0 {
+			return errors.New("unmap_max_blocks: must be at least 1 with lbpu")
+		}
+		if c.UnmapMaxDesc == 0 {
+			return errors.New("unmap_max_desc: must be at least 1 with lbpu")
+		}
+	}
+	if c.UnmapMaxDesc > maxUnmapDesc {
+		return fmt.Errorf("unmap_max_desc: %d exceeds %d (a 64 KiB parameter list)", c.UnmapMaxDesc, maxUnmapDesc)
+	}
+	if c.lbp() && c.UnmapGran == 0 {
+		return errors.New("unmap_gran: must be at least 1")
+	}
+	if c.UnmapGran > math.MaxInt32 {
+		return fmt.Errorf("unmap_gran: %d exceeds 2^31-1", c.UnmapGran)
+	}
+	if c.MaxWSBlocks > math.MaxUint32 {
+		return fmt.Errorf("max_ws_blks: %d exceeds the 32-bit NUMBER OF LOGICAL BLOCKS field", c.MaxWSBlocks)
+	}
+	if err := checkASCII("vendor", c.Vendor, 8); err != nil {
+		return err
+	}
+	if err := checkASCII("product", c.Product, 16); err != nil {
+		return err
+	}
+	if err := checkASCII("rev", c.Revision, 4); err != nil {
+		return err
+	}
+	if c.Serial != "" {
+		if err := checkASCII("serial", c.Serial, 64); err != nil {
+			return err
+		}
+	}
+	if c.NAA != 0 && c.NAA>>60 != 5 {
+		return fmt.Errorf("naa: %016x is not an NAA-5 (IEEE Registered) designator", c.NAA)
+	}
+	if c.Rotation > 1 && (c.Rotation < 0x401 || c.Rotation == 0xffff) {
+		return fmt.Errorf("rotation: %d is not 0, 1 or 1025..65534 rpm", c.Rotation)
+	}
+	if int(c.FormFactor) >= len(formFactorNames) {
+		return fmt.Errorf("form_factor: %d is out of range", c.FormFactor)
+	}
+	return nil
+}
+
+func (c Config) lbp() bool { return c.LBPU || c.LBPWS || c.LBPWS10 }
+
+func checkASCII(key, s string, max int) error {
+	if s == "" {
+		return fmt.Errorf("%s: empty", key)
+	}
+	if len(s) > max {
+		return fmt.Errorf("%s: %q is longer than %d characters", key, s, max)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return fmt.Errorf("%s: %q has a non-printable or non-ASCII byte at %d", key, s, i)
+		}
+		if s[i] == ';' || s[i] == ',' || s[i] == ':' {
+			return fmt.Errorf("%s: %q contains %q, which a cfgstring cannot carry", key, s, s[i])
+		}
+	}
+	return nil
+}
+
+// ParseConfig parses a vdisk cfgstring (the part after "vdisk/"), e.g.
+// "size=1G;lbs=4096;mode=store". It is strict: an unknown or repeated
+// key, a malformed or out-of-range value, or an inconsistent combination
+// is an error that names the key. Keys not given keep DefaultConfig's
+// values, except opt_gran and unmap_gran, which follow pbexp. An empty
+// string gives DefaultConfig (no capacity; see HasSize).
+func ParseConfig(s string) (Config, error) {
+	c := DefaultConfig()
+	if s == "" {
+		return c, nil
+	}
+	if i := strings.IndexAny(s, ",:"); i >= 0 {
+		return Config{}, fmt.Errorf("cfgstring: %q at offset %d (pairs are separated by ';'; ',' and ':' are not allowed)", s[i], i)
+	}
+	var seen [len(keys)]bool
+	for pair := range strings.SplitSeq(s, ";") {
+		if pair == "" {
+			return Config{}, fmt.Errorf("cfgstring: empty key=value pair in %q", s)
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			return Config{}, fmt.Errorf("cfgstring: %q is not key=value", pair)
+		}
+		i := keyIndex(k)
+		if i < 0 {
+			return Config{}, fmt.Errorf("%s: unknown key (known: %s)", k, strings.Join(keys[:], ", "))
+		}
+		if seen[i] {
+			return Config{}, fmt.Errorf("%s: given twice", k)
+		}
+		seen[i] = true
+		if v == "" {
+			return Config{}, fmt.Errorf("%s: empty value", k)
+		}
+		if err := c.set(k, v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	given := func(k string) bool { return seen[keyIndex(k)] }
+	if given("store_size") && c.Mode != ModeStore {
+		return Config{}, errors.New("store_size: only meaningful with mode=store")
+	}
+	if !c.lbp() {
+		for _, k := range [...]string{"unmap_max_blocks", "unmap_max_desc", "unmap_gran", "lbprz"} {
+			if given(k) {
+				return Config{}, fmt.Errorf("%s: only meaningful with lbpu, lbpws or lbpws10", k)
+			}
+		}
+	}
+	if c.PBExp <= 15 {
+		if !given("opt_gran") {
+			c.OptGran = uint16(1) << c.PBExp
+		}
+		if !given("unmap_gran") {
+			c.UnmapGran = uint32(1) << c.PBExp
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// keys lists the cfgstring keys in canonical order.
+var keys = [...]string{
+	"size", "blocks", "lbs", "pbexp", "lowest_aligned", "opt_blks", "max_blks", "opt_gran",
+	"mode", "store_size", "wp", "wce", "lbpu", "lbpws", "lbpws10", "lbprz",
+	"unmap_max_blocks", "unmap_max_desc", "unmap_gran", "max_ws_blks",
+	"vendor", "product", "rev", "serial", "naa", "rotation", "form_factor", "dsense",
+}
+
+func keyIndex(k string) int {
+	for i, s := range keys {
+		if s == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *Config) set(k, v string) error {
+	var err error
+	switch k {
+	case "size":
+		c.Size, err = parseBytes(v)
+		if err == nil && c.Size == 0 {
+			err = errors.New("must be at least one block")
+		}
+	case "blocks":
+		c.Blocks, err = parseUint(v, 64)
+		if err == nil && c.Blocks == 0 {
+			err = errors.New("must be at least 1")
+		}
+	case "lbs":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.LBS = uint32(n)
+		if err == nil && n != 512 && n != 1024 && n != 2048 && n != 4096 {
+			err = fmt.Errorf("%d is not 512, 1024, 2048 or 4096", n)
+		}
+	case "pbexp":
+		var n uint64
+		n, err = parseUint(v, 8)
+		c.PBExp = uint8(n)
+	case "lowest_aligned":
+		var n uint64
+		n, err = parseUint(v, 16)
+		c.LowestAligned = uint16(n)
+	case "opt_blks":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.OptBlocks = uint32(n)
+	case "max_blks":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.MaxBlocks = uint32(n)
+	case "opt_gran":
+		var n uint64
+		n, err = parseUint(v, 16)
+		c.OptGran = uint16(n)
+		if err == nil && n == 0 {
+			err = errors.New("must be at least 1")
+		}
+	case "mode":
+		switch v {
+		case "fake_rw":
+			c.Mode = ModeFakeRW
+		case "store":
+			c.Mode = ModeStore
+		default:
+			err = fmt.Errorf("%q is not fake_rw or store", v)
+		}
+	case "store_size":
+		c.StoreSize, err = parseBytes(v)
+		if err == nil && c.StoreSize == 0 {
+			err = errors.New("must be at least one block")
+		}
+	case "wp":
+		c.WP, err = parseBool(v)
+	case "wce":
+		c.WCE, err = parseBool(v)
+	case "lbpu":
+		c.LBPU, err = parseBool(v)
+	case "lbpws":
+		c.LBPWS, err = parseBool(v)
+	case "lbpws10":
+		c.LBPWS10, err = parseBool(v)
+	case "lbprz":
+		c.LBPRZ, err = parseBool(v)
+	case "unmap_max_blocks":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.UnmapMaxBlocks = uint32(n)
+		if err == nil && n == 0 {
+			err = errors.New("must be at least 1")
+		}
+	case "unmap_max_desc":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.UnmapMaxDesc = uint32(n)
+		if err == nil && n == 0 {
+			err = errors.New("must be at least 1")
+		}
+	case "unmap_gran":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.UnmapGran = uint32(n)
+		if err == nil && n == 0 {
+			err = errors.New("must be at least 1")
+		}
+	case "max_ws_blks":
+		c.MaxWSBlocks, err = parseUint(v, 32)
+	case "vendor":
+		c.Vendor = v
+	case "product":
+		c.Product = v
+	case "rev":
+		c.Revision = v
+	case "serial":
+		c.Serial = v
+	case "naa":
+		h := strings.TrimPrefix(strings.TrimPrefix(v, "0x"), "0X")
+		if len(h) != 16 {
+			return fmt.Errorf("%q is not 16 hex digits", v)
+		}
+		c.NAA, err = strconv.ParseUint(h, 16, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not 16 hex digits", v)
+		}
+		if c.NAA>>60 != 5 {
+			return fmt.Errorf("%q does not start with 5 (NAA IEEE Registered)", v)
+		}
+	case "rotation":
+		var n uint64
+		n, err = parseUint(v, 16)
+		c.Rotation = uint16(n)
+	case "form_factor":
+		ok := false
+		for i, name := range formFactorNames {
+			if v == name {
+				c.FormFactor, ok = FormFactor(i), true
+			}
+		}
+		if !ok {
+			err = fmt.Errorf("%q is not one of %s", v, strings.Join(formFactorNames[:], ", "))
+		}
+	case "dsense":
+		c.DSense, err = parseBool(v)
+	}
+	return err
+}
+
+func parseUint(v string, bitSize int) (uint64, error) {
+	n, err := strconv.ParseUint(v, 0, bitSize)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+			return 0, fmt.Errorf("%q is out of range (%d bits)", v, bitSize)
+		}
+		return 0, fmt.Errorf("%q is not a number", v)
+	}
+	return n, nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "1", "true", "on", "yes":
+		return true, nil
+	case "0", "false", "off", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not 0 or 1", v)
+}
+
+// parseBytes parses a byte count with an optional binary suffix K, M, G,
+// T (or KiB, MiB, GiB, TiB), case-insensitive. Decimal units (KB, MB, ...)
+// are refused because targetcli reads "1GB" as 2^30 and parted as 10^9.
+func parseBytes(v string) (uint64, error) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("%q is not a number of bytes", v)
+	}
+	n, err := strconv.ParseUint(v[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is out of range", v)
+	}
+	var shift uint
+	switch strings.ToLower(v[i:]) {
+	case "":
+	case "k", "kib":
+		shift = 10
+	case "m", "mib":
+		shift = 20
+	case "g", "gib":
+		shift = 30
+	case "t", "tib":
+		shift = 40
+	case "kb", "mb", "gb", "tb":
+		return 0, fmt.Errorf("%q: decimal units are ambiguous, use K/M/G/T (1024-based) or a plain byte count", v)
+	default:
+		return 0, fmt.Errorf("%q has an unknown unit (use K, M, G, T, KiB, MiB, GiB or TiB)", v)
+	}
+	if shift > 0 && n > math.MaxUint64>>shift {
+		return 0, fmt.Errorf("%q is out of range", v)
+	}
+	return n << shift, nil
+}
+
+// formatBytes is the inverse of parseBytes: the largest suffix that
+// divides n exactly.
+func formatBytes(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	suffix := [...]string{"", "K", "M", "G", "T"}
+	i := min(bits.TrailingZeros64(n)/10, len(suffix)-1)
+	return strconv.FormatUint(n>>(10*i), 10) + suffix[i]
+}
+
+func formatBool(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// String returns the canonical cfgstring: the keys that differ from what
+// ParseConfig would derive, in a fixed order. ParseConfig(c.String())
+// gives c back for any valid c, except for settings that have no effect
+// and are not written: store_size outside store mode, and lbprz and the
+// unmap limits without lbpu/lbpws/lbpws10. It stays short, since
+// dev_config is limited to 255 bytes.
+func (c Config) String() string {
+	d := DefaultConfig()
+	var b strings.Builder
+	add := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(v)
+	}
+	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
+	pb := uint64(1) << (c.PBExp & 31)
+	if c.Size != 0 {
+		add("size", formatBytes(c.Size))
+	}
+	if c.Blocks != 0 {
+		add("blocks", u(c.Blocks))
+	}
+	if c.LBS != d.LBS {
+		add("lbs", u(uint64(c.LBS)))
+	}
+	if c.PBExp != 0 {
+		add("pbexp", u(uint64(c.PBExp)))
+	}
+	if c.LowestAligned != 0 {
+		add("lowest_aligned", u(uint64(c.LowestAligned)))
+	}
+	if c.OptBlocks != d.OptBlocks {
+		add("opt_blks", u(uint64(c.OptBlocks)))
+	}
+	if c.MaxBlocks != 0 {
+		add("max_blks", u(uint64(c.MaxBlocks)))
+	}
+	if uint64(c.OptGran) != pb {
+		add("opt_gran", u(uint64(c.OptGran)))
+	}
+	if c.Mode != d.Mode {
+		add("mode", c.Mode.String())
+	}
+	if c.Mode == ModeStore && c.StoreSize != d.StoreSize {
+		add("store_size", formatBytes(c.StoreSize))
+	}
+	for _, f := range [...]struct {
+		k      string
+		v, def bool
+	}{{"wp", c.WP, d.WP}, {"wce", c.WCE, d.WCE}, {"lbpu", c.LBPU, d.LBPU}, {"lbpws", c.LBPWS, d.LBPWS},
+		{"lbpws10", c.LBPWS10, d.LBPWS10}} {
+		if f.v != f.def {
+			add(f.k, formatBool(f.v))
+		}
+	}
+	if c.lbp() {
+		if c.LBPRZ != d.LBPRZ {
+			add("lbprz", formatBool(c.LBPRZ))
+		}
+		if c.UnmapMaxBlocks != d.UnmapMaxBlocks {
+			add("unmap_max_blocks", u(uint64(c.UnmapMaxBlocks)))
+		}
+		if c.UnmapMaxDesc != d.UnmapMaxDesc {
+			add("unmap_max_desc", u(uint64(c.UnmapMaxDesc)))
+		}
+		if uint64(c.UnmapGran) != pb {
+			add("unmap_gran", u(uint64(c.UnmapGran)))
+		}
+	}
+	if c.MaxWSBlocks != d.MaxWSBlocks {
+		add("max_ws_blks", u(c.MaxWSBlocks))
+	}
+	if c.Vendor != d.Vendor {
+		add("vendor", c.Vendor)
+	}
+	if c.Product != d.Product {
+		add("product", c.Product)
+	}
+	if c.Revision != d.Revision {
+		add("rev", c.Revision)
+	}
+	if c.Serial != "" {
+		add("serial", c.Serial)
+	}
+	if c.NAA != 0 {
+		add("naa", strconv.FormatUint(c.NAA, 16))
+	}
+	if c.Rotation != 0 {
+		add("rotation", u(uint64(c.Rotation)))
+	}
+	if c.FormFactor != FormFactorNone {
+		add("form_factor", c.FormFactor.String())
+	}
+	if c.DSense {
+		add("dsense", "1")
+	}
+	return b.String()
+}
