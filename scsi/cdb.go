@@ -2,6 +2,7 @@ package scsi
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -19,8 +20,11 @@ func (c CDB) OpCode() OpCode {
 // Group is the group code: bits 7..5 of the operation code (SPC-5 4.2.5.1).
 func (c CDB) Group() uint8 { return uint8(c.OpCode()) >> 5 }
 
-// ServiceAction is the 5-bit service action in byte 1 for the opcodes that
-// carry one (MAINTENANCE IN/OUT, SERVICE ACTION IN(16)), else 0.
+// ServiceAction returns the SERVICE ACTION field of byte 1 (bits 4..0), as
+// MAINTENANCE IN/OUT, SERVICE ACTION IN/OUT(16), PERSISTENT RESERVE IN/OUT
+// and SSC READ POSITION carry it, or 0 for a CDB shorter than 2 bytes. It
+// does not know which opcodes have a service action: the caller does. For a
+// variable-length CDB (0x7f) use VariableServiceAction.
 func (c CDB) ServiceAction() uint8 {
 	if len(c) < 2 {
 		return 0
@@ -28,9 +32,22 @@ func (c CDB) ServiceAction() uint8 {
 	return c[1] & 0x1f
 }
 
-// Len returns the CDB length implied by the group code, or 0 when the group
-// is reserved or vendor specific and the length cannot be known (groups 3, 6,
-// 7; variable-length CDBs of opcode 0x7f return 8+additional length).
+// VariableServiceAction returns the 16-bit SERVICE ACTION of a
+// variable-length CDB (opcode 0x7f, bytes 8..9; SPC-5 4.2.4), or 0 when c
+// is not one or is too short.
+func (c CDB) VariableServiceAction() uint16 {
+	if c.OpCode() != VariableLength {
+		return 0
+	}
+	return c.Uint16(8)
+}
+
+// Len returns the CDB length implied by the operation code (SPC-5 4.2.5.1,
+// table 4): 6 bytes for group 0, 10 for groups 1 and 2, 16 for group 4, 12
+// for group 5, and 8 + ADDITIONAL CDB LENGTH (byte 7) for a variable-length
+// CDB (0x7f; 0 when fewer than 8 bytes are present). It returns 0 when the
+// length cannot be known: reserved group 3 opcodes other than 0x7f, and the
+// vendor-specific groups 6 and 7.
 func (c CDB) Len() int {
 	switch c.Group() {
 	case 0:
@@ -42,15 +59,20 @@ func (c CDB) Len() int {
 	case 5:
 		return 12
 	case 3:
-		if c.OpCode() == 0x7f && len(c) >= 8 {
+		if c.OpCode() == VariableLength && len(c) >= 8 {
 			return 8 + int(c[7])
 		}
 	}
 	return 0
 }
 
-// Control returns the CONTROL byte (last byte of the CDB).
+// Control returns the CONTROL byte (the last byte of the CDB), 0 when the
+// length is unknown or c is shorter than it. In a variable-length CDB the
+// CONTROL byte is byte 1 (SPC-5 4.2.4).
 func (c CDB) Control() uint8 {
+	if c.OpCode() == VariableLength {
+		return c.Byte(1)
+	}
 	n := c.Len()
 	if n == 0 || n > len(c) {
 		return 0
@@ -58,17 +80,33 @@ func (c CDB) Control() uint8 {
 	return c[n-1]
 }
 
-// ParseCDB validates that b holds a complete CDB for its group code and
-// returns it trimmed to that length. It never panics.
+// MaxCDBLen is the longest CDB SAM-5 allows: a variable-length CDB with
+// ADDITIONAL CDB LENGTH 252.
+const MaxCDBLen = 260
+
+// ParseCDB validates that b holds a complete CDB for its operation code and
+// returns it trimmed to that length (sharing b's memory). Errors: an empty
+// b, fewer bytes than the group code implies, a variable-length CDB (0x7f)
+// shorter than 8 bytes, with an ADDITIONAL CDB LENGTH that is not a multiple
+// of 4 or exceeds 252 (SPC-5 4.2.4), or that is truncated. For the reserved
+// group 3 (other than 0x7f) and the vendor-specific groups 6 and 7, whose
+// length is unknown, b is returned as is; the opcode will be rejected as
+// unsupported by the handler. ParseCDB never panics.
 func ParseCDB(b []byte) (CDB, error) {
 	if len(b) == 0 {
-		return nil, fmt.Errorf("empty cdb")
+		return nil, errors.New("empty cdb")
 	}
 	c := CDB(b)
+	if c.OpCode() == VariableLength {
+		if len(b) < 8 {
+			return nil, fmt.Errorf("variable-length cdb: %d bytes, need at least 8", len(b))
+		}
+		if add := int(b[7]); add%4 != 0 || 8+add > MaxCDBLen {
+			return nil, fmt.Errorf("variable-length cdb: additional cdb length %d is not a multiple of 4 up to 252", add)
+		}
+	}
 	n := c.Len()
 	if n == 0 {
-		// Unknown length (vendor groups 6/7, reserved group 3): keep what we
-		// have; the opcode will be rejected as unsupported.
 		return c, nil
 	}
 	if len(b) < n {

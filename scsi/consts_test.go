@@ -122,7 +122,7 @@ func TestOpCodeValues(t *testing.T) {
 
 func TestServiceActionValues(t *testing.T) {
 	for _, tt := range []struct {
-		name     string
+		name      string
 		got, want int
 	}{
 		{"READ CAPACITY(16)", scsi.SAReadCapacity16, 0x10},

@@ -1,6 +1,11 @@
 package scsi
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
 
 // SenseKey is a SCSI sense key (SPC-5 4.4.8, table 52).
 type SenseKey uint8
@@ -67,6 +72,7 @@ type Sense struct {
 	ILI      bool
 	Pointer  FieldPointer
 	Format   SenseFormat
+	Deferred bool // deferred error: response code 0x71/0x73 instead of 0x70/0x72
 }
 
 // SenseBufferSize is TCMU's sense buffer size (TCMU_SENSE_BUFFERSIZE).
@@ -80,13 +86,28 @@ func (s Sense) Append(b []byte) []byte {
 	return s.AppendFixed(b)
 }
 
-// AppendFixed appends the 18-byte fixed-format sense data (response code 0x70,
-// SPC-5 4.4.3).
+// AppendFixed appends the 18-byte fixed-format sense data (SPC-5 4.4.3):
+//
+//	byte 0     VALID (bit 7), RESPONSE CODE 0x70 (0x71 if Deferred)
+//	byte 2     FILEMARK (7), EOM (6), ILI (5), SENSE KEY (3..0)
+//	bytes 3-6  INFORMATION, big-endian, two's complement for a negative residue
+//	byte 7     ADDITIONAL SENSE LENGTH = 10
+//	bytes 12-13 ASC, ASCQ
+//	bytes 15-17 SKSV (7), C/D (6), BPV (3), BIT POINTER (2..0), FIELD POINTER
+//
+// INFORMATION is four bytes: when Valid is set but Info fits neither int32
+// nor uint32 (a 64-bit LBA), VALID is cleared and INFORMATION is zero, as
+// SPC-5 requires; use descriptor format to report such values. When Valid
+// is clear INFORMATION is zero.
 func (s Sense) AppendFixed(b []byte) []byte {
 	var f [18]byte
 	f[0] = 0x70
-	if s.Valid {
+	if s.Deferred {
+		f[0] = 0x71
+	}
+	if s.Valid && s.Info >= math.MinInt32 && s.Info <= math.MaxUint32 {
 		f[0] |= 0x80
+		binary.BigEndian.PutUint32(f[3:7], uint32(s.Info))
 	}
 	f[2] = byte(s.Key & 0x0f)
 	if s.Filemark {
@@ -98,19 +119,20 @@ func (s Sense) AppendFixed(b []byte) []byte {
 	if s.ILI {
 		f[2] |= 0x20
 	}
-	binary.BigEndian.PutUint32(f[3:7], uint32(int32(s.Info)))
 	f[7] = 10 // additional sense length
 	f[12] = byte(s.ASC >> 8)
 	f[13] = byte(s.ASC)
 	if s.Pointer.Valid {
-		f[15] = 0x80 | s.Pointer.bits()
+		f[15] = s.Pointer.bits()
 		binary.BigEndian.PutUint16(f[16:18], s.Pointer.Field)
 	}
 	return append(b, f[:]...)
 }
 
+// bits is the first byte of the sense-key-specific field: SKSV, C/D, BPV
+// and the bit pointer (SPC-5 4.4.2.4.2, table 54).
 func (p FieldPointer) bits() byte {
-	var v byte
+	v := byte(0x80)
 	if p.CDB {
 		v |= 0x40
 	}
@@ -120,29 +142,42 @@ func (p FieldPointer) bits() byte {
 	return v
 }
 
+// Sense data descriptor types (SPC-5 4.4.2.1, table 28).
+const (
+	descInformation      = 0x00
+	descSenseKeySpecific = 0x02
+	descStreamCommands   = 0x04
+)
+
 // AppendDescriptor appends descriptor-format sense data (response code 0x72,
-// SPC-5 4.4.2) with an information descriptor (type 0) when Valid, a
-// sense-key-specific descriptor (type 2) when the field pointer is valid, and
-// a stream commands descriptor (type 4, SSC) when any of FM/EOM/ILI is set.
+// 0x73 if Deferred; SPC-5 4.4.2) with, in this order, an information
+// descriptor (type 0, 8-byte INFORMATION) when Valid, a sense-key-specific
+// descriptor (type 2) when the field pointer is valid, and a stream commands
+// descriptor (type 4, SSC-5 4.2.16) when any of FILEMARK/EOM/ILI is set.
+// The result is at most 32 bytes.
 func (s Sense) AppendDescriptor(b []byte) []byte {
 	start := len(b)
-	b = append(b, 0x72, byte(s.Key&0x0f), byte(s.ASC>>8), byte(s.ASC), 0, 0, 0, 0)
+	code := byte(0x72)
+	if s.Deferred {
+		code = 0x73
+	}
+	b = append(b, code, byte(s.Key&0x0f), byte(s.ASC>>8), byte(s.ASC), 0, 0, 0, 0)
 	if s.Valid {
 		var d [12]byte
-		d[0], d[1], d[2] = 0x00, 0x0a, 0x80
+		d[0], d[1], d[2] = descInformation, 0x0a, 0x80
 		binary.BigEndian.PutUint64(d[4:], uint64(s.Info))
 		b = append(b, d[:]...)
 	}
 	if s.Pointer.Valid {
 		var d [8]byte
-		d[0], d[1] = 0x02, 0x06
-		d[4] = 0x80 | s.Pointer.bits()
+		d[0], d[1] = descSenseKeySpecific, 0x06
+		d[4] = s.Pointer.bits()
 		binary.BigEndian.PutUint16(d[5:7], s.Pointer.Field)
 		b = append(b, d[:]...)
 	}
 	if s.Filemark || s.EOM || s.ILI {
 		var d [4]byte
-		d[0], d[1] = 0x04, 0x02
+		d[0], d[1] = descStreamCommands, 0x02
 		if s.Filemark {
 			d[3] |= 0x80
 		}
@@ -156,4 +191,104 @@ func (s Sense) AppendDescriptor(b []byte) []byte {
 	}
 	b[start+7] = byte(len(b) - start - 8)
 	return b
+}
+
+// ParseSense decodes fixed (0x70/0x71) or descriptor (0x72/0x73) sense
+// data, as an initiator (st, sd, sg_decode_sense) reads it. Bytes beyond
+// the ADDITIONAL SENSE LENGTH are ignored; a shorter buffer is accepted if
+// it holds the 8-byte header (fields past its end read as zero), but a
+// truncated or malformed information, sense-key-specific or stream commands
+// descriptor is an error. Unknown descriptor types are skipped.
+//
+// Fixed-format INFORMATION is sign-extended from 32 bits (SSC residues are
+// signed); a caller that wants an unsigned 32-bit LBA takes uint32(s.Info).
+// ParseSense never panics.
+func ParseSense(b []byte) (Sense, error) {
+	var s Sense
+	if len(b) == 0 {
+		return s, errors.New("sense data: empty")
+	}
+	code := b[0] & 0x7f
+	switch code {
+	case 0x70, 0x71, 0x72, 0x73:
+	default:
+		return s, fmt.Errorf("sense data: unsupported response code %#02x", code)
+	}
+	if len(b) < 8 {
+		return s, fmt.Errorf("sense data: %d bytes, need at least 8", len(b))
+	}
+	s.Deferred = code == 0x71 || code == 0x73
+	n := min(len(b), 8+int(b[7]))
+	b = b[:n]
+	if code == 0x70 || code == 0x71 {
+		s.Format = FixedFormat
+		s.Key = SenseKey(b[2] & 0x0f)
+		s.Filemark = b[2]&0x80 != 0
+		s.EOM = b[2]&0x40 != 0
+		s.ILI = b[2]&0x20 != 0
+		if b[0]&0x80 != 0 {
+			s.Valid = true
+			s.Info = int64(int32(binary.BigEndian.Uint32(b[3:7])))
+		}
+		if n >= 14 {
+			s.ASC = ASC(b[12])<<8 | ASC(b[13])
+		}
+		if n >= 18 && b[15]&0x80 != 0 {
+			s.Pointer = parseFieldPointer(b[15:18])
+		}
+		return s, nil
+	}
+	s.Format = DescriptorFormat
+	s.Key = SenseKey(b[1] & 0x0f)
+	s.ASC = ASC(b[2])<<8 | ASC(b[3])
+	for off := 8; off < n; {
+		if off+2 > n {
+			return s, fmt.Errorf("sense data: descriptor at byte %d truncated", off)
+		}
+		typ, dlen := b[off], 2+int(b[off+1])
+		if off+dlen > n {
+			return s, fmt.Errorf("sense data: descriptor type %#02x at byte %d: %d bytes, only %d left", typ, off, dlen, n-off)
+		}
+		d := b[off : off+dlen]
+		switch typ {
+		case descInformation:
+			if dlen != 12 {
+				return s, fmt.Errorf("sense data: information descriptor at byte %d: additional length %d, want 10", off, dlen-2)
+			}
+			if d[2]&0x80 != 0 {
+				s.Valid = true
+				s.Info = int64(binary.BigEndian.Uint64(d[4:12]))
+			}
+		case descSenseKeySpecific:
+			if dlen != 8 {
+				return s, fmt.Errorf("sense data: sense key specific descriptor at byte %d: additional length %d, want 6", off, dlen-2)
+			}
+			if d[4]&0x80 != 0 {
+				s.Pointer = parseFieldPointer(d[4:7])
+			}
+		case descStreamCommands:
+			if dlen != 4 {
+				return s, fmt.Errorf("sense data: stream commands descriptor at byte %d: additional length %d, want 2", off, dlen-2)
+			}
+			s.Filemark = d[3]&0x80 != 0
+			s.EOM = d[3]&0x40 != 0
+			s.ILI = d[3]&0x20 != 0
+		}
+		off += dlen
+	}
+	return s, nil
+}
+
+// parseFieldPointer decodes the 3-byte sense-key-specific field with SKSV set.
+func parseFieldPointer(p []byte) FieldPointer {
+	fp := FieldPointer{
+		Valid: true,
+		CDB:   p[0]&0x40 != 0,
+		Field: binary.BigEndian.Uint16(p[1:3]),
+	}
+	if p[0]&0x08 != 0 {
+		fp.BitValid = true
+		fp.Bit = p[0] & 0x07
+	}
+	return fp
 }
