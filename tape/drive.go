@@ -1,0 +1,568 @@
+package tape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// Drive is an emulated SSC tape drive: one logical unit that satisfies
+// target.Handler (HandleCommand) and target.CommandNamer (CommandName).
+//
+// Concurrency: the transport delivers commands one at a time in ring order
+// and the drive relies on it (tape positioning is sequential). Load,
+// Unload, Reset and Close may be called from any goroutine; a mutex
+// serialises them with HandleCommand. Stats and CommandName may be called
+// at any time, concurrently with everything else (Stats reads atomics).
+//
+// Timing: every command, including REWIND, SPACE to end of data, ERASE and
+// FORMAT MEDIUM, completes before HandleCommand returns, so nothing runs in
+// the background and IMMED bits only affect whether WRITE FILEMARKS syncs.
+// Positioning walks the medium's index object by object (SPACE over
+// filemarks, LOCATE to a file) or jumps (LOCATE to an object, SPACE to
+// EOD), which is far inside TCMU's cmd_time_out (30 s by default) for any
+// realistic cartridge.
+type Drive struct {
+	name string
+	cfg  Config
+	pers Personality // a copy: the generic density's capacity is set from cfg
+	lib  Library
+	log  *zap.Logger
+
+	mu     sync.Mutex
+	closed bool
+	spc    scsi.SPC
+	mode   modeState
+
+	state   readiness
+	med     Medium
+	ra      io.ReaderAt // med, converted once at load
+	info    MediumInfo  // med.Info(), refreshed after FORMAT MEDIUM
+	barcode string
+	prevent bool
+	faulted bool // a device fault was logged at Error level for this cartridge
+	vcrDone bool // VOLUME CHANGE REFERENCE bumped for this mount
+
+	buf   []byte // parameter data scratch (Data-In built here, reused)
+	empty scsi.Buffer
+
+	st driveStats
+}
+
+// driveStats are updated by the command path with atomic stores and adds
+// and read by Stats from any goroutine.
+type driveStats struct {
+	loaded                         atomic.Bool
+	partition                      atomic.Int64
+	object, file                   atomic.Uint64
+	used, capacity                 atomic.Int64
+	filemarks, earlyWarnings, ili  atomic.Uint64
+	fmEvents, eodEvents, bopEvents atomic.Uint64
+	reads, writes                  atomic.Uint64
+	readBytes, writtenBytes        atomic.Uint64
+	mu                             sync.Mutex // barcode and loadTime change on load/unload only
+	barcode                        string
+	loadTime                       time.Time
+}
+
+// Stats is a snapshot of a drive's state and counters for metrics.
+type Stats struct {
+	Loaded        bool      // a cartridge is loaded and ready
+	Barcode       string    // of the cartridge in the drive, "" if none
+	LoadTime      time.Time // when it was loaded
+	Partition     int       // current position
+	Object        uint64    // logical object number (blocks and marks from BOP)
+	File          uint64    // filemarks before the position
+	UsedBytes     int64     // bytes on the cartridge (all partitions)
+	CapacityBytes int64     // native capacity of the cartridge (all partitions)
+
+	FilemarksWritten uint64 // by WRITE FILEMARKS
+	EarlyWarnings    uint64 // writes answered with early-warning EOM
+	ILIEvents        uint64 // reads answered with ILI (incorrect length)
+	FilemarkEvents   uint64 // reads and spaces stopped by a filemark or setmark
+	EODEvents        uint64 // reads, spaces and locates stopped by end of data (BLANK CHECK)
+	BOPEvents        uint64 // backward spaces stopped by beginning of partition
+	Reads, Writes    uint64 // READ(6) and WRITE(6) commands
+	ReadBytes        uint64 // data bytes returned to the initiator
+	WrittenBytes     uint64 // data bytes written to the cartridge
+}
+
+// New returns a drive named name (the device name, used for the default
+// serial number and in logs). lib opens cartridges by barcode; it may be
+// nil when cfg.Memory is set, and the drive then keeps cartridges in RAM.
+// If cfg.Barcode is set, that cartridge is loaded before New returns.
+func New(name string, cfg Config, lib Library, log *zap.Logger) (*Drive, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("vtape %s: %w", name, err)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p, _ := LookupPersonality(cfg.Personality)
+	d := &Drive{name: name, cfg: cfg, pers: *p, log: log}
+	d.pers.Densities = slices.Clone(p.Densities)
+	if cfg.Memory && d.pers.Name == "generic" {
+		d.pers.Densities[len(d.pers.Densities)-1].CapacityMB = uint32(cfg.Capacity / 1e6)
+	}
+	if lib == nil {
+		if !cfg.Memory {
+			return nil, fmt.Errorf("vtape %s: no cartridge library for media %q", name, cfg.Media)
+		}
+		ml, err := NewMemoryLibrary(d.memoryTemplate())
+		if err != nil {
+			return nil, fmt.Errorf("vtape %s: %w", name, err)
+		}
+		lib = ml
+	}
+	d.lib = lib
+	d.mode = defaultModes(&d.pers, cfg)
+	d.initSPC()
+	d.spc.UA.Add(scsi.PowerOnResetOrBusDeviceReset) // power on
+	d.buf = make([]byte, 0, 4096)
+	if cfg.Barcode != "" {
+		if err := d.Load(cfg.Barcode); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// memoryTemplate describes the cartridges a memory=1 drive creates.
+func (d *Drive) memoryTemplate() MediumInfo {
+	return MediumInfo{
+		Density:        d.pers.DefaultDensity().Code,
+		WriteProtected: d.cfg.WriteProtect,
+		WORM:           d.cfg.WORM,
+		Partitions:     1,
+		Capacity:       []int64{d.cfg.Capacity},
+		EarlyWarning:   []int64{d.cfg.EarlyWarning},
+	}
+}
+
+// serial returns the configured or derived unit serial number.
+func (d *Drive) serial() string {
+	if d.cfg.Serial != "" {
+		return d.cfg.Serial
+	}
+	h := fnv.New64a()
+	h.Write([]byte(d.name))
+	return fmt.Sprintf("%010d", h.Sum64()%1e10)
+}
+
+// naa returns the NAA 5h designator: the OUI 00-14-05 LIO uses for its
+// backstores and 36 bits derived from the serial number.
+func (d *Drive) naa() uint64 {
+	h := fnv.New64a()
+	h.Write([]byte("vtape/" + d.serial()))
+	return 5<<60 | uint64(0x001405)<<36 | h.Sum64()&(1<<36-1)
+}
+
+func (d *Drive) initSPC() {
+	d.spc.Identity = scsi.Identity{
+		PeripheralType: 0x01, // sequential-access device
+		Removable:      true,
+		Vendor:         d.pers.Vendor,
+		Product:        d.pers.Product,
+		Revision:       d.pers.Revision,
+		Serial:         d.serial(),
+		NAA:            d.naa(),
+		Version:        0x06, // SPC-4
+		// SAM-5, SPC-4, SSC-3 (no version claimed).
+		Versions: []uint16{0x00a0, 0x0460, 0x0400},
+	}
+	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
+	d.spc.Modes = d.modePages()
+	d.spc.Commands = commandInfos()
+	d.applySenseFormat()
+}
+
+// appendVPDB0 appends the Sequential-Access Device Capabilities VPD page
+// (SSC-5 8.4.2): WORM (byte 4 bit 0) when the model supports WORM media.
+func (d *Drive) appendVPDB0(b []byte) []byte {
+	var f byte
+	if d.pers.WORM {
+		f |= 0x01
+	}
+	return append(b, f, 0)
+}
+
+func (d *Drive) applySenseFormat() {
+	d.spc.SenseFormat = scsi.FixedFormat
+	if d.mode.dsense {
+		d.spc.SenseFormat = scsi.DescriptorFormat
+	}
+}
+
+// Personality returns the drive model.
+func (d *Drive) Personality() Personality { return d.pers }
+
+// command is one entry of the dispatch table.
+type command struct {
+	name    string
+	cdbLen  int
+	medium  bool // needs a ready cartridge
+	run     func(d *Drive, cmd *scsi.Command) scsi.Response
+	usage   []byte // REPORT SUPPORTED OPERATION CODES usage bitmap (len = CDB length)
+	hasSA   bool   // the RSOC entry is for one service action
+	sa      uint16
+	timeout uint32 // nominal timeout reported by RSOC, seconds
+}
+
+// commands is the dispatch table, indexed by opcode: a lookup per command
+// is one array index, and the names are the bounded `command` metric label.
+var commands [256]command
+
+func init() {
+	for _, c := range commandList() {
+		op := c.usage[0]
+		commands[op] = c
+	}
+}
+
+// CommandName implements target.CommandNamer: the snake_case SSC name of
+// op, or "" for an opcode the drive does not support.
+func (d *Drive) CommandName(op scsi.OpCode) string { return commands[op].name }
+
+// commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
+// dispatch table, in opcode order.
+func commandInfos() []scsi.CommandInfo {
+	var infos []scsi.CommandInfo
+	for op := range commands {
+		c := &commands[op]
+		if c.run == nil {
+			continue
+		}
+		ci := scsi.CommandInfo{OpCode: scsi.OpCode(op), Usage: c.usage, Timeout: c.timeout}
+		if c.hasSA {
+			ci.HasSA, ci.ServiceAction = true, c.sa
+		}
+		infos = append(infos, ci)
+	}
+	return infos
+}
+
+// HandleCommand implements target.Handler.
+func (d *Drive) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	d.mu.Lock()
+	r := d.handle(cmd)
+	if r.Status == scsi.StatusCheckCondition {
+		r.Sense.Format = d.spc.SenseFormat
+	}
+	d.mu.Unlock()
+	return r
+}
+
+func (d *Drive) handle(cmd *scsi.Command) scsi.Response {
+	if cmd.Data == nil {
+		d.empty.Reset(nil)
+		cmd = &scsi.Command{CDB: cmd.CDB, Data: &d.empty}
+	}
+	op := cmd.CDB.OpCode()
+	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
+		ce.Write(zap.String("command", commands[op].name), zap.Uint8("opcode", uint8(op)),
+			zap.Int("bytes", cmd.Data.Len()))
+	}
+	if d.closed {
+		return scsi.CheckCondition(notReady(scsi.LogicalUnitNotReadyCause))
+	}
+	if r, ok := d.spc.TakeUnitAttention(cmd); ok {
+		return r
+	}
+	c := &commands[op]
+	if c.run == nil {
+		return scsi.CheckCondition(illegal(scsi.InvalidCommandOperationCode))
+	}
+	if len(cmd.CDB) < c.cdbLen {
+		return scsi.CheckCondition(illegal(scsi.InvalidFieldInCDB))
+	}
+	if c.medium && d.state != stateReady {
+		return scsi.CheckCondition(d.notReadySense())
+	}
+	return c.run(d, cmd)
+}
+
+// notReadySense is the NOT READY condition for the current state.
+func (d *Drive) notReadySense() scsi.Sense {
+	switch d.state {
+	case stateHeld:
+		return notReady(scsi.LogicalUnitNotReadyInitCmd)
+	case stateReady:
+		return scsi.Sense{}
+	}
+	return notReady(scsi.MediumNotPresent)
+}
+
+// check returns CHECK CONDITION with s.
+func check(s scsi.Sense) scsi.Response { return scsi.CheckCondition(s) }
+
+// fault turns a Medium error into a response; device faults are logged at
+// Error level once per cartridge (then at Debug), never per SCSI outcome.
+func (d *Drive) fault(err error, dir ioDir) scsi.Response {
+	s, isFault := senseFor(err, dir)
+	if isFault {
+		lvl := zap.ErrorLevel
+		if d.faulted {
+			lvl = zap.DebugLevel
+		}
+		d.faulted = true
+		if ce := d.log.Check(lvl, "cartridge i/o failed"); ce != nil {
+			ce.Write(zap.String("medium", d.barcode), zap.Error(err))
+		}
+	}
+	return check(s)
+}
+
+// Reset is the LUN RESET task management function (and what power-on
+// does): it queues UNIT ATTENTION 29/00, restores the mode parameters to
+// their defaults (block size, compression, D_SENSE, pending partitioning)
+// and clears PREVENT MEDIUM REMOVAL. The cartridge does not move: the
+// logical position is kept. The initiator cannot know that, so st marks the
+// position lost on the 29/xx unit attention ("position_lost_in_reset") and
+// refuses I/O until REWIND, LOCATE, SPACE to EOD, ERASE or LOAD.
+func (d *Drive) Reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.spc.UA.Add(scsi.PowerOnResetOrBusDeviceReset)
+	d.mode = defaultModes(&d.pers, d.cfg)
+	d.applySenseFormat()
+	d.prevent = false
+	d.log.Info("logical unit reset")
+}
+
+// Load inserts and loads the cartridge with the given barcode (the
+// operator, or ChangeMedium): the drive becomes ready at the beginning of
+// partition 0 and queues UNIT ATTENTION 28/00 (not ready to ready change,
+// medium may have changed).
+func (d *Drive) Load(barcode string) error {
+	if err := checkName(barcode, maxBarcodeLen); err != nil {
+		return fmt.Errorf("vtape %s: load %q: barcode: %w", d.name, barcode, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if d.state != stateEmpty {
+		return fmt.Errorf("vtape %s: load %s: %w (%s)", d.name, barcode, ErrMediumPresent, d.barcode)
+	}
+	m, err := d.lib.Open(barcode)
+	if err != nil {
+		return fmt.Errorf("vtape %s: load %s: %w", d.name, barcode, err)
+	}
+	info := m.Info()
+	if info.Partitions < 1 || info.Partitions > 4 {
+		m.Close()
+		return fmt.Errorf("vtape %s: load %s: cartridge reports %d partitions", d.name, barcode, info.Partitions)
+	}
+	if err := m.Locate(0, 0); err != nil && !errors.Is(err, ErrEndOfData) {
+		m.Close()
+		return fmt.Errorf("vtape %s: load %s: rewind: %w", d.name, barcode, err)
+	}
+	d.med, d.ra, d.info, d.barcode = m, m, info, barcode
+	d.state = stateReady
+	d.faulted, d.vcrDone = false, false
+	d.mode.pending = nil
+	d.spc.UA.Add(scsi.NotReadyToReadyChange)
+	d.spc.Modes.MediumType = d.mediumType()
+	d.st.mu.Lock()
+	d.st.barcode, d.st.loadTime = barcode, time.Now()
+	d.st.mu.Unlock()
+	d.notePos()
+	d.noteUsed()
+	d.st.loaded.Store(true)
+	d.log.Info("cartridge loaded", zap.String("medium", barcode),
+		zap.Int("partitions", info.Partitions), zap.Bool("write_protected", info.WriteProtected), zap.Bool("worm", info.WORM))
+	return nil
+}
+
+// Unload ejects the cartridge (the operator's eject button): it syncs and
+// closes the medium. It fails with ErrRemovalPrevented while an initiator
+// prevents medium removal, and with ErrNoMedium if the drive is empty.
+func (d *Drive) Unload() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state == stateEmpty {
+		return ErrNoMedium
+	}
+	if d.prevent {
+		return ErrRemovalPrevented
+	}
+	return d.eject()
+}
+
+// eject closes the medium and empties the drive.
+func (d *Drive) eject() error {
+	m, barcode := d.med, d.barcode
+	d.med, d.ra, d.info, d.barcode = nil, nil, MediumInfo{}, ""
+	d.state = stateEmpty
+	d.mode.pending = nil
+	d.spc.Modes.MediumType = 0
+	d.st.loaded.Store(false)
+	d.st.mu.Lock()
+	d.st.barcode, d.st.loadTime = "", time.Time{}
+	d.st.mu.Unlock()
+	d.st.used.Store(0)
+	d.st.capacity.Store(0)
+	d.st.partition.Store(0)
+	d.st.object.Store(0)
+	d.st.file.Store(0)
+	err := m.Sync()
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		d.log.Error("cartridge unload failed", zap.String("medium", barcode), zap.Error(err))
+		return fmt.Errorf("vtape %s: unload %s: %w", d.name, barcode, err)
+	}
+	d.log.Info("cartridge unloaded", zap.String("medium", barcode))
+	return nil
+}
+
+// Close unloads the cartridge (ignoring PREVENT MEDIUM REMOVAL: the drive
+// is going away) and makes the drive refuse further commands with NOT
+// READY. It implements io.Closer for the transport.
+func (d *Drive) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if d.state != stateEmpty {
+		return d.eject()
+	}
+	return nil
+}
+
+// Stats returns a snapshot; safe for concurrent use with everything else.
+func (d *Drive) Stats() Stats {
+	s := &d.st
+	out := Stats{
+		Loaded:           s.loaded.Load(),
+		Partition:        int(s.partition.Load()),
+		Object:           s.object.Load(),
+		File:             s.file.Load(),
+		UsedBytes:        s.used.Load(),
+		CapacityBytes:    s.capacity.Load(),
+		FilemarksWritten: s.filemarks.Load(),
+		EarlyWarnings:    s.earlyWarnings.Load(),
+		ILIEvents:        s.ili.Load(),
+		FilemarkEvents:   s.fmEvents.Load(),
+		EODEvents:        s.eodEvents.Load(),
+		BOPEvents:        s.bopEvents.Load(),
+		Reads:            s.reads.Load(),
+		Writes:           s.writes.Load(),
+		ReadBytes:        s.readBytes.Load(),
+		WrittenBytes:     s.writtenBytes.Load(),
+	}
+	s.mu.Lock()
+	out.Barcode, out.LoadTime = s.barcode, s.loadTime
+	s.mu.Unlock()
+	return out
+}
+
+// notePos publishes the current position to the stats.
+func (d *Drive) notePos() {
+	p := d.med.Pos()
+	d.st.partition.Store(int64(p.Partition))
+	d.st.object.Store(p.Object)
+	d.st.file.Store(p.File)
+}
+
+// noteUsed publishes the fill level of the cartridge to the stats.
+func (d *Drive) noteUsed() {
+	var used, capacity int64
+	for i := range d.info.Partitions {
+		used += d.med.Used(i)
+		if i < len(d.info.Capacity) {
+			capacity += d.info.Capacity[i]
+		}
+	}
+	d.st.used.Store(used)
+	d.st.capacity.Store(capacity)
+}
+
+// partition is the current partition.
+func (d *Drive) partition() int { return d.med.Pos().Partition }
+
+// capacity returns the capacity and early-warning size of partition p.
+func (d *Drive) capacity(p int) (capacity, ew int64) {
+	if p >= 0 && p < len(d.info.Capacity) {
+		capacity = d.info.Capacity[p]
+	}
+	if p >= 0 && p < len(d.info.EarlyWarning) {
+		ew = d.info.EarlyWarning[p]
+	}
+	return capacity, ew
+}
+
+// inEW reports whether the current partition is filled into its
+// early-warning zone.
+func (d *Drive) inEW() bool {
+	p := d.partition()
+	c, ew := d.capacity(p)
+	return inEarlyWarning(d.med.Used(p), c, ew)
+}
+
+// mediumType is the MODE SENSE header medium type: 00h data, 01h WORM
+// (as LTO drives report it); 00h for the generic and DDS models.
+func (d *Drive) mediumType() uint8 {
+	if d.info.WORM && d.pers.WORM {
+		return 0x01
+	}
+	return 0x00
+}
+
+// mediumDensity is the density code of the loaded cartridge (the drive's
+// default if the cartridge does not say).
+func (d *Drive) mediumDensity() uint8 {
+	if d.info.Density != 0 {
+		return d.info.Density
+	}
+	return d.pers.DefaultDensity().Code
+}
+
+// writable reports whether the drive may write the loaded cartridge: not
+// write protected, and a density the drive writes.
+func (d *Drive) writable() bool {
+	if d.info.WriteProtected {
+		return false
+	}
+	den := d.pers.density(d.mediumDensity())
+	return den == nil || den.Writable
+}
+
+// bumpVCR increments the VOLUME CHANGE REFERENCE attribute (0009h) the
+// first time the cartridge is changed after a load, as LTFS expects.
+func (d *Drive) bumpVCR() {
+	if d.vcrDone {
+		return
+	}
+	d.vcrDone = true
+	var v uint32
+	if b, ok := d.med.Attribute(attrVolumeChangeReference); ok && len(b) == 4 {
+		v = uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	}
+	v++
+	if err := d.med.SetAttribute(attrVolumeChangeReference, []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}); err != nil {
+		if ce := d.log.Check(zap.DebugLevel, "volume change reference not stored"); ce != nil {
+			ce.Write(zap.String("medium", d.barcode), zap.Error(err))
+		}
+	}
+}
+
+// String describes the drive for logs.
+func (d *Drive) String() string {
+	return "vtape " + d.name + " (" + d.pers.Name + ", serial " + d.serial() + ", max block " + strconv.Itoa(int(d.cfg.MaxBlock)) + ")"
+}

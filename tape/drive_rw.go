@@ -1,0 +1,297 @@
+package tape
+
+import (
+	"errors"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// This file is the data path: READ(6), WRITE(6), WRITE FILEMARKS(6) and
+// ERASE(6). READ and WRITE are the hot path: no allocation, no logging
+// except Debug behind Check, only atomic stores for the stats.
+
+// read6 is READ(6) (SSC-5 6.3).
+//
+// Variable mode (FIXED=0) reads one block of up to TRANSFER LENGTH bytes:
+//
+//   - the block has exactly that length: GOOD;
+//   - it is shorter: the block is returned (the transport reports the short
+//     Data-In with READ_LEN) and, unless SILI, CHECK CONDITION NO SENSE ILI
+//     with INFORMATION = requested − actual;
+//   - it is longer: the first TRANSFER LENGTH bytes are returned, the
+//     position is after the block and the result is ILI with a negative
+//     INFORMATION; SILI suppresses that only in variable-block mode (SSC-5:
+//     an overlength condition is reported when the mode block length is
+//     non-zero);
+//   - a filemark: nothing is returned, the position is after the filemark,
+//     NO SENSE FILEMARK DETECTED with FM and INFORMATION = requested length;
+//   - end of data: BLANK CHECK END-OF-DATA DETECTED, INFORMATION =
+//     requested length, the position stays at EOD.
+//
+// Fixed mode (FIXED=1) reads TRANSFER LENGTH blocks of the mode block size;
+// it stops at a filemark (after it), at EOD, or after a block of another
+// length (ILI, position after that block, which is not transferred), with
+// INFORMATION = blocks not read. FIXED=1 with SILI=1 is invalid.
+func (d *Drive) read6(cmd *scsi.Command) scsi.Response {
+	x := decodeXfer(cmd.CDB)
+	if x.fixed && x.sili {
+		return check(invalidCDB(1, 1))
+	}
+	if x.fixed && d.mode.blockSize == 0 {
+		return check(invalidCDB(1, 0))
+	}
+	d.st.reads.Add(1)
+	if x.length == 0 {
+		return scsi.Good // SSC-5 6.3: not an error, no movement
+	}
+	var r scsi.Response
+	if x.fixed {
+		r = d.readFixed(cmd, x.length)
+	} else {
+		r = d.readVariable(cmd, x.length, x.sili)
+	}
+	d.notePos()
+	return r
+}
+
+func (d *Drive) readVariable(cmd *scsi.Command, want int, sili bool) scsi.Response {
+	for {
+		obj, err := d.med.Peek()
+		if err != nil {
+			return d.fault(err, dirRead)
+		}
+		switch obj.Kind {
+		case KindBlock:
+			n := min(obj.Len, want)
+			if n > 0 {
+				w, err := cmd.Data.WriteFromAt(d.ra, 0, n)
+				d.st.readBytes.Add(uint64(w))
+				if err != nil {
+					return d.fault(err, dirRead)
+				}
+			}
+			if err := d.med.Next(); err != nil {
+				return d.fault(err, dirRead)
+			}
+			switch {
+			case obj.Len == want:
+				return scsi.Good
+			case obj.Len < want && sili:
+				return scsi.Good
+			case obj.Len > want && sili && d.mode.blockSize == 0:
+				return scsi.Good
+			}
+			d.st.ili.Add(1)
+			return check(iliSense(int64(want) - int64(obj.Len)))
+		case KindFilemark:
+			if err := d.med.Next(); err != nil {
+				return d.fault(err, dirRead)
+			}
+			d.st.fmEvents.Add(1)
+			return check(filemarkSense(int64(want)))
+		case KindSetmark:
+			if err := d.med.Next(); err != nil {
+				return d.fault(err, dirRead)
+			}
+			if d.mode.rsmk {
+				d.st.fmEvents.Add(1)
+				return check(setmarkSense(int64(want)))
+			}
+			// RSMK=0: setmarks are not reported; read on.
+		default:
+			d.st.eodEvents.Add(1)
+			return check(eodSense(int64(want), true))
+		}
+	}
+}
+
+func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
+	bs := int(d.mode.blockSize)
+	for i := 0; i < count; {
+		obj, err := d.med.Peek()
+		if err != nil {
+			return d.fault(err, dirRead)
+		}
+		switch obj.Kind {
+		case KindBlock:
+			if obj.Len != bs {
+				if err := d.med.Next(); err != nil {
+					return d.fault(err, dirRead)
+				}
+				d.st.ili.Add(1)
+				return check(iliSense(int64(count - i)))
+			}
+			w, err := cmd.Data.WriteFromAt(d.ra, 0, bs)
+			d.st.readBytes.Add(uint64(w))
+			if err != nil {
+				return d.fault(err, dirRead)
+			}
+			if err := d.med.Next(); err != nil {
+				return d.fault(err, dirRead)
+			}
+			i++
+		case KindFilemark:
+			if err := d.med.Next(); err != nil {
+				return d.fault(err, dirRead)
+			}
+			d.st.fmEvents.Add(1)
+			return check(filemarkSense(int64(count - i)))
+		case KindSetmark:
+			if err := d.med.Next(); err != nil {
+				return d.fault(err, dirRead)
+			}
+			if d.mode.rsmk {
+				d.st.fmEvents.Add(1)
+				return check(setmarkSense(int64(count - i)))
+			}
+		default:
+			d.st.eodEvents.Add(1)
+			return check(eodSense(int64(count-i), true))
+		}
+	}
+	return scsi.Good
+}
+
+// write6 is WRITE(6) (SSC-5 6.9): one block of TRANSFER LENGTH bytes
+// (FIXED=0) or TRANSFER LENGTH blocks of the mode block size (FIXED=1),
+// written at the current position; anything after it is discarded.
+//
+//   - a variable block outside the READ BLOCK LIMITS, or more data than the
+//     Data-Out buffer holds: ILLEGAL REQUEST 24/00 at the transfer length;
+//   - write protected: DATA PROTECT 27/00; a density the drive only reads:
+//     DATA PROTECT 30/05; WORM cartridge not at end of data: DATA PROTECT 30/0C;
+//   - the block does not fit before the physical end: VOLUME OVERFLOW 00/02
+//     EOM, INFORMATION = bytes (variable) or blocks (fixed) not written;
+//   - written into the early-warning zone: CHECK CONDITION NO SENSE 00/02
+//     EOM with VALID=0 — the data is on tape and st reports success.
+func (d *Drive) write6(cmd *scsi.Command) scsi.Response {
+	x := decodeXfer(cmd.CDB)
+	if x.fixed && d.mode.blockSize == 0 {
+		return check(invalidCDB(1, 0))
+	}
+	if r, ok := d.checkWritable(); !ok {
+		return r
+	}
+	d.st.writes.Add(1)
+	if x.length == 0 {
+		return scsi.Good
+	}
+	size, count := x.length, 1
+	if x.fixed {
+		size, count = int(d.mode.blockSize), x.length
+	} else if size < int(d.cfg.MinBlock) || size > int(d.cfg.MaxBlock) {
+		return check(invalidCDB(2, -1))
+	}
+	if int64(size)*int64(count) > int64(cmd.Data.Len()) {
+		return check(invalidCDB(2, -1))
+	}
+	d.bumpVCR()
+	for i := range count {
+		if err := d.med.WriteBlock(cmd.Data, size); err != nil {
+			d.notePos()
+			d.noteUsed()
+			if isEndOfMedium(err) {
+				residue := int64(size)
+				if x.fixed {
+					residue = int64(count - i)
+				}
+				return check(overflowSense(residue))
+			}
+			return d.fault(err, dirWrite)
+		}
+		d.st.writtenBytes.Add(uint64(size))
+	}
+	d.notePos()
+	d.noteUsed()
+	if d.inEW() {
+		d.st.earlyWarnings.Add(1)
+		return check(earlyWarningSense())
+	}
+	return scsi.Good
+}
+
+// writeFilemarks6 is WRITE FILEMARKS(6) (SSC-5 6.10): byte 1 WSMK (bit 1)
+// writes setmarks instead (DDS only; else 24/00), IMMED (bit 0) returns
+// without synchronising; bytes 2-4 the count. With IMMED=0 it is the sync
+// point st relies on at close: the medium is synced even for a count of 0.
+// Overflow and early warning are reported as for WRITE (INFORMATION = marks
+// not written).
+func (d *Drive) writeFilemarks6(cmd *scsi.Command) scsi.Response {
+	b1 := cmd.CDB.Byte(1)
+	immed, wsmk := b1&0x01 != 0, b1&0x02 != 0
+	if wsmk && !d.pers.Setmarks {
+		return check(invalidCDB(1, 1))
+	}
+	count := int(cmd.CDB.Uint24(2))
+	kind := KindFilemark
+	if wsmk {
+		kind = KindSetmark
+	}
+	if count > 0 {
+		if r, ok := d.checkWritable(); !ok {
+			return r
+		}
+		d.bumpVCR()
+	}
+	for i := range count {
+		if err := d.med.WriteMark(kind); err != nil {
+			d.notePos()
+			d.noteUsed()
+			if isEndOfMedium(err) {
+				return check(overflowSense(int64(count - i)))
+			}
+			return d.fault(err, dirWrite)
+		}
+		if kind == KindFilemark {
+			d.st.filemarks.Add(1)
+		}
+	}
+	d.notePos()
+	d.noteUsed()
+	if !immed {
+		if err := d.med.Sync(); err != nil {
+			return d.fault(err, dirWrite)
+		}
+	}
+	if count > 0 && d.inEW() {
+		d.st.earlyWarnings.Add(1)
+		return check(earlyWarningSense())
+	}
+	return scsi.Good
+}
+
+// erase6 is ERASE(6) (SSC-5 6.2): byte 1 LONG (bit 0), IMMED (bit 1). Both
+// forms end the data at the current position: the short form writes end of
+// data there, the long one erases to the end of the partition, which for an
+// image is the same thing. The position does not move.
+func (d *Drive) erase6(cmd *scsi.Command) scsi.Response {
+	if r, ok := d.checkWritable(); !ok {
+		return r
+	}
+	d.bumpVCR()
+	if err := d.med.Erase(); err != nil {
+		return d.fault(err, dirWrite)
+	}
+	d.notePos()
+	d.noteUsed()
+	return scsi.Good
+}
+
+func isEndOfMedium(err error) bool { return errors.Is(err, ErrEndOfMedium) }
+
+// ascCannotWriteIncompatible is CANNOT WRITE MEDIUM - INCOMPATIBLE FORMAT.
+const ascCannotWriteIncompatible scsi.ASC = 0x3005
+
+// checkWritable refuses a write to a write-protected cartridge (DATA
+// PROTECT 27/00) or to one in a density the drive only reads (DATA PROTECT
+// 30/05; the MODE SENSE WP bit is set for both, so st's open for writing
+// fails with EROFS first).
+func (d *Drive) checkWritable() (scsi.Response, bool) {
+	if d.info.WriteProtected {
+		return check(dataProtect(scsi.WriteProtected)), false
+	}
+	if !d.writable() {
+		return check(dataProtect(ascCannotWriteIncompatible)), false
+	}
+	return scsi.Good, true
+}

@@ -1,0 +1,146 @@
+package tape
+
+import (
+	"errors"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// Errors of the operator API (Load, Unload, Close).
+var (
+	ErrNoMedium         = errors.New("tape: no cartridge in the drive")
+	ErrMediumPresent    = errors.New("tape: a cartridge is already in the drive")
+	ErrRemovalPrevented = errors.New("tape: medium removal prevented by the initiator (PREVENT ALLOW MEDIUM REMOVAL)")
+	ErrClosed           = errors.New("tape: drive closed")
+)
+
+// This file is the one place that knows how SSC conditions look on the
+// wire: the sense data of each row of the data-transfer table in
+// tape-behaviour.md §4.2 (SSC-5 4.2.x, the same combinations scsi_debug's
+// tape emulation and the Linux st driver use). The constructors return
+// values, so reporting a condition never allocates.
+
+// filemarkSense: a READ or SPACE crossed a filemark. NO SENSE, FILEMARK
+// DETECTED 00/01, FM bit, INFORMATION = residue (variable READ: the
+// requested length; fixed READ: blocks not read; SPACE: count not spaced).
+func filemarkSense(residue int64) scsi.Sense {
+	return scsi.Sense{Key: scsi.NoSense, ASC: scsi.FilemarkDetected, Filemark: true, Valid: true, Info: residue}
+}
+
+// setmarkSense: a READ or SPACE crossed a setmark (RSMK=1, or SPACE over
+// setmarks). NO SENSE, SETMARK DETECTED 00/03, FM bit (SSC-2 4.2.x).
+func setmarkSense(residue int64) scsi.Sense {
+	return scsi.Sense{Key: scsi.NoSense, ASC: scsi.SetmarkDetected, Filemark: true, Valid: true, Info: residue}
+}
+
+// eodSense: READ, SPACE or LOCATE ran into end of data. BLANK CHECK, END-OF-
+// DATA DETECTED 00/05; the position stays at EOD.
+func eodSense(residue int64, valid bool) scsi.Sense {
+	return scsi.Sense{Key: scsi.BlankCheck, ASC: scsi.EndOfDataDetected, Valid: valid, Info: residue}
+}
+
+// bopSense: a backward SPACE reached beginning of partition. NO SENSE,
+// BEGINNING-OF-PARTITION/MEDIUM DETECTED 00/04, EOM bit, INFORMATION = the
+// count not spaced (absolute value, as st and scsi_debug use it).
+func bopSense(residue int64, valid bool) scsi.Sense {
+	return scsi.Sense{Key: scsi.NoSense, ASC: scsi.BeginningOfPartitionDetected, EOM: true, Valid: valid, Info: residue}
+}
+
+// iliSense: incorrect length. NO SENSE 00/00, ILI bit, INFORMATION =
+// requested − actual (variable: bytes, negative for an overlength block;
+// fixed: blocks not transferred).
+func iliSense(residue int64) scsi.Sense {
+	return scsi.Sense{Key: scsi.NoSense, ASC: scsi.NoAdditionalSense, ILI: true, Valid: true, Info: residue}
+}
+
+// earlyWarningSense: the write (or write filemarks) succeeded inside the
+// early-warning zone. NO SENSE, END-OF-PARTITION/MEDIUM DETECTED 00/02, EOM
+// bit, VALID=0: st reads "VALID=0 or INFORMATION=0" as "everything was
+// written", returns the count, and gives ENOSPC on the next write.
+func earlyWarningSense() scsi.Sense {
+	return scsi.Sense{Key: scsi.NoSense, ASC: scsi.EndOfPartitionMediumDetected, EOM: true}
+}
+
+// overflowSense: physical end of partition; nothing more was written.
+// VOLUME OVERFLOW 00/02, EOM bit, INFORMATION = what was not written
+// (variable: bytes, fixed: blocks, WRITE FILEMARKS: marks).
+func overflowSense(residue int64) scsi.Sense {
+	return scsi.Sense{Key: scsi.VolumeOverflow, ASC: scsi.EndOfPartitionMediumDetected, EOM: true, Valid: true, Info: residue}
+}
+
+// notReady: NOT READY with the given ASC (3A/00 no cartridge, 04/02 the
+// cartridge is unloaded to the hold position and needs a LOAD).
+func notReady(asc scsi.ASC) scsi.Sense { return scsi.Sense{Key: scsi.NotReady, ASC: asc} }
+
+// dataProtect: 27/00 write protected, 30/0C WORM overwrite attempted.
+func dataProtect(asc scsi.ASC) scsi.Sense { return scsi.Sense{Key: scsi.DataProtect, ASC: asc} }
+
+// illegal returns ILLEGAL REQUEST with asc and no field pointer.
+func illegal(asc scsi.ASC) scsi.Sense { return scsi.Sense{Key: scsi.IllegalRequest, ASC: asc} }
+
+// invalidCDB returns ILLEGAL REQUEST / INVALID FIELD IN CDB (24/00) pointing
+// at byte off (and bit, if bit >= 0) of the CDB. Unlike scsi.InvalidField
+// it builds a value, so the error paths of READ and WRITE do not allocate.
+func invalidCDB(off, bit int) scsi.Sense {
+	s := scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInCDB}
+	s.Pointer = scsi.FieldPointer{Valid: true, CDB: true, Field: uint16(off)}
+	if bit >= 0 {
+		s.Pointer.BitValid, s.Pointer.Bit = true, uint8(bit)
+	}
+	return s
+}
+
+// invalidParam returns ILLEGAL REQUEST / INVALID FIELD IN PARAMETER LIST
+// (26/00) pointing at byte off (and bit) of the parameter data.
+func invalidParam(off, bit int) scsi.Sense {
+	s := scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInParameterList}
+	s.Pointer = scsi.FieldPointer{Valid: true, Field: uint16(off)}
+	if bit >= 0 {
+		s.Pointer.BitValid, s.Pointer.Bit = true, uint8(bit)
+	}
+	return s
+}
+
+// senseFor maps an error returned by a Medium (or a *scsi.Error) to sense
+// data. fault reports a device fault (a broken image or an I/O error, not a
+// SCSI outcome) that the drive logs. in selects the MEDIUM ERROR flavour
+// for an unexpected I/O error: read (11/00), write (0C/00), or other
+// (HARDWARE ERROR 44/00).
+func senseFor(err error, dir ioDir) (s scsi.Sense, fault bool) {
+	switch {
+	case errors.Is(err, ErrEndOfData):
+		return eodSense(0, false), false
+	case errors.Is(err, ErrBeginningOfPart):
+		return bopSense(0, false), false
+	case errors.Is(err, ErrEndOfMedium):
+		return scsi.Sense{Key: scsi.VolumeOverflow, ASC: scsi.EndOfPartitionMediumDetected, EOM: true}, false
+	case errors.Is(err, ErrWriteProtected):
+		return dataProtect(scsi.WriteProtected), false
+	case errors.Is(err, ErrWORMOverwrite):
+		return dataProtect(scsi.WORMMediumOverwriteAttempted), false
+	case errors.Is(err, ErrNoPartition):
+		return illegal(scsi.InvalidFieldInCDB), false
+	case errors.Is(err, ErrCorrupt):
+		return scsi.Sense{Key: scsi.MediumError, ASC: scsi.MediumFormatCorrupted}, true
+	}
+	var se *scsi.Error
+	if errors.As(err, &se) {
+		return se.Sense, false
+	}
+	switch dir {
+	case dirRead:
+		return scsi.Sense{Key: scsi.MediumError, ASC: scsi.UnrecoveredReadError}, true
+	case dirWrite:
+		return scsi.Sense{Key: scsi.MediumError, ASC: scsi.WriteError}, true
+	}
+	return scsi.Sense{Key: scsi.HardwareError, ASC: scsi.InternalTargetFailure}, true
+}
+
+// ioDir says which way data was moving when a Medium call failed.
+type ioDir uint8
+
+const (
+	dirNone ioDir = iota
+	dirRead
+	dirWrite
+)

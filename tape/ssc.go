@@ -1,0 +1,155 @@
+package tape
+
+import "github.com/vscsid/vscsid/scsi"
+
+// This file decodes the SSC command descriptor blocks. Decoders read the CDB
+// through the bounds-checked scsi.CDB accessors, so a short CDB reads as
+// zeros and nothing here can panic; HandleCommand has already refused a CDB
+// shorter than the command's length. Section numbers are those of SSC-5
+// (T10/BSR INCITS 503); SPC-5 for the shared commands.
+
+// Operation codes of the commands the drive implements (SSC-5 annex,
+// SPC-5 annex E). SSC reuses bytes that mean other commands in SBC: 0x01,
+// 0x04, 0x1b, 0x2b, 0x34, 0x91, 0x92.
+const (
+	opTestUnitReady   scsi.OpCode = 0x00 // SPC-5 6.47
+	opRewind          scsi.OpCode = 0x01 // SSC-5 7.8
+	opRequestSense    scsi.OpCode = 0x03 // SPC-5 6.39
+	opFormatMedium    scsi.OpCode = 0x04 // SSC-5 7.2
+	opReadBlockLimits scsi.OpCode = 0x05 // SSC-5 6.4
+	opRead6           scsi.OpCode = 0x08 // SSC-5 6.3
+	opWrite6          scsi.OpCode = 0x0a // SSC-5 6.9
+	opWriteFilemarks6 scsi.OpCode = 0x10 // SSC-5 6.10
+	opSpace6          scsi.OpCode = 0x11 // SSC-5 6.7
+	opInquiry         scsi.OpCode = 0x12 // SPC-5 6.7
+	opModeSelect6     scsi.OpCode = 0x15 // SPC-5 6.11
+	opErase6          scsi.OpCode = 0x19 // SSC-5 6.2
+	opModeSense6      scsi.OpCode = 0x1a // SPC-5 6.13
+	opLoadUnload      scsi.OpCode = 0x1b // SSC-5 7.3
+	opPreventAllow    scsi.OpCode = 0x1e // PREVENT ALLOW MEDIUM REMOVAL (SSC-5 clause 7)
+	opLocate10        scsi.OpCode = 0x2b // SSC-5 7.4
+	opReadPosition    scsi.OpCode = 0x34 // SSC-5 7.6
+	opReadBuffer      scsi.OpCode = 0x3c // SPC-5 6.23
+	opReportDensity   scsi.OpCode = 0x44 // SSC-5 7.7
+	opLogSelect       scsi.OpCode = 0x4c // SPC-5 6.8
+	opLogSense        scsi.OpCode = 0x4d // SPC-5 6.9
+	opModeSelect10    scsi.OpCode = 0x55 // SPC-5 6.12
+	opModeSense10     scsi.OpCode = 0x5a // SPC-5 6.14
+	opReadAttribute   scsi.OpCode = 0x8c // SPC-5 6.21
+	opWriteAttribute  scsi.OpCode = 0x8d // SPC-5 6.49
+	opSpace16         scsi.OpCode = 0x91 // SSC-5 7.10
+	opLocate16        scsi.OpCode = 0x92 // SSC-5 7.5
+	opMaintenanceIn   scsi.OpCode = 0xa3 // SPC-5 (REPORT SUPPORTED OPERATION CODES, 6.35)
+
+	saReportSupportedOpCodes = 0x0c
+)
+
+// xfer is the decoded READ(6) or WRITE(6) CDB (SSC-5 6.3, 6.9).
+type xfer struct {
+	fixed  bool // byte 1 bit 0: FIXED, TRANSFER LENGTH counts blocks
+	sili   bool // byte 1 bit 1 (READ only): SUPPRESS INCORRECT LENGTH INDICATOR
+	length int  // bytes 2-4: TRANSFER LENGTH, bytes (FIXED=0) or blocks (FIXED=1)
+}
+
+func decodeXfer(c scsi.CDB) xfer {
+	b1 := c.Byte(1)
+	return xfer{fixed: b1&0x01 != 0, sili: b1&0x02 != 0, length: int(c.Uint24(2))}
+}
+
+// SPACE codes (SSC-5 6.7, table "Code field definition").
+const (
+	spaceBlocks        = 0
+	spaceFilemarks     = 1
+	spaceSeqFilemarks  = 2
+	spaceEndOfData     = 3
+	spaceSetmarks      = 4 // SSC-2; obsolete in SSC-3+, still sent by st (MTFSS)
+	spaceSeqSetmarks   = 5
+	spaceCodeByte      = 1
+	space6CountByte    = 2
+	space16CountByte   = 4
+	space16ParamLength = 12
+)
+
+// space is the decoded SPACE(6) or SPACE(16) CDB.
+type space struct {
+	code  uint8 // byte 1 bits 3..0
+	count int64 // signed count, negative = towards BOP
+}
+
+// decodeSpace6: COUNT is bytes 2-4, a 24-bit two's complement number
+// (SSC-5 6.7).
+func decodeSpace6(c scsi.CDB) space {
+	n := int64(c.Uint24(2))
+	if n&0x800000 != 0 {
+		n -= 1 << 24
+	}
+	return space{code: c.Byte(1) & 0x0f, count: n}
+}
+
+// decodeSpace16: COUNT is bytes 4-11, a 64-bit two's complement number;
+// PARAMETER LENGTH (bytes 12-13) must be zero (SSC-5 7.10).
+func decodeSpace16(c scsi.CDB) space {
+	return space{code: c.Byte(1) & 0x0f, count: int64(c.Uint64(4))}
+}
+
+// LOCATE(16) DEST_TYPE values (SSC-5 7.5).
+const (
+	destObject = 0
+	destFile   = 1
+	destEOD    = 3
+)
+
+// locate is the decoded LOCATE(10) or LOCATE(16) CDB.
+type locate struct {
+	destType  uint8
+	cp        bool   // CHANGE PARTITION
+	partition int    // valid if cp
+	id        uint64 // logical object (or file) identifier
+}
+
+// decodeLocate10: byte 1 BT (bit 2, block address type: same numbering
+// here), CP (bit 1), IMMED (bit 0); LOGICAL OBJECT IDENTIFIER bytes 3-6;
+// PARTITION byte 8 (SSC-5 7.4).
+func decodeLocate10(c scsi.CDB) locate {
+	return locate{destType: destObject, cp: c.Byte(1)&0x02 != 0,
+		partition: int(c.Byte(8)), id: uint64(c.Uint32(3))}
+}
+
+// decodeLocate16: byte 1 DEST_TYPE (bits 5..3), CP (bit 1), IMMED (bit 0);
+// byte 2 BAM (bit 0); PARTITION byte 3; LOGICAL IDENTIFIER bytes 4-11
+// (SSC-5 7.5).
+func decodeLocate16(c scsi.CDB) locate {
+	return locate{destType: c.Byte(1) >> 3 & 0x07, cp: c.Byte(1)&0x02 != 0,
+		partition: int(c.Byte(3)), id: c.Uint64(4)}
+}
+
+// READ POSITION service actions (SSC-5 7.6).
+const (
+	rpShortBlockID  = 0x00
+	rpShortVendor   = 0x01 // BT=1 in SCSI-2 terms; what st sends ("34 01")
+	rpLong          = 0x06
+	rpExtended      = 0x08
+	rpShortLen      = 20
+	rpLongLen       = 32
+	rpExtendedLen   = 32
+	rpAllocByte     = 7
+	rpServiceAction = 1
+)
+
+// LOAD UNLOAD byte 4 bits (SSC-5 7.3).
+const (
+	luLoad  = 0x01
+	luReten = 0x02
+	luEOT   = 0x04
+	luHold  = 0x08
+)
+
+// FORMAT MEDIUM FORMAT field values (SSC-5 7.2, byte 2 bits 3..0).
+const (
+	formatDefault   = 0 // one partition
+	formatPartition = 1 // partition as the medium partition page says
+	formatBoth      = 2 // default format, then partition
+)
+
+// put24 stores v big-endian in three bytes.
+func put24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v) }
