@@ -29,6 +29,9 @@ var (
 	ErrMediumNotPresent = NewError(NotReady, MediumNotPresent)
 	ErrInternal         = NewError(HardwareError, InternalTargetFailure)
 	ErrParameterListLen = NewError(IllegalRequest, ParameterListLengthError)
+	// ErrSavingParametersNotSupported (39/00): MODE SENSE with PC=11b, or
+	// LOG SELECT/SENSE with SP, on a unit that keeps no saved parameters.
+	ErrSavingParametersNotSupported = NewError(IllegalRequest, SavingParametersNotSupported)
 )
 
 // InvalidField returns ILLEGAL REQUEST / INVALID FIELD IN CDB (24/00) with

@@ -1,8 +1,9 @@
 package scsi
 
 // This file is the contract of the common SPC emulation shared by disk and
-// tape. The bodies are filled in by spc_*.go; the exported shapes here are
-// what the disk and tape packages code against.
+// tape: the exported shapes the disk and tape packages code against. The
+// SPC type and its methods are in spc_impl.go, the standard mode pages in
+// modepages.go.
 
 // Identity is what standard INQUIRY and VPD 0x80/0x83 report.
 type Identity struct {
@@ -62,7 +63,12 @@ type ModePages struct {
 	// bytes long form when long is true and LLBAA was set); nil → none.
 	BlockDescriptor func(b []byte, long bool) []byte
 	// SelectBlockDescriptor applies a block descriptor from MODE SELECT.
+	// nil → a descriptor is accepted only if it equals the current one.
 	SelectBlockDescriptor func(desc []byte, long bool) error
+	// SelectDeviceSpecific applies the device-specific byte of a MODE
+	// SELECT header (tape: BUFFERED MODE and SPEED; WP is ignored by SSC).
+	// nil → the byte is ignored (SBC: reserved in MODE SELECT).
+	SelectDeviceSpecific func(v uint8) error
 	// MediumType is byte 1 (MODE SENSE(6)) of the header.
 	MediumType uint8
 }
