@@ -1,0 +1,217 @@
+package cartridge
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+)
+
+// obj is one object of a test model: a block's content is derived from its
+// seed, so every block written in a test is distinct and checkable.
+type obj struct {
+	kind tape.Kind
+	n    int
+	seed uint64
+}
+
+func (o obj) String() string {
+	switch o.kind {
+	case tape.KindFilemark:
+		return "FM"
+	case tape.KindSetmark:
+		return "SM"
+	}
+	return fmt.Sprintf("B%d/%d", o.seed, o.n)
+}
+
+// content returns the data of block o (deterministic from seed): the seed
+// in the first 8 bytes, pseudo-random bytes after.
+func (o obj) content() []byte {
+	b := make([]byte, o.n)
+	r := rand.New(rand.NewPCG(o.seed, o.seed^0x9E3779B97F4A7C15))
+	for i := 0; i < len(b); i += 8 {
+		v := r.Uint64()
+		if i == 0 {
+			v = o.seed
+		}
+		for j := 0; j < 8 && i+j < len(b); j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// newCart creates a cartridge in a temporary directory and opens it.
+func newCart(t testing.TB, opts CartridgeOptions) (*Image, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := CreateCartridge(dir, "TEST01", opts); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenCartridge(dir, "TEST01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !m.closed {
+			m.Close()
+		}
+	})
+	return m, dir
+}
+
+func reopen(t testing.TB, m *Image) *Image {
+	t.Helper()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !n.closed {
+			n.Close()
+		}
+	})
+	return n
+}
+
+// put writes o at the current position, the block data arriving through a
+// scsi.Buffer split into 4 KiB segments as TCMU delivers it.
+func put(t testing.TB, m *Image, o obj) error {
+	t.Helper()
+	if o.kind != tape.KindBlock {
+		return m.WriteMark(o.kind)
+	}
+	data := o.content()
+	return m.WriteBlock(scsi.NewBuffer(segments(data, 4096)...), o.n)
+}
+
+func mustPut(t testing.TB, m *Image, objs ...obj) {
+	t.Helper()
+	for _, o := range objs {
+		if err := put(t, m, o); err != nil {
+			t.Fatalf("write %v at %+v: %v", o, m.Pos(), err)
+		}
+	}
+}
+
+func segments(b []byte, n int) [][]byte {
+	var segs [][]byte
+	for len(b) > n {
+		segs = append(segs, b[:n])
+		b = b[n:]
+	}
+	return append(segs, b)
+}
+
+// readBlock reads the block at the current position the way the drive
+// does: into a scsi.Buffer with WriteFromAt.
+func readBlock(m *Image, n int) ([]byte, error) {
+	out := make([]byte, n)
+	buf := scsi.NewBuffer(segments(out, 4096)...)
+	k, err := buf.WriteFromAt(m, 0, n)
+	return out[:k], err
+}
+
+// readAll reads partition part from BOP to EOD, checking every block
+// against want when want is not nil, and returns the objects found. It
+// fails the test on any unexpected error.
+func readAll(t testing.TB, m *Image, part int) []obj {
+	t.Helper()
+	if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
+	var got []obj
+	for {
+		o, err := m.Peek()
+		if err != nil {
+			t.Fatalf("peek at %+v: %v", m.Pos(), err)
+		}
+		if o.Kind == tape.KindEOD {
+			return got
+		}
+		g := obj{kind: o.Kind, n: o.Len}
+		if o.Kind == tape.KindBlock {
+			data, err := readBlock(m, o.Len)
+			if err != nil {
+				t.Fatalf("read at %+v: %v", m.Pos(), err)
+			}
+			g.seed = identify(data)
+		}
+		got = append(got, g)
+		if err := m.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// identify returns the seed of block data made by content, or a value
+// no test uses if the data is not exactly such a block.
+func identify(data []byte) uint64 {
+	if len(data) < 8 {
+		return garbage
+	}
+	seed := uint64(0)
+	for j := 7; j >= 0; j-- {
+		seed = seed<<8 | uint64(data[j])
+	}
+	if !bytes.Equal(obj{kind: tape.KindBlock, n: len(data), seed: seed}.content(), data) {
+		return garbage
+	}
+	return seed
+}
+
+const garbage = ^uint64(0)
+
+// gen makes test objects: blocks of random sizes (registered for
+// identify) and marks.
+type gen struct {
+	r    *rand.Rand
+	next uint64
+	max  int
+}
+
+func newGen(seed uint64, maxBlock int) *gen {
+	return &gen{r: rand.New(rand.NewPCG(seed, 1)), next: seed<<32 | 1, max: maxBlock}
+}
+
+func (g *gen) block(n int) obj {
+	o := obj{kind: tape.KindBlock, n: max(n, 8), seed: g.next}
+	g.next++
+	return o
+}
+
+func (g *gen) any() obj {
+	switch x := g.r.IntN(20); {
+	case x < 2:
+		return obj{kind: tape.KindFilemark}
+	case x < 3:
+		return obj{kind: tape.KindSetmark}
+	case x < 6:
+		return g.block(8 + g.r.IntN(300)) // small, odd sizes included
+	default:
+		return g.block(1 + g.r.IntN(g.max))
+	}
+}
+
+func equalObjs(a, b []obj) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var _ io.ReaderAt = (*Image)(nil)

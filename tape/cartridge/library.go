@@ -1,0 +1,265 @@
+package cartridge
+
+import (
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/vscsid/vscsid/tape"
+)
+
+// Ext is the file name extension of cartridge images: a cartridge with
+// barcode B lives in <dir>/B.vtape.
+const Ext = ".vtape"
+
+// Defaults for CartridgeOptions.
+const (
+	DefaultCapacity     = 2 << 30
+	DefaultEarlyWarning = 16 << 20
+)
+
+// Errors of the media directory.
+var (
+	ErrBadBarcode = errors.New("cartridge: invalid barcode")
+	ErrNotFound   = errors.New("no cartridge")
+	ErrExists     = errors.New("cartridge: cartridge already exists")
+)
+
+// ValidateBarcode checks an LTO-style barcode (volume serial + media id):
+// 1 to 8 characters from A-Z and 0-9. Anything else, path separators and
+// dots included, is refused, so a barcode is always a plain file name.
+func ValidateBarcode(barcode string) error {
+	if len(barcode) == 0 || len(barcode) > 8 {
+		return fmt.Errorf("%w %q: want 1 to 8 characters A-Z 0-9", ErrBadBarcode, barcode)
+	}
+	for _, c := range []byte(barcode) {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return fmt.Errorf("%w %q: want 1 to 8 characters A-Z 0-9", ErrBadBarcode, barcode)
+		}
+	}
+	return nil
+}
+
+// CartridgePath returns the image file of barcode in dir (barcode must be
+// valid).
+func CartridgePath(dir, barcode string) string {
+	return filepath.Join(dir, barcode+Ext)
+}
+
+// CartridgeOptions describe a new cartridge.
+type CartridgeOptions struct {
+	// Capacity is the native capacity in bytes (record headers included);
+	// 0 means DefaultCapacity.
+	Capacity int64
+	// EarlyWarning is how many bytes before the end of a partition the
+	// early-warning zone starts (at most a quarter of the partition);
+	// 0 means DefaultEarlyWarning.
+	EarlyWarning int64
+	// Partitions are the partition sizes, as for Format; nil means one
+	// partition of the whole capacity.
+	Partitions []int64
+	// Density is the density code recorded on the medium (0: the drive's
+	// default).
+	Density        uint8
+	WriteProtected bool
+	WORM           bool
+}
+
+// CreateCartridge creates an empty cartridge image for barcode in dir. It
+// never replaces an existing cartridge. The image appears complete or not
+// at all: it is written under a temporary name, synced, linked into place
+// and the directory synced.
+func CreateCartridge(dir, barcode string, opts CartridgeOptions) error {
+	if err := ValidateBarcode(barcode); err != nil {
+		return err
+	}
+	if opts.Capacity == 0 {
+		opts.Capacity = DefaultCapacity
+	}
+	if opts.EarlyWarning == 0 {
+		opts.EarlyWarning = DefaultEarlyWarning
+	}
+	if opts.Capacity < MinPartitionSize || opts.Capacity > maxCapacity {
+		return fmt.Errorf("cartridge: capacity %d out of range %d..%d", opts.Capacity, MinPartitionSize, int64(maxCapacity))
+	}
+	if opts.EarlyWarning < 0 || opts.EarlyWarning >= opts.Capacity {
+		return fmt.Errorf("cartridge: early warning %d not below capacity %d", opts.EarlyWarning, opts.Capacity)
+	}
+	sizes := opts.Partitions
+	if len(sizes) == 0 {
+		sizes = []int64{opts.Capacity}
+	}
+	var seed [32]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return err
+	}
+	rng := rand.NewChaCha8(seed)
+	parts, err := layout(sizes, opts.Capacity, opts.EarlyWarning, rng)
+	if err != nil {
+		return err
+	}
+	sb := superblock{
+		seq: 1, serial: rng.Uint64(), created: now().Unix(), capacity: opts.Capacity,
+		earlyWarning: opts.EarlyWarning, density: opts.Density, parts: parts, barcode: barcode,
+	}
+	if opts.WriteProtected {
+		sb.flags |= flagWriteProtected
+	}
+	if opts.WORM {
+		sb.flags |= flagWORM
+	}
+	path := CartridgePath(dir, barcode)
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%w: %s", ErrExists, path)
+	}
+
+	var rnd [6]byte
+	_, _ = crand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+barcode+Ext+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // after a successful Link it only drops the temporary name
+	b := sb.marshal(make([]byte, slotSize))
+	_, err = f.WriteAt(b, 0)
+	if err == nil {
+		err = f.Truncate(dataStart) // slot B: zeros, i.e. invalid
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cartridge: create %s: %w", path, err)
+	}
+	// link(2) fails if path exists, where rename(2) would replace it.
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", ErrExists, path)
+		}
+		return fmt.Errorf("cartridge: create %s: %w", path, err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cartridge: sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// OpenCartridge opens the cartridge barcode in dir for a drive or for
+// writing (import): exclusively locked; ErrInUse if someone else has it.
+func OpenCartridge(dir, barcode string) (*Image, error) {
+	if err := ValidateBarcode(barcode); err != nil {
+		return nil, err
+	}
+	m, err := Open(CartridgePath(dir, barcode))
+	return m, notFound(err, dir, barcode)
+}
+
+// OpenCartridgeReadOnly opens the cartridge barcode in dir for inspection
+// (shared lock; nothing is written).
+func OpenCartridgeReadOnly(dir, barcode string) (*Image, error) {
+	if err := ValidateBarcode(barcode); err != nil {
+		return nil, err
+	}
+	m, err := OpenReadOnly(CartridgePath(dir, barcode))
+	return m, notFound(err, dir, barcode)
+}
+
+func notFound(err error, dir, barcode string) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w %s in %s: %w", ErrNotFound, barcode, dir, err)
+	}
+	return err
+}
+
+// ListCartridges returns the barcodes of the cartridges in dir, sorted.
+// Files whose name is not a valid barcode plus Ext are ignored.
+func ListCartridges(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), Ext)
+		if !ok || !e.Type().IsRegular() || ValidateBarcode(name) != nil {
+			continue
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Library is a media directory: a tape.Library whose cartridges are the
+// image files in it. It is safe for concurrent use (it holds no state but
+// the directory; the images' locks arbitrate).
+type Library struct {
+	dir string
+}
+
+var _ tape.Library = (*Library)(nil)
+var _ tape.Medium = (*Image)(nil)
+
+// NewLibrary returns the library of the media directory dir, which must
+// exist.
+func NewLibrary(dir string) (*Library, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cartridge: media directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("cartridge: media directory %s is not a directory", dir)
+	}
+	return &Library{dir: dir}, nil
+}
+
+// Dir returns the media directory.
+func (l *Library) Dir() string { return l.dir }
+
+// Open loads the cartridge with the given barcode: it opens the image
+// exclusively and counts the load (MAM LOAD COUNT).
+func (l *Library) Open(barcode string) (tape.Medium, error) {
+	m, err := OpenCartridge(l.dir, barcode)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.countLoad(); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// List returns the barcodes in the library.
+func (l *Library) List() ([]string, error) { return ListCartridges(l.dir) }
+
+// Create creates a cartridge in the library.
+func (l *Library) Create(barcode string, opts CartridgeOptions) error {
+	return CreateCartridge(l.dir, barcode, opts)
+}

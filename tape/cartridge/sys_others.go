@@ -1,0 +1,9 @@
+//go:build !linux
+
+package cartridge
+
+import "os"
+
+func datasync(f *os.File) error { return f.Sync() }
+
+func punchHole(*os.File, int64, int64) {}
