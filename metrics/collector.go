@@ -1,0 +1,273 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector is a prometheus.Collector that turns a Source's snapshots into
+// const metrics at scrape time, node_exporter style: nothing is stored
+// between scrapes, so a removed device disappears from the next scrape,
+// and the command path only ever touches its producer's atomic counters.
+//
+// Collect never panics on what the Source returns: an inconsistent value
+// (a duplicate device name, a histogram whose counts do not match its
+// bounds, a label value that is not UTF-8) becomes an invalid metric, which
+// the registry reports as a gathering error for that series only (with
+// promhttp.ContinueOnError, as Serve uses, the rest is still served).
+//
+// Concurrency: Describe and Collect may be called concurrently; each
+// Collect calls Source.Devices once.
+type Collector struct {
+	src Source
+}
+
+// NewCollector returns a Collector reading src at every scrape.
+func NewCollector(src Source) *Collector {
+	return &Collector{src: src}
+}
+
+// Describe sends the descriptors of every metric Collect may send.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics of every device of one snapshot.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	devs := c.src.Devices()
+	byType := map[string]int{TypeDisk: 0, TypeTape: 0}
+	seen := make(map[string]bool, len(devs))
+	for i := range devs {
+		d := &devs[i]
+		switch {
+		case d.Name == "":
+			ch <- prometheus.NewInvalidMetric(descDeviceInfo, errors.New("device with an empty name dropped"))
+			continue
+		case !utf8.ValidString(d.Name):
+			ch <- prometheus.NewInvalidMetric(descDeviceInfo, fmt.Errorf("device name %q is not valid UTF-8: device dropped", d.Name))
+			continue
+		case seen[d.Name]:
+			ch <- prometheus.NewInvalidMetric(descDeviceInfo, fmt.Errorf("duplicate device name %q: all but the first dropped", d.Name))
+			continue
+		}
+		seen[d.Name] = true
+		byType[d.Type]++
+		collectDevice(ch, d)
+	}
+	for t, n := range byType {
+		gauge(ch, descDevices, float64(n), t)
+	}
+}
+
+func collectDevice(ch chan<- prometheus.Metric, d *Device) {
+	name := d.Name
+	gauge(ch, descDeviceInfo, 1, name, d.Type, d.Subtype, strconv.Itoa(d.HBA), d.UIO, d.Vendor, d.Product, d.Revision)
+	gauge(ch, descDeviceFailed, b2f(d.Failed), name)
+	collectTransport(ch, name, &d.Transport)
+	collectRing(ch, name, &d.Ring)
+	if d.Disk != nil {
+		collectDisk(ch, name, d.Disk)
+	}
+	if d.Tape != nil {
+		collectTape(ch, name, d.Tape)
+	}
+}
+
+func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
+	for _, c := range mergeCommands(t.Commands) {
+		counter(ch, descCommands, float64(c.Count), name, c.Name)
+		counter(ch, descCommandCheckConditions, float64(c.CheckConditions), name, c.Name)
+		histogram(ch, descCommandDuration, c.Duration, name, c.Name)
+	}
+	for k, n := range t.CheckConditions {
+		counter(ch, descCheckConditions, float64(n), name, senseKeyNames[k])
+	}
+	if t.SenseCodes != nil {
+		byName := make(map[string]uint64)
+		for _, sc := range t.SenseCodes {
+			byName[ascName(sc.Code)] += sc.Count
+		}
+		for asc, n := range byName {
+			counter(ch, descSenseCodes, float64(n), name, asc)
+		}
+	}
+	counter(ch, descUnitAttentions, float64(t.UnitAttentions), name)
+	histogram(ch, descTransferSize, t.Read.Size, name, dirRead)
+	histogram(ch, descTransferSize, t.Write.Size, name, dirWrite)
+	counter(ch, descReadBytes, float64(t.Read.Bytes), name)
+	counter(ch, descWrittenBytes, float64(t.Write.Bytes), name)
+	histogram(ch, descSegments, t.Segments, name)
+
+	gauge(ch, descInFlight, float64(t.InFlight), name)
+	histogram(ch, descBatch, t.Batch, name)
+	counter(ch, descWakeups, float64(t.Wakeups), name)
+	counter(ch, descKicks, float64(t.Kicks), name)
+	gauge(ch, descHighWater, float64(t.RingHighWater), name)
+	if t.RingFull != nil {
+		counter(ch, descRingFull, float64(*t.RingFull), name)
+	}
+	tmrs := make(map[string]uint64, len(tmrTypes)+len(t.TMRs))
+	for _, typ := range tmrTypes {
+		tmrs[typ] = 0
+	}
+	for _, tmr := range t.TMRs {
+		tmrs[tmr.Type] += tmr.Count
+	}
+	for typ, n := range tmrs {
+		counter(ch, descTMRs, float64(n), name, typ)
+	}
+	counter(ch, descAborted, float64(t.Aborted), name)
+	counter(ch, descUnknownEntries, float64(t.UnknownEntries), name)
+	counter(ch, descPads, float64(t.Pads), name)
+	counter(ch, descZeroFilled, float64(t.ZeroFilledBytes), name)
+	counter(ch, descBadSense, float64(t.BadSense), name)
+	counter(ch, descBidi, float64(t.BidiRejected), name)
+}
+
+func collectRing(ch chan<- prometheus.Metric, name string, r *Ring) {
+	if r.CommandRingBytes > 0 {
+		gauge(ch, descCommandArea, float64(r.CommandRingBytes), name)
+	}
+	if r.DataAreaBytes > 0 {
+		gauge(ch, descDataArea, float64(r.DataAreaBytes), name)
+	}
+	gauge(ch, descCapability, b2f(r.OOOC), name, CapOOOC)
+	gauge(ch, descCapability, b2f(r.ReadLen), name, CapReadLen)
+	gauge(ch, descCapability, b2f(r.TMR), name, CapTMR)
+	gauge(ch, descCapability, b2f(r.KeepBuf), name, CapKeepBuf)
+	gauge(ch, descWorkers, float64(max(r.Workers, 1)), name)
+	if r.BlockSize > 0 {
+		gauge(ch, descBlockSize, float64(r.BlockSize), name)
+	}
+	if r.CmdTimeOut != nil {
+		gauge(ch, descCmdTimeOut, r.CmdTimeOut.Seconds(), name)
+	}
+}
+
+func collectDisk(ch chan<- prometheus.Metric, name string, d *Disk) {
+	gauge(ch, descDiskInfo, 1, name, d.Mode)
+	gauge(ch, descDiskCapacity, float64(d.Blocks)*float64(d.LogicalBlockSize), name)
+	gauge(ch, descLogicalBlock, float64(d.LogicalBlockSize), name)
+	gauge(ch, descPhysicalBlock, float64(d.PhysicalBlockSize), name)
+	counter(ch, descMisaligned, float64(d.MisalignedReads), name, dirRead)
+	counter(ch, descMisaligned, float64(d.MisalignedWrites), name, dirWrite)
+	gauge(ch, descStoreSize, float64(d.StoreSize), name)
+	gauge(ch, descStoreAllocated, float64(d.StoreAllocated), name)
+	gauge(ch, descWriteProtected, b2f(d.WriteProtect), name)
+	gauge(ch, descWriteCache, b2f(d.WriteCache), name)
+	gauge(ch, descStopped, b2f(d.Stopped), name)
+}
+
+func collectTape(ch chan<- prometheus.Metric, name string, t *Tape) {
+	gauge(ch, descLoaded, b2f(t.Loaded), name)
+	if t.Loaded {
+		gauge(ch, descMediumInfo, 1, name, t.Barcode)
+		if !t.LoadTime.IsZero() {
+			gauge(ch, descLoadTime, float64(t.LoadTime.UnixNano())/1e9, name)
+		}
+		gauge(ch, descUsed, float64(t.UsedBytes), name)
+		gauge(ch, descCapacity, float64(t.CapacityBytes), name)
+		gauge(ch, descPartition, float64(t.Partition), name)
+		gauge(ch, descFile, float64(t.File), name)
+		gauge(ch, descObject, float64(t.Object), name)
+	}
+	counter(ch, descFilemarksWritten, float64(t.FilemarksWritten), name)
+	counter(ch, descEarlyWarnings, float64(t.EarlyWarnings), name)
+	counter(ch, descTapeEvents, float64(t.ILIEvents), name, eventILI)
+	counter(ch, descTapeEvents, float64(t.FilemarkEvents), name, eventFilemark)
+	counter(ch, descTapeEvents, float64(t.EODEvents), name, eventEOD)
+	counter(ch, descTapeEvents, float64(t.BOPEvents), name, eventBOP)
+}
+
+// mergeCommands returns cmds with unnamed commands renamed "other" and
+// entries of the same name added up, so that every command label value
+// occurs once. Histograms of merged entries must have the same bounds;
+// the merged Counts are a fresh slice (the input is not modified).
+func mergeCommands(cmds []Command) []Command {
+	out := make([]Command, 0, len(cmds))
+	idx := make(map[string]int, len(cmds))
+	for _, c := range cmds {
+		if c.Name == "" {
+			c.Name = otherCommand
+		}
+		i, ok := idx[c.Name]
+		if !ok {
+			idx[c.Name] = len(out)
+			out = append(out, c)
+			continue
+		}
+		m := &out[i]
+		m.Count += c.Count
+		m.CheckConditions += c.CheckConditions
+		m.Duration = addHistograms(m.Duration, c.Duration)
+	}
+	return out
+}
+
+// addHistograms returns a+b. If their bounds differ, the result has a nil
+// Counts, which histogram reports as an invalid metric.
+func addHistograms(a, b Histogram) Histogram {
+	if !slices.Equal(a.Bounds, b.Bounds) || len(a.Counts) != len(b.Counts) {
+		return Histogram{Bounds: a.Bounds}
+	}
+	s := Histogram{Bounds: a.Bounds, Counts: make([]uint64, len(a.Counts)), Count: a.Count + b.Count, Sum: a.Sum + b.Sum}
+	for i := range s.Counts {
+		s.Counts[i] = a.Counts[i] + b.Counts[i]
+	}
+	return s
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...string) {
+	constMetric(ch, d, prometheus.GaugeValue, v, lv)
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...string) {
+	constMetric(ch, d, prometheus.CounterValue, v, lv)
+}
+
+func constMetric(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, lv []string) {
+	m, err := prometheus.NewConstMetric(d, t, v, lv...)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(d, err)
+	}
+	ch <- m
+}
+
+// histogram sends h as a const histogram with cumulative buckets. A zero
+// Histogram (no bounds, no counts) means the producer has none: nothing is
+// sent.
+func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h Histogram, lv ...string) {
+	if h.Bounds == nil && h.Counts == nil {
+		return
+	}
+	if len(h.Counts) != len(h.Bounds)+1 {
+		ch <- prometheus.NewInvalidMetric(d, fmt.Errorf("histogram %v: %d counts for %d bounds (want bounds+1)", lv, len(h.Counts), len(h.Bounds)))
+		return
+	}
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	var acc uint64
+	for i, b := range h.Bounds {
+		acc += h.Counts[i]
+		buckets[b] = acc
+	}
+	count := acc + h.Counts[len(h.Bounds)]
+	m, err := prometheus.NewConstHistogram(d, count, h.Sum, buckets, lv...)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(d, err)
+	}
+	ch <- m
+}

@@ -1,0 +1,193 @@
+package metrics
+
+import "time"
+
+// This file is the contract between the collector and whatever produces the
+// numbers (target, disk and tape, through a small adapter in cmd/vscsid).
+// The types are plain values that mirror the producers' snapshot structs, so
+// that package metrics imports none of them: the adapter copies fields.
+
+// A Source returns a snapshot of every device at scrape time. Devices is
+// called once per scrape, possibly from several goroutines at once (one per
+// concurrent scrape); it must be safe for that and must not block for long.
+// The collector does not retain the returned slice.
+type Source interface {
+	Devices() []Device
+}
+
+// SourceFunc adapts a function to the Source interface.
+type SourceFunc func() []Device
+
+// Devices returns f().
+func (f SourceFunc) Devices() []Device { return f() }
+
+// Device types: the values of the `type` label.
+const (
+	TypeDisk = "disk"
+	TypeTape = "tape"
+)
+
+// Device is a point-in-time view of one device.
+type Device struct {
+	// Name is the `device` label: unique among the devices of one
+	// snapshot (the collector reports a duplicate as a scrape error and
+	// drops it). The configfs storage object name, e.g. "disk0".
+	Name string
+	// Type is TypeDisk or TypeTape (the SCSI peripheral type).
+	Type string
+	// Subtype is the TCMU handler subtype of the dev_config ("vdisk").
+	Subtype string
+	// HBA is N of target/core/user_N.
+	HBA int
+	// UIO is the uio device name ("uio0"), "" if unknown.
+	UIO string
+	// Vendor, Product and Revision are the standard INQUIRY identification
+	// (T10 vendor, product, revision), "" if unknown.
+	Vendor, Product, Revision string
+
+	// Failed reports that the device stopped serving on a fault.
+	Failed bool
+
+	Transport Transport
+	Ring      Ring
+
+	// Disk is set for disks, Tape for tape drives.
+	Disk *Disk
+	Tape *Tape
+}
+
+// Histogram is a fixed-bucket histogram: the same shape as
+// target.Histogram, so one converts to the other with Histogram(h).
+type Histogram struct {
+	// Bounds are the bucket upper bounds, ascending.
+	Bounds []float64
+	// Counts has len(Bounds)+1 entries: Counts[i] observations in
+	// (Bounds[i-1], Bounds[i]], the last one above every bound. They are
+	// not cumulative.
+	Counts []uint64
+	// Count is the total number of observations. The collector recomputes
+	// it from Counts so that the exposition is always consistent.
+	Count uint64
+	// Sum is the sum of the observations, in the unit of Bounds.
+	Sum float64
+}
+
+// Command is the statistics of one operation code (target.CommandStats).
+type Command struct {
+	// Name is the handler's name for the opcode (target.CommandNamer),
+	// "" if it has none: such commands are reported as command="other".
+	// Entries with the same name are added up.
+	Name            string
+	Count           uint64
+	CheckConditions uint64
+	Duration        Histogram // seconds
+}
+
+// Transfer is the statistics of one data direction (target.TransferStats).
+type Transfer struct {
+	Commands uint64
+	Bytes    uint64
+	Size     Histogram // bytes per command
+}
+
+// SenseCode counts CHECK CONDITIONs by additional sense code. Code is
+// ASC<<8 | ASCQ; a producer that counts by ASC only passes ASCQ 0.
+type SenseCode struct {
+	Code  uint16
+	Count uint64
+}
+
+// TMR counts task management requests of one type (target.TMRCount).
+type TMR struct {
+	// Type is the TMR type name as target.TMRType.String() gives it
+	// ("abort_task", "lun_reset", ...).
+	Type  string
+	Count uint64
+}
+
+// Transport is what the TCMU transport measured (target.DeviceStats).
+type Transport struct {
+	Commands        []Command
+	CheckConditions [16]uint64 // by sense key
+	// SenseCodes, when not nil, break CHECK CONDITIONs down by ASC/ASCQ.
+	SenseCodes     []SenseCode
+	UnitAttentions uint64
+	Read, Write    Transfer  // Transfers[DirRead], Transfers[DirWrite]
+	Segments       Histogram // data segments (iovecs) per command
+	Batch          Histogram // commands found per wakeup
+	Wakeups        uint64
+	Kicks          uint64
+	InFlight       int64
+	RingHighWater  uint32 // most command ring bytes ever found queued
+	// RingFull, when not nil, counts the times the ring was found too full
+	// for another command (the kernel then holds commands in its qfull
+	// queue).
+	RingFull        *uint64
+	TMRs            []TMR
+	Aborted         uint64
+	UnknownEntries  uint64
+	Pads            uint64
+	ZeroFilledBytes uint64
+	BadSense        uint64
+	BidiRejected    uint64
+}
+
+// Ring capabilities (TCMU_MAILBOX_FLAG_CAP_*), the values of the
+// `capability` label.
+const (
+	CapOOOC    = "oooc"
+	CapReadLen = "read_len"
+	CapTMR     = "tmr"
+	CapKeepBuf = "keep_buf"
+)
+
+// Ring is the TCMU limits in force for a device (target.RingInfo plus the
+// configfs attributes).
+type Ring struct {
+	CommandRingBytes uint64 // cmdr_size
+	DataAreaBytes    uint64 // max_data_area_mb, in bytes: the largest transfer
+	// OOOC, ReadLen, TMR and KeepBuf are the mailbox capabilities.
+	OOOC, ReadLen, TMR, KeepBuf bool
+	Workers                     int // commands served concurrently (1 = in ring order)
+	// BlockSize is attrib/hw_block_size, in bytes (0: unknown, not exported).
+	BlockSize uint32
+	// CmdTimeOut is attrib/cmd_time_out (0: the kernel never times out a
+	// command); nil: unknown, not exported.
+	CmdTimeOut *time.Duration
+}
+
+// Disk is a disk's geometry and counters (disk.Stats).
+type Disk struct {
+	Mode              string // disk.Mode.String(): "fake_rw" or "store"
+	Blocks            uint64 // capacity in logical blocks
+	LogicalBlockSize  uint32
+	PhysicalBlockSize uint32
+	StoreSize         int64 // RAM store bytes (0 in fake_rw mode)
+	StoreAllocated    int64
+	WriteProtect      bool
+	WriteCache        bool
+	Stopped           bool
+	MisalignedReads   uint64
+	MisalignedWrites  uint64
+}
+
+// Tape is a tape drive's state and counters (tape.Stats).
+type Tape struct {
+	Loaded   bool
+	Barcode  string
+	LoadTime time.Time
+	// Position, meaningful when Loaded.
+	Partition int
+	Object    uint64
+	File      uint64
+	// Cartridge fill, all partitions, meaningful when Loaded.
+	UsedBytes     int64
+	CapacityBytes int64
+
+	FilemarksWritten uint64
+	EarlyWarnings    uint64
+	ILIEvents        uint64
+	FilemarkEvents   uint64
+	EODEvents        uint64
+	BOPEvents        uint64
+}
