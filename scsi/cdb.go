@@ -117,7 +117,7 @@ func ParseCDB(b []byte) (CDB, error) {
 
 // Uint16 reads a big-endian uint16 at off, 0 if out of range.
 func (c CDB) Uint16(off int) uint16 {
-	if off < 0 || off+2 > len(c) {
+	if off < 0 || off > len(c)-2 { // no overflow for huge off
 		return 0
 	}
 	return binary.BigEndian.Uint16(c[off:])
@@ -125,7 +125,7 @@ func (c CDB) Uint16(off int) uint16 {
 
 // Uint24 reads a big-endian 24-bit value at off, 0 if out of range.
 func (c CDB) Uint24(off int) uint32 {
-	if off < 0 || off+3 > len(c) {
+	if off < 0 || off > len(c)-3 { // no overflow for huge off
 		return 0
 	}
 	return uint32(c[off])<<16 | uint32(c[off+1])<<8 | uint32(c[off+2])
@@ -133,7 +133,7 @@ func (c CDB) Uint24(off int) uint32 {
 
 // Uint32 reads a big-endian uint32 at off, 0 if out of range.
 func (c CDB) Uint32(off int) uint32 {
-	if off < 0 || off+4 > len(c) {
+	if off < 0 || off > len(c)-4 { // no overflow for huge off
 		return 0
 	}
 	return binary.BigEndian.Uint32(c[off:])
@@ -141,7 +141,7 @@ func (c CDB) Uint32(off int) uint32 {
 
 // Uint64 reads a big-endian uint64 at off, 0 if out of range.
 func (c CDB) Uint64(off int) uint64 {
-	if off < 0 || off+8 > len(c) {
+	if off < 0 || off > len(c)-8 { // no overflow for huge off
 		return 0
 	}
 	return binary.BigEndian.Uint64(c[off:])

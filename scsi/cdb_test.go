@@ -2,6 +2,7 @@ package scsi_test
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/vscsid/vscsid/scsi"
@@ -142,13 +143,10 @@ func TestCDBFieldHelpers(t *testing.T) {
 		t.Errorf("ServiceAction() = %#x", v)
 	}
 	// Out of range: zero, never a panic.
-	for _, off := range []int{-1, 15, 16, 1 << 30} {
-		if c.Uint16(off) != 0 && off != 15 {
-			t.Errorf("Uint16(%d) not 0", off)
+	for _, off := range []int{-1, 16, 1 << 30, -1 << 62, math.MaxInt, math.MaxInt - 3} {
+		if c.Uint16(off) != 0 || c.Uint24(off) != 0 || c.Uint32(off) != 0 || c.Uint64(off) != 0 || c.Byte(off) != 0 {
+			t.Errorf("reads at offset %d not 0", off)
 		}
-		_ = c.Uint24(off)
-		_ = c.Uint32(off)
-		_ = c.Uint64(off)
 	}
 	if c.Uint16(15) != 0 || c.Uint24(14) != 0 || c.Uint32(13) != 0 || c.Uint64(9) != 0 || c.Byte(16) != 0 || c.Byte(-1) != 0 {
 		t.Errorf("reads past the end must return 0")
