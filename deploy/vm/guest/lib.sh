@@ -1,0 +1,427 @@
+# shellcheck shell=sh
+# vmtest: the scenario library (busybox ash). Sourced by run-scenario before
+# a scenario; see deploy/vm/README.md for the contract.
+#
+# Result lines go to the console and, when /init opened it, to the results
+# channel (fd 7, ttyS1):
+#   PASS <scenario>/<name>
+#   FAIL <scenario>/<name>: <reason>
+#   <scenario>: N passed, N failed        (printed by the runner at the end)
+#
+# Every command a check runs is wrapped in `timeout` (CMD_TIMEOUT seconds,
+# default 60) and has stdin from /dev/null; its output is kept in $OUT, and
+# the full transcript in the scenario's artefacts (transcript.log).
+
+VMTEST_SCENARIO=${VMTEST_SCENARIO:-adhoc}
+W=/tmp/vmtest/work/$VMTEST_SCENARIO
+ART=/tmp/vmtest/artefacts/$VMTEST_SCENARIO
+CMD_TIMEOUT=${CMD_TIMEOUT:-60}
+MT=/usr/bin/mt-st     # never bare "mt": busybox ash runs its own applet
+TAR=/usr/bin/tar      # GNU tar (busybox tar cannot block records)
+CONFIGFS=/sys/kernel/config/target
+METRICS_ADDR=${METRICS_ADDR:-127.0.0.1:9544}
+mkdir -p "$W" "$ART"
+
+_vt_pass=0
+_vt_fail=0
+OUT=
+RC=0
+
+# ---------------------------------------------------------------- results
+
+_vt_emit() {
+	echo "$*"
+	if [ -n "${VMTEST_RESULT_FD:-}" ]; then echo "$*" >&7; fi
+}
+
+_vt_counts() {
+	echo "$_vt_pass $_vt_fail" >"/run/vmtest/$VMTEST_SCENARIO.counts"
+}
+
+# pass NAME
+pass() {
+	_vt_pass=$((_vt_pass + 1))
+	_vt_counts
+	_vt_emit "PASS $VMTEST_SCENARIO/$1"
+	return 0
+}
+
+# fail NAME REASON
+fail() {
+	_vt_fail=$((_vt_fail + 1))
+	_vt_counts
+	_vt_emit "FAIL $VMTEST_SCENARIO/$1: $(echo "$2" | tr '\n' ' ' | cut -c1-300)"
+	return 1
+}
+
+# note TEXT: console only.
+note() { echo "  # $*"; }
+
+# abort REASON: end the scenario now (the runner prints the summary).
+abort() {
+	fail "scenario-aborted" "$1"
+	exit 1
+}
+
+# require CHECK...: run a check; abort the scenario if it fails, for checks
+# that everything after them depends on (a device that did not attach).
+require() {
+	"$@" || abort "required check '$2' failed"
+}
+
+# ------------------------------------------------------------- run helpers
+
+# _vt_run SECS CMD...: run CMD under timeout, output in $OUT, status in $RC,
+# elapsed seconds in $_vt_el.
+_vt_run() {
+	_vt_t=$1
+	shift
+	echo "  \$ $*" >>"$ART/transcript.log"
+	_vt_s=$(date +%s)
+	timeout -s TERM -k 5 "$_vt_t" "$@" >"$W/out.$$" 2>&1 </dev/null
+	RC=$?
+	_vt_el=$(($(date +%s) - _vt_s))
+	OUT=$(cat "$W/out.$$")
+	[ -z "$OUT" ] || sed 's/^/    /' "$W/out.$$" >>"$ART/transcript.log"
+	echo "    [exit $RC, ${_vt_el}s]" >>"$ART/transcript.log"
+}
+
+_vt_timed_out() {
+	[ "$_vt_el" -ge "$_vt_t" ] && { [ "$RC" -eq 143 ] || [ "$RC" -eq 137 ]; }
+}
+
+_vt_lastline() {
+	printf '%s\n' "$OUT" | sed '/^[[:space:]]*$/d' | tail -n1 | cut -c1-200
+}
+
+# _vt_why: reason text for a failed command.
+_vt_why() {
+	if _vt_timed_out; then
+		echo "timed out after ${_vt_t}s"
+	else
+		echo "exit $RC: $(_vt_lastline)"
+	fi
+}
+
+_vt_show() {
+	echo "  \$ $*"
+	[ -z "$OUT" ] || printf '%s\n' "$OUT" | tail -n 15 | sed 's/^/  | /'
+}
+
+# capture CMD...: run CMD (under timeout), set OUT and RC, report nothing.
+capture() {
+	_vt_run "$CMD_TIMEOUT" "$@"
+	return $RC
+}
+
+# capture_sh 'CODE': the same for shell code (sh -c, with this library).
+capture_sh() {
+	_vt_run "$CMD_TIMEOUT" sh -c ". /vmtest/lib.sh; set -e -o pipefail; $1"
+	return $RC
+}
+
+# check NAME CMD...: pass when CMD exits 0.
+check() {
+	_vt_n=$1
+	shift
+	_vt_run "$CMD_TIMEOUT" "$@"
+	if [ "$RC" -eq 0 ]; then
+		pass "$_vt_n"
+	else
+		_vt_show "$@"
+		fail "$_vt_n" "$(_vt_why)"
+	fi
+}
+
+# check_sh NAME 'CODE': pass when the shell code exits 0. The code runs in
+# `sh -c` with set -e -o pipefail and this library sourced; variables it
+# needs must be exported (or expanded into CODE).
+check_sh() {
+	check "$1" sh -c ". /vmtest/lib.sh; set -e -o pipefail; $2"
+}
+
+# expect_fail NAME CMD...: pass when CMD exits non-zero (a timeout is not the
+# expected failure: it fails the check).
+expect_fail() {
+	_vt_n=$1
+	shift
+	_vt_run "$CMD_TIMEOUT" "$@"
+	if _vt_timed_out; then
+		_vt_show "$@"
+		fail "$_vt_n" "timed out after ${_vt_t}s (expected a failure, not a hang)"
+	elif [ "$RC" -ne 0 ]; then
+		pass "$_vt_n"
+	else
+		_vt_show "$@"
+		fail "$_vt_n" "succeeded, expected a failure: $(_vt_lastline)"
+	fi
+}
+
+# strerror ERRNO-NAME: glibc's message for it (what dd, tar and mt print).
+strerror() {
+	case $1 in
+	EPERM) echo "Operation not permitted" ;;
+	ENOENT) echo "No such file or directory" ;;
+	EIO) echo "Input/output error" ;;
+	ENXIO) echo "No such device or address" ;;
+	EAGAIN) echo "Resource temporarily unavailable" ;;
+	ENOMEM) echo "Cannot allocate memory" ;;
+	EACCES) echo "Permission denied" ;;
+	EBUSY) echo "Device or resource busy" ;;
+	ENODEV) echo "No such device" ;;
+	EINVAL) echo "Invalid argument" ;;
+	EFBIG) echo "File too large" ;;
+	ENOSPC) echo "No space left on device" ;;
+	EROFS) echo "Read-only file system" ;;
+	EOVERFLOW) echo "Value too large for defined data type" ;;
+	ENOMEDIUM) echo "No medium found" ;;
+	EMEDIUMTYPE) echo "Wrong medium type" ;;
+	*) echo "unknown errno name $1" ;;
+	esac
+}
+
+# expect_errno NAME ERRNO CMD...: pass when CMD fails and its output carries
+# strerror(ERRNO). ERRNO may be "EROFS|EACCES" (either).
+expect_errno() {
+	_vt_n=$1
+	_vt_e=$2
+	shift 2
+	_vt_run "$CMD_TIMEOUT" "$@"
+	_vt_msgs=
+	for _vt_x in $(echo "$_vt_e" | tr '|' ' '); do
+		_vt_m=$(strerror "$_vt_x")
+		_vt_msgs="${_vt_msgs:+$_vt_msgs or }$_vt_x ($_vt_m)"
+		if [ "$RC" -ne 0 ] && ! _vt_timed_out && printf '%s\n' "$OUT" | grep -qF "$_vt_m"; then
+			pass "$_vt_n"
+			return 0
+		fi
+	done
+	_vt_show "$@"
+	if _vt_timed_out; then
+		fail "$_vt_n" "timed out after ${_vt_t}s, expected $_vt_msgs"
+	elif [ "$RC" -eq 0 ]; then
+		fail "$_vt_n" "succeeded, expected $_vt_msgs"
+	else
+		fail "$_vt_n" "expected $_vt_msgs, got exit $RC: $(_vt_lastline)"
+	fi
+}
+
+# expect_output NAME ERE CMD...: pass when CMD exits 0 and its output has a
+# line matching the extended regular expression.
+expect_output() {
+	_vt_n=$1
+	_vt_re=$2
+	shift 2
+	_vt_run "$CMD_TIMEOUT" "$@"
+	if [ "$RC" -ne 0 ]; then
+		_vt_show "$@"
+		fail "$_vt_n" "$(_vt_why)"
+	elif printf '%s\n' "$OUT" | grep -qE -- "$_vt_re"; then
+		pass "$_vt_n"
+	else
+		_vt_show "$@"
+		fail "$_vt_n" "output has no line matching /$_vt_re/"
+	fi
+}
+
+# expect_eq NAME WANT GOT
+expect_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "want '$2', got '$3'"
+	fi
+}
+
+# expect_match NAME ERE STRING
+expect_match() {
+	if printf '%s\n' "$3" | grep -qE -- "$2"; then
+		pass "$1"
+	else
+		fail "$1" "'$(printf '%s' "$3" | head -c 200)' does not match /$2/"
+	fi
+}
+
+# wait_until SECS 'CONDITION': poll the shell condition every 0.2 s; 0 when
+# it became true in time.
+wait_until() {
+	_vt_end=$(($(date +%s) + $1))
+	while :; do
+		eval "$2" >/dev/null 2>&1 && return 0
+		[ "$(date +%s)" -lt "$_vt_end" ] || return 1
+		sleep 0.2
+	done
+}
+
+# wait_for NAME SECS 'CONDITION': wait_until as a check.
+wait_for() {
+	if wait_until "$2" "$3"; then
+		pass "$1"
+	else
+		fail "$1" "not true within $2s: $3"
+	fi
+}
+
+# artefact FILE [NAME]: keep a copy of FILE in the run's artefacts.
+artefact() {
+	cp "$1" "$ART/${2:-$(basename "$1")}" 2>/dev/null || true
+}
+
+# field KEY TEXT: the value after "KEY" up to the end of the line, trimmed
+# (for "Key: value" / "Key=value" style tool output).
+field() {
+	printf '%s\n' "$2" | sed -n "s/^[[:space:]]*$1[[:space:]]*[:=][[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
+}
+
+# md5 FILE: just the digest.
+md5() { md5sum "$1" | cut -d' ' -f1; }
+
+# ------------------------------------------------------------------ kernel
+
+# dmesg_mark [NAME]: remember where the kernel log is now; dmesg_since
+# [NAME] prints what came after that mark (the runner sets the unnamed mark
+# at the start of the scenario).
+dmesg_mark() { dmesg | wc -l >"$W/dmesg.mark${1:+.$1}"; }
+dmesg_since() {
+	_vt_m=$(cat "$W/dmesg.mark${1:+.$1}" 2>/dev/null || echo 0)
+	dmesg | tail -n +"$((_vt_m + 1))"
+}
+
+# kernel_clean NAME: no WARNING, BUG, Oops, hung task or lockdep report in
+# the kernel log since the scenario started.
+kernel_clean() {
+	_vt_bad=$(dmesg_since | grep -E 'WARNING:|BUG:|Oops|Call Trace|blocked for more than|general protection|possible circular locking' | head -n3)
+	if [ -z "$_vt_bad" ]; then
+		pass "$1"
+	else
+		fail "$1" "kernel log: $_vt_bad"
+	fi
+}
+
+# --------------------------------------------------------- device mapping
+
+# dev_hctl NAME: H:C:T:L of the SCSI LU whose backstore is core/*/NAME,
+# found through the tcm_loop LUN symlinks and the TPG's address attribute.
+dev_hctl() {
+	for _vt_l in "$CONFIGFS"/loopback/naa.*/tpgt_*/lun/lun_*/*; do
+		[ -L "$_vt_l" ] || continue
+		_vt_t=$(readlink "$_vt_l")
+		[ "${_vt_t##*/}" = "$1" ] || continue
+		_vt_tpg=${_vt_l%/lun/*}
+		_vt_lun=${_vt_l%/*}
+		_vt_lun=${_vt_lun##*/lun_}
+		_vt_a=$(cat "$_vt_tpg/address" 2>/dev/null) || return 1
+		echo "$_vt_a:$_vt_lun"
+		return 0
+	done
+	return 1
+}
+
+# dev_block NAME: the sdX of a disk LU. dev_tape NAME: the stN of a tape
+# LU (its rewinding node; nstN is the non-rewinding one). dev_sg NAME: sgN.
+dev_block() {
+	_vt_h=$(dev_hctl "$1") || return 1
+	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/block/*; do
+		[ -e "$_vt_d" ] && { basename "$_vt_d"; return 0; }
+	done
+	return 1
+}
+dev_tape() {
+	_vt_h=$(dev_hctl "$1") || return 1
+	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_tape/st*; do
+		case ${_vt_d##*/} in st[0-9] | st[0-9][0-9]) basename "$_vt_d"; return 0 ;; esac
+	done
+	return 1
+}
+dev_sg() {
+	_vt_h=$(dev_hctl "$1") || return 1
+	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_generic/sg*; do
+		[ -e "$_vt_d" ] && { basename "$_vt_d"; return 0; }
+	done
+	return 1
+}
+
+# dev_node KIND NAME: the /dev node (KIND: block, tape, sg) exists.
+dev_node() {
+	_vt_x=$("dev_$1" "$2") || return 1
+	[ -e "/dev/$_vt_x" ] || return 1
+	echo "$_vt_x"
+}
+
+# ----------------------------------------------------------------- daemon
+
+VSCSID=/usr/sbin/vscsid
+VSCSID_PID=
+
+# vscsid_start LOGNAME [ARGS...]: start vscsid in the background with
+# --log.level debug and the metrics listener on $METRICS_ADDR; ARGS usually
+# include --config FILE. Pass check when the process is still alive after
+# the metrics endpoint answered (or 10 s without it).
+vscsid_start() {
+	_vt_name=$1
+	shift
+	if [ ! -x "$VSCSID" ]; then
+		fail "vscsid-start-$_vt_name" "$VSCSID is not in this guest (built with --no-daemon, or cmd/vscsid missing)"
+		return 1
+	fi
+	_vt_log=$ART/vscsid-$_vt_name.log
+	echo "  \$ vscsid $* (log: vscsid-$_vt_name.log)"
+	"$VSCSID" --log.level debug --web.listen-address "$METRICS_ADDR" "$@" >"$_vt_log" 2>&1 </dev/null &
+	VSCSID_PID=$!
+	echo "$VSCSID_PID" >"$W/vscsid.pid"
+	if wait_until 10 "! kill -0 $VSCSID_PID || wget -q -O /dev/null http://$METRICS_ADDR/metrics"; then :; fi
+	if kill -0 "$VSCSID_PID" 2>/dev/null; then
+		pass "vscsid-start-$_vt_name"
+	else
+		wait "$VSCSID_PID"
+		_vt_rc=$?
+		VSCSID_PID=
+		tail -n 15 "$_vt_log" | sed 's/^/  | /'
+		fail "vscsid-start-$_vt_name" "vscsid exited with status $_vt_rc: $(sed '/^[[:space:]]*$/d' "$_vt_log" | tail -n1 | cut -c1-200)"
+	fi
+}
+
+# vscsid_stop NAME [SECS]: SIGTERM, then check it exits 0 within SECS
+# (default 20) and its log has no Go panic.
+vscsid_stop() {
+	if [ -z "$VSCSID_PID" ]; then
+		fail "$1" "vscsid is not running"
+		return 1
+	fi
+	kill -TERM "$VSCSID_PID" 2>/dev/null
+	if wait_until "${2:-20}" "! kill -0 $VSCSID_PID"; then
+		wait "$VSCSID_PID"
+		_vt_rc=$?
+		VSCSID_PID=
+		if [ "$_vt_rc" -ne 0 ]; then
+			fail "$1" "vscsid exited with status $_vt_rc after SIGTERM"
+		elif grep -qE '^panic:|^fatal error:|^goroutine [0-9]+ \[' "$_vt_log"; then
+			fail "$1" "vscsid log has a Go panic"
+		else
+			pass "$1"
+		fi
+	else
+		kill -KILL "$VSCSID_PID" 2>/dev/null
+		VSCSID_PID=
+		fail "$1" "vscsid still running ${2:-20}s after SIGTERM (killed)"
+	fi
+}
+
+# configfs_residue: print what a stopped daemon left behind in configfs.
+configfs_residue() {
+	ls -d "$CONFIGFS"/core/user_* "$CONFIGFS"/loopback/naa.* 2>/dev/null
+}
+
+# scrape_metrics FILE: the daemon's /metrics into FILE (and artefacts).
+scrape_metrics() {
+	timeout 10 wget -q -O "$1" "http://$METRICS_ADDR/metrics" && artefact "$1"
+}
+
+# _vt_cleanup: run on scenario exit: stop a daemon the scenario left running.
+_vt_cleanup() {
+	if [ -n "$VSCSID_PID" ] && kill -0 "$VSCSID_PID" 2>/dev/null; then
+		echo "  # cleanup: stopping vscsid $VSCSID_PID"
+		kill -TERM "$VSCSID_PID" 2>/dev/null
+		wait_until 15 "! kill -0 $VSCSID_PID" || kill -KILL "$VSCSID_PID" 2>/dev/null
+	fi
+}

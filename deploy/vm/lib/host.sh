@@ -1,0 +1,156 @@
+# shellcheck shell=bash
+# Host-side helpers shared by build-guest, run, test-all and demo.
+# Sourced, never executed. Requires bash >= 4.
+
+set -o errexit -o nounset -o pipefail
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_DIR=$(cd "$VM_DIR/../.." && pwd)
+CACHE_DIR=${VM_CACHE_DIR:-$VM_DIR/cache}
+OUT_DIR=${VM_OUT_DIR:-$VM_DIR/out}
+SUITES="bookworm trixie sid"
+DEFAULT_SUITE=bookworm
+export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin:/usr/local/go/bin
+
+log() { printf 'vm: %s\n' "$*" >&2; }
+die() { printf 'vm: error: %s\n' "$*" >&2; exit 1; }
+
+check_suite() {
+	case " $SUITES " in
+	*" $1 "*) ;;
+	*) die "unknown suite '$1' (want one of: $SUITES)" ;;
+	esac
+}
+
+# ensure_host_tools installs the Debian packages that provide missing
+# commands: apt-get update once, then install only what is missing.
+ensure_host_tools() {
+	local want=(
+		qemu-system-x86_64:qemu-system-x86 cpio:cpio depmod:kmod
+		modprobe:kmod dpkg-deb:dpkg apt-get:apt gzip:gzip timeout:coreutils
+		readelf:binutils xz:xz-utils zstd:zstd tar:tar
+	)
+	local missing=() pair
+	for pair in "${want[@]}"; do
+		command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+	[ "$(id -u)" -eq 0 ] || die "missing host packages: ${missing[*]} (run as root, or: apt-get install ${missing[*]})"
+	log "installing host packages: ${missing[*]}"
+	apt-get update -qq || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+		die "apt-get install ${missing[*]} failed"
+}
+
+go_cmd() {
+	if command -v go >/dev/null 2>&1; then
+		command -v go
+	else
+		die "no Go toolchain (go not in PATH nor /usr/local/go/bin)"
+	fi
+}
+
+machine_codename() {
+	# shellcheck disable=SC1091
+	(. /etc/os-release 2>/dev/null && printf '%s\n' "${VERSION_CODENAME:-}")
+}
+
+# APT is the apt option array for the selected suite: empty (the machine's
+# own configuration) when the suite is the machine's, else a private
+# sources list, state, cache and empty dpkg status under cache/<suite>/apt,
+# so the machine's own apt is never changed.
+APT=()
+setup_apt() {
+	local suite=$1
+	APT=()
+	if [ "$suite" = "$(machine_codename)" ] && [ -z "${VM_PRIVATE_APT:-}" ]; then
+		return 0
+	fi
+	local a=$CACHE_DIR/$suite/apt
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/parts" "$a/prefs"
+	: >"$a/status"
+	local mirror=${VM_DEBIAN_MIRROR:-} security=${VM_DEBIAN_SECURITY_MIRROR:-}
+	local key=/usr/share/keyrings/debian-archive-keyring.gpg
+	# Take the mirror from the machine's own apt configuration so that a
+	# machine behind a local mirror or proxy keeps using it.
+	if [ -z "$mirror" ]; then
+		# shellcheck disable=SC2016
+		mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(IDENTIFIER)' 2>/dev/null |
+			awk -v c="$(machine_codename)" '$2 == c && $3 == "Packages" {print $1; exit}')
+	fi
+	if [ -z "$security" ]; then
+		# shellcheck disable=SC2016
+		security=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(IDENTIFIER)' 2>/dev/null |
+			awk '$2 ~ /-security$/ && $3 == "Packages" {print $1; exit}')
+	fi
+	[ -n "$mirror" ] || die "cannot find the machine's Debian mirror in its apt sources; set VM_DEBIAN_MIRROR"
+	[ -r "$key" ] || die "$key missing (apt-get install debian-archive-keyring)"
+	{
+		printf 'deb [signed-by=%s] %s %s main\n' "$key" "$mirror" "$suite"
+		if [ "$suite" != sid ]; then
+			printf 'deb [signed-by=%s] %s %s-updates main\n' "$key" "$mirror" "$suite"
+			[ -n "$security" ] && printf 'deb [signed-by=%s] %s %s-security main\n' "$key" "$security" "$suite"
+		fi
+	} >"$a/sources.list"
+	APT=(
+		-o "Dir::Etc::SourceList=$a/sources.list"
+		-o "Dir::Etc::SourceParts=$a/parts"
+		-o "Dir::Etc::Preferences=$a/prefs/none"
+		-o "Dir::Etc::PreferencesParts=$a/prefs"
+		-o "Dir::State::Lists=$a/lists"
+		-o "Dir::State::Status=$a/status"
+		-o "Dir::Cache=$a/cache"
+		-o "APT::Architecture=amd64"
+		-o "APT::Architectures=amd64"
+		-o "Acquire::Languages=none"
+	)
+	if [ ! -e "$a/lists/.updated" ] || [ -n "${VM_REFRESH:-}" ]; then
+		log "apt-get update ($suite, private lists in $a)"
+		apt-get "${APT[@]}" update -qq >&2 || die "apt-get update for $suite failed"
+		touch "$a/lists/.updated"
+	fi
+}
+
+# guest_paths sets the output locations of a built guest.
+guest_paths() {
+	GUEST_DIR=$OUT_DIR/$1
+	KERNEL_IMG=$GUEST_DIR/vmlinuz
+	INITRD_IMG=$GUEST_DIR/initramfs.cpio.gz
+}
+
+# pack_harness OUT: a gzip'd newc cpio of /init and /vmtest (library and
+# scenarios) from the work tree. The kernel unpacks it over the base
+# initramfs when the two are concatenated.
+pack_harness() {
+	local out=$1 stage
+	stage=$(mktemp -d)
+	mkdir -p "$stage/vmtest/scenarios"
+	install -m 755 "$VM_DIR/guest/init" "$stage/init"
+	install -m 644 "$VM_DIR/guest/lib.sh" "$stage/vmtest/lib.sh"
+	install -m 755 "$VM_DIR/guest/run-scenario" "$stage/vmtest/run-scenario"
+	install -m 644 "$VM_DIR"/scenarios/*.sh "$stage/vmtest/scenarios/"
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | gzip -1 >"$out")
+	local rc=$?
+	rm -rf "$stage"
+	return $rc
+}
+
+# scenario_file prints the path of a scenario or dies listing the known ones.
+scenario_file() {
+	local f=$VM_DIR/scenarios/$1.sh
+	[ -f "$f" ] && { printf '%s\n' "$f"; return 0; }
+	die "unknown scenario '$1' (have: $(list_scenarios | tr '\n' ' '))"
+}
+
+list_scenarios() {
+	local f
+	for f in "$VM_DIR"/scenarios/*.sh; do
+		basename "$f" .sh
+	done
+}
+
+# scenario_meta NAME KEY prints the value of a "# vm-KEY: value" header line.
+scenario_meta() {
+	sed -n "s/^# vm-$2:[[:space:]]*//p" "$VM_DIR/scenarios/$1.sh" | head -n1
+}

@@ -1,0 +1,217 @@
+# vm-timeout: 420
+# disk: vscsid's vdisk through TCMU + tcm_loop + sd, checked with the tools a
+# storage engineer uses. Three geometries (512n, 4Kn, 512e with lowest
+# aligned LBA 1) in fake_rw mode and one store-mode disk.
+#
+# The block-layer values the kernel derives (alignment_offset, minimum and
+# optimal I/O size, max_sectors_kb) are compared with what the same kernel
+# reports for the kernel's own emulator, scsi_debug, given the same
+# geometry: the expectation is the kernel's reading of the same READ
+# CAPACITY(16) and Block Limits VPD, on whatever kernel the suite boots.
+
+mkdir -p /etc/vscsid
+cat >/etc/vscsid/disk.yaml <<'EOF'
+cmd_time_out: 5
+devices:
+  - name: d512n
+    type: vdisk
+    config: "size=1GiB;lbs=512;mode=fake_rw;opt_blks=512;max_blks=1024"
+  - name: d4kn
+    type: vdisk
+    config: "size=4GiB;lbs=4096;mode=fake_rw;opt_blks=256;max_blks=256;product=VDISK-4KN"
+  - name: d512e
+    type: vdisk
+    config:
+      size: 2GiB
+      lbs: 512
+      pbexp: 3
+      lowest_aligned: 1
+      mode: fake_rw
+      opt_blks: 2048
+      max_blks: 4096
+  - name: store0
+    type: vdisk
+    config: "size=256MiB;lbs=512;mode=store;store_size=64M"
+EOF
+artefact /etc/vscsid/disk.yaml
+
+# name lbs pbexp lowest_aligned opt_blks max_blks bytes product
+GEOMETRIES="
+d512n 512 0 0 512 1024 1073741824 VDISK
+d4kn 4096 0 0 256 256 4294967296 VDISK-4KN
+d512e 512 3 1 2048 4096 2147483648 VDISK
+store0 512 0 0 1024 0 268435456 VDISK
+"
+QATTRS="logical_block_size physical_block_size minimum_io_size optimal_io_size max_sectors_kb"
+
+# qvals SDX: the block-layer view of a disk, one "attr=value" per line.
+qvals() {
+	for a in $QATTRS; do echo "$a=$(cat /sys/block/$1/queue/$a)"; done
+	echo "alignment_offset=$(cat /sys/block/$1/alignment_offset)"
+}
+
+# ---------------------------------------------------------------- reference
+# scsi_debug with each geometry; its disk is the only sd while loaded.
+sdebug=/lib/modules/$(uname -r)/kernel/drivers/scsi/scsi_debug.ko
+echo "$GEOMETRIES" >"$W/geometries"
+while read -r n lbs pbexp low opt max bytes prod; do
+	[ -n "$n" ] || continue
+	check "ref-$n-scsi_debug-load" insmod "$sdebug" dev_size_mb=16 sector_size="$lbs" \
+		physblk_exp="$pbexp" lowest_aligned="$low" opt_blks="$opt"
+	if wait_until 20 "ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/sd* >/dev/null"; then
+		d=$(basename /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/sd*)
+		qvals "$d" >"$W/ref-$n"
+		note "scsi_debug $n: $(tr '\n' ' ' <"$W/ref-$n")"
+	else
+		fail "ref-$n-scsi_debug-disk" "scsi_debug disk did not appear"
+	fi
+	check "ref-$n-scsi_debug-unload" rmmod scsi_debug
+done <"$W/geometries"
+
+# ------------------------------------------------------------------- daemon
+dmesg_mark daemon
+vscsid_start disk --config /etc/vscsid/disk.yaml
+[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
+
+for n in d512n d4kn d512e store0; do
+	require wait_for "$n-attached" 30 "dev_node block $n && dev_node sg $n"
+done
+
+# ---------------------------------------------------------- per-disk checks
+while read -r n lbs pbexp low opt max bytes prod; do
+	[ -n "$n" ] || continue
+	sd=$(dev_block "$n")
+	sg=$(dev_sg "$n")
+	blocks=$((bytes / lbs))
+	note "$n is /dev/$sd (/dev/$sg, $(dev_hctl "$n"))"
+
+	check_sh "$n-dmesg-attached" "dmesg_since daemon | grep -q '\\[$sd\\] Attached SCSI disk'"
+	check_sh "$n-dmesg-capacity" "dmesg_since daemon | grep -q '\\[$sd\\] $blocks $lbs-byte logical blocks'"
+	expect_eq "$n-sysfs-vendor" VSCSI "$(sed 's/ *$//' /sys/block/$sd/device/vendor)"
+	expect_eq "$n-sysfs-model" "$prod" "$(sed 's/ *$//' /sys/block/$sd/device/model)"
+	expect_eq "$n-sysfs-type" 0 "$(cat /sys/block/$sd/device/type)"
+
+	expect_output "$n-sg_inq-vendor" '^ *Vendor identification: VSCSI *$' sg_inq "/dev/$sd"
+	expect_match "$n-sg_inq-product" "^ *Product identification: $prod *\$" "$OUT"
+	expect_match "$n-sg_inq-pdt-disk" 'Peripheral device type: disk' "$OUT"
+
+	if [ "$opt" -gt 0 ]; then
+		expect_output "$n-sg_vpd-bl-optimal" "^ *Optimal transfer length: $opt blocks" sg_vpd -p bl "/dev/$sd"
+	fi
+	if [ "$max" -gt 0 ]; then
+		expect_output "$n-sg_vpd-bl-maximum" "^ *Maximum transfer length: $max blocks" sg_vpd -p bl "/dev/$sd"
+	fi
+	expect_output "$n-sg_readcap-lbs" "Logical block length=$lbs bytes" sg_readcap -l "/dev/$sd"
+	expect_match "$n-sg_readcap-pbexp" "Logical blocks per physical block exponent=$pbexp" "$OUT"
+	expect_match "$n-sg_readcap-lowest-aligned" "Lowest aligned LBA=$low\$" "$OUT"
+	expect_match "$n-sg_readcap-blocks" "Number of logical blocks=$blocks\$" "$OUT"
+
+	# Block layer: absolute values, then the scsi_debug reference.
+	expect_eq "$n-logical_block_size" "$lbs" "$(cat /sys/block/$sd/queue/logical_block_size)"
+	expect_eq "$n-physical_block_size" "$((lbs << pbexp))" "$(cat /sys/block/$sd/queue/physical_block_size)"
+	expect_eq "$n-alignment_offset" "$((low * lbs))" "$(cat /sys/block/$sd/alignment_offset)"
+	expect_eq "$n-size-sectors" "$((bytes / 512))" "$(cat /sys/block/$sd/size)"
+	if [ "$max" -eq 0 ] || [ "$opt" -le "$max" ]; then
+		expect_eq "$n-optimal_io_size" "$((opt * lbs))" "$(cat /sys/block/$sd/queue/optimal_io_size)"
+		expect_eq "$n-max_sectors_kb" "$((opt * lbs / 1024))" "$(cat /sys/block/$sd/queue/max_sectors_kb)"
+	fi
+	if [ -f "$W/ref-$n" ]; then
+		qvals "$sd" >"$W/got-$n"
+		for a in $QATTRS alignment_offset; do
+			expect_eq "$n-$a-as-scsi_debug" "$(sed -n "s/^$a=//p" "$W/ref-$n")" "$(sed -n "s/^$a=//p" "$W/got-$n")"
+		done
+	fi
+
+	# MAXIMUM TRANSFER LENGTH caps what max_sectors_kb accepts.
+	if [ "$max" -gt 0 ]; then
+		cur=$(cat /sys/block/$sd/queue/max_sectors_kb)
+		check_sh "$n-max_sectors_kb-accepts-max" "echo $((max * lbs / 1024)) >/sys/block/$sd/queue/max_sectors_kb"
+		expect_fail "$n-max_sectors_kb-rejects-above-max" sh -c "echo $((max * lbs / 1024 * 2)) >/sys/block/$sd/queue/max_sectors_kb"
+		echo "$cur" >/sys/block/$sd/queue/max_sectors_kb
+	fi
+
+	# Plain I/O, buffered and direct.
+	check "$n-dd-read-buffered" dd if="/dev/$sd" of=/dev/null bs=1M count=16
+	check "$n-dd-read-direct" dd if="/dev/$sd" of=/dev/null bs=1M count=16 iflag=direct
+	check "$n-dd-read-direct-1block" dd if="/dev/$sd" of=/dev/null bs="$lbs" count=64 iflag=direct
+	check "$n-dd-write-direct" dd if=/dev/zero of="/dev/$sd" bs=1M count=16 oflag=direct
+	check "$n-dd-write-buffered" dd if=/dev/zero of="/dev/$sd" bs=64k count=64 conv=fsync
+	check "$n-dd-read-last-block" dd if="/dev/$sd" of=/dev/null bs="$lbs" skip=$((blocks - 1)) count=1 iflag=direct
+
+	# Out of range: READ(10)/READ(16) at LBA = capacity, and a READ(10) that
+	# crosses the end, get ILLEGAL REQUEST / LBA OUT OF RANGE (21/00); the
+	# last block reads.
+	h=$(printf '%08x' "$blocks" | sed 's/../& /g')
+	expect_output "$n-read10-at-capacity-21-00" 'Logical block address out of range' \
+		sh -c "sg_raw -r $lbs /dev/$sg 28 00 $h 00 00 01 00 2>&1; true"
+	expect_match "$n-read10-at-capacity-illegal-request" 'Sense key: Illegal Request' "$OUT"
+	h=$(printf '%016x' "$blocks" | sed 's/../& /g')
+	expect_output "$n-read16-at-capacity-21-00" 'Logical block address out of range' \
+		sh -c "sg_raw -r $lbs /dev/$sg 88 00 $h 00 00 00 01 00 00 2>&1; true"
+	h=$(printf '%08x' $((blocks - 1)) | sed 's/../& /g')
+	expect_output "$n-read10-crossing-end-21-00" 'Logical block address out of range' \
+		sh -c "sg_raw -r $((2 * lbs)) /dev/$sg 28 00 $h 00 00 02 00 2>&1; true"
+	expect_output "$n-read10-last-block-good" 'SCSI Status: Good' \
+		sh -c "sg_raw -r $lbs /dev/$sg 28 00 $h 00 00 01 00 2>&1"
+done <"$W/geometries"
+
+# ------------------------------------------------------------ disk specifics
+sd=$(dev_block d512n)
+sg=$(dev_sg d512n)
+# A READ(10) longer than MAXIMUM TRANSFER LENGTH (1024 blocks) is refused
+# with INVALID FIELD IN CDB (24/00); exactly the maximum is fine.
+expect_output d512n-read10-above-max-24-00 'Invalid field in cdb' \
+	sh -c "sg_raw -r $((1025 * 512)) /dev/$sg 28 00 00 00 00 00 00 04 01 00 2>&1; true"
+expect_output d512n-read10-at-max-good 'SCSI Status: Good' \
+	sh -c "sg_raw -r $((1024 * 512)) /dev/$sg 28 00 00 00 00 00 00 04 00 00 2>&1 | head -n3"
+
+# 4Kn: the kernel refuses direct I/O smaller than a logical block.
+expect_errno d4kn-direct-512-refused EINVAL dd if="/dev/$(dev_block d4kn)" of=/dev/null bs=512 count=1 iflag=direct
+
+# Command sizes without blktrace: /sys/block/X/stat counts completed
+# requests (= SCSI commands). A 1 MiB direct read is one 1 MiB command on
+# the 512e disk (max_sectors_kb 1024) and four 256 KiB ones on d512n.
+cmds() { # cmds SDX → "reads sectors"
+	awk '{print $1, $3}' "/sys/block/$1/stat"
+}
+for spec in "d512e 32 65536" "d512n 128 65536"; do
+	set -- $spec
+	sd=$(dev_block "$1")
+	before=$(cmds "$sd")
+	check "$1-dd-1MiB-direct-32" dd if="/dev/$sd" of=/dev/null bs=1M count=32 iflag=direct
+	after=$(cmds "$sd")
+	expect_eq "$1-1MiB-direct-read-commands" "$2 $3" \
+		"$((${after% *} - ${before% *})) $((${after#* } - ${before#* }))"
+done
+
+# ------------------------------------------------------------- store mode
+sd=$(dev_block store0)
+check store-random-8MiB dd if=/dev/urandom of="$W/rand" bs=1M count=8
+want=$(md5 "$W/rand")
+check store-write-direct dd if="$W/rand" of="/dev/$sd" bs=1M count=8 oflag=direct
+check_sh store-read-direct-md5 "[ \"\$(dd if=/dev/$sd bs=1M count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $want ]"
+echo 3 >/proc/sys/vm/drop_caches
+check_sh store-read-buffered-md5 "[ \"\$(dd if=/dev/$sd bs=1M count=8 2>/dev/null | md5sum | cut -d' ' -f1)\" = $want ]"
+# A buffered sub-page overwrite (read-modify-write in the page cache) lands
+# where it should and nowhere else.
+check store-partial-overwrite dd if=/dev/zero of="/dev/$sd" bs=512 seek=4097 count=3 conv=notrunc,fsync
+check_sh store-partial-overwrite-md5 "dd if=/dev/zero of=$W/rand bs=512 seek=4097 count=3 conv=notrunc 2>/dev/null; [ \"\$(dd if=/dev/$sd bs=1M count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5sum <$W/rand | cut -d' ' -f1)\" ]"
+# store_size=64M on a 256 MiB disk: the store wraps, LBA 64 MiB is LBA 0.
+check store-wrap-write dd if=/dev/urandom of="$W/wrap" bs=1M count=1
+check store-wrap-write-at-64MiB dd if="$W/wrap" of="/dev/$sd" bs=1M seek=64 count=1 oflag=direct
+check_sh store-wrap-read-at-0 "[ \"\$(dd if=/dev/$sd bs=1M count=1 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5 $W/wrap)\" ]"
+
+# ----------------------------------------------------------------- metrics
+check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"
+
+# ----------------------------------------------------------------- teardown
+disks=""
+for n in d512n d4kn d512e store0; do disks="$disks $(dev_block "$n")"; done
+vscsid_stop vscsid-sigterm-exit-0
+wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
+[ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
+for sd in $disks; do
+	wait_for "sd-$sd-removed" 15 "[ ! -e /sys/block/$sd ] && [ ! -e /dev/$sd ]"
+done
+check_sh no-tcmu-uio-left "! grep -q '^tcm-user/' /sys/class/uio/uio*/name 2>/dev/null"
+kernel_clean kernel-log-clean

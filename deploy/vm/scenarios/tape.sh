@@ -1,0 +1,254 @@
+# vm-timeout: 480
+# tape: vscsid's vtape through TCMU + tcm_loop + st, driven by mt-st, dd and
+# GNU tar the way an operator would: identity, variable and fixed records,
+# short and long reads (ILI), filemarks and positioning, early warning and
+# ENOSPC, empty drive, write protect, DAT72's fixed default, st's
+# statistics, and a file-backed cartridge that survives a daemon restart.
+#
+# st blocks in open() while a drive is NOT READY, so every command runs
+# under timeout and cmd_time_out is small.
+
+CMD_TIMEOUT=60
+MEDIA=/tmp/vmtest/media
+mkdir -p /etc/vscsid "$MEDIA"
+cat >/etc/vscsid/tape.yaml <<EOF
+cmd_time_out: 5
+devices:
+  - name: tape0
+    type: vtape
+    config: "personality=lto6;memory=1;capacity=512M;barcode=LTO601L6"
+  - name: small
+    type: vtape
+    config: "personality=lto6;memory=1;capacity=8M;early_warning=256K;barcode=SMALL1L6"
+  - name: empty
+    type: vtape
+    config: "personality=lto6;memory=1"
+  - name: dat
+    type: vtape
+    config: "personality=dat72;memory=1;capacity=64M;barcode=DAT001"
+  - name: wprot
+    type: vtape
+    config: "personality=lto6;memory=1;wp=1;barcode=WPROT1L6"
+  - name: persist
+    type: vtape
+    config: "personality=lto6;media=$MEDIA;barcode=PERS01L6"
+EOF
+artefact /etc/vscsid/tape.yaml
+TAPES="tape0 small empty dat wprot persist"
+
+# A file-backed cartridge for the persistence check.
+check cartridge-create vscsictl media create --dir "$MEDIA" --barcode PERS01L6 --capacity 64M
+
+dmesg_mark daemon
+vscsid_start tape --config /etc/vscsid/tape.yaml
+[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
+for n in $TAPES; do
+	require wait_for "$n-attached" 30 "dev_node tape $n && [ -e /dev/n\$(dev_tape $n) ] && dev_node sg $n"
+done
+
+# ----------------------------------------------------------------- identity
+# tape_id NAME VENDOR PRODUCT
+tape_id() {
+	_st=$(dev_tape "$1")
+	_h=$(dev_hctl "$1")
+	note "$1 is /dev/$_st, /dev/n$_st ($_h)"
+	check_sh "$1-dmesg-sequential-access" "dmesg_since daemon | grep -qE 'scsi $_h: Sequential-Access +$2 +$3 '"
+	check_sh "$1-dmesg-attached-st" "dmesg_since daemon | grep -q 'st $_h: Attached scsi tape $_st\$'"
+	check "$1-sysfs-scsi_tape" test -d "/sys/class/scsi_tape/$_st"
+	expect_eq "$1-sysfs-type-1" 1 "$(cat /sys/class/scsi_device/$_h/device/type)"
+	expect_eq "$1-sysfs-vendor" "$2" "$(sed 's/ *$//' /sys/class/scsi_device/$_h/device/vendor)"
+	expect_eq "$1-sysfs-model" "$3" "$(sed 's/ *$//' /sys/class/scsi_device/$_h/device/model)"
+	expect_output "$1-sg_inq-pdt-1-rmb-1" 'PDT=1 +RMB=1 ' sg_inq "/dev/$(dev_sg "$1")"
+	expect_match "$1-sg_inq-pdt-tape" 'Peripheral device type: tape' "$OUT"
+}
+tape_id tape0 IBM ULT3580-TD6
+tape_id dat HP DAT72
+
+T=/dev/n$(dev_tape tape0)
+R=/dev/$(dev_tape tape0)
+S=$(dev_tape tape0)
+
+expect_output tape0-mt-status-bot 'BOT' "$MT" -f "$T" status
+expect_match tape0-mt-status-online 'ONLINE' "$OUT"
+expect_match tape0-mt-status-variable 'Tape block size 0 bytes' "$OUT"
+expect_match tape0-mt-status-density-lto6 'Density code 0x5a' "$OUT"
+
+# ------------------------------------------------ variable records, dd
+check rand-1000 dd if=/dev/urandom of="$W/r1000" bs=1000 count=1
+check rand-2000 dd if=/dev/urandom of="$W/r2000" bs=2000 count=3
+check rand-32k dd if=/dev/urandom of="$W/r32k" bs=32k count=10
+check rand-1M dd if=/dev/urandom of="$W/r1m" bs=1M count=2
+check var-rewind "$MT" -f "$T" rewind
+# One dd per file: st writes a filemark when the node is closed after writing.
+check var-write-1x1000 dd if="$W/r1000" of="$T" bs=1000
+check var-write-3x2000 dd if="$W/r2000" of="$T" bs=2000
+check var-write-10x32k dd if="$W/r32k" of="$T" bs=32k
+check var-write-2x1M dd if="$W/r1m" of="$T" bs=1M
+expect_output var-tell-after-write '^At block 20\.' "$MT" -f "$T" tell
+check var-rewind-2 "$MT" -f "$T" rewind
+# A larger buffer returns each shorter record whole: dd counts partial reads.
+expect_output var-read-1000-with-64k '^0\+1 records in' dd if="$T" of="$W/o1" bs=64k
+expect_eq var-read-1000-size 1000 "$(wc -c <"$W/o1")"
+expect_eq var-read-1000-md5 "$(md5 "$W/r1000")" "$(md5 "$W/o1")"
+expect_output var-read-2000-with-64k '^0\+3 records in' dd if="$T" of="$W/o2" bs=64k
+expect_eq var-read-2000-md5 "$(md5 "$W/r2000")" "$(md5 "$W/o2")"
+expect_output var-read-32k-with-64k '^0\+10 records in' dd if="$T" of="$W/o3" bs=64k
+expect_eq var-read-32k-md5 "$(md5 "$W/r32k")" "$(md5 "$W/o3")"
+expect_output var-read-1M-with-1M '^2\+0 records in' dd if="$T" of="$W/o4" bs=1M
+expect_eq var-read-1M-md5 "$(md5 "$W/r1m")" "$(md5 "$W/o4")"
+# At EOD: a read returns nothing.
+expect_output var-read-at-eod '^0\+0 records in' dd if="$T" of=/dev/null bs=64k count=1
+# A smaller buffer than the record: st refuses with ENOMEM.
+check var-fsf-2 sh -c "$MT -f $T rewind && $MT -f $T fsf 2"
+expect_errno var-read-32k-with-16k-enomem ENOMEM dd if="$T" of=/dev/null bs=16k count=1
+
+# /dev/stN rewinds on close.
+check rewind-node-rewind "$MT" -f "$T" rewind
+check rewind-node-write dd if="$W/r1000" of="$R" bs=1000
+expect_output rewind-node-at-bot 'BOT' "$MT" -f "$T" status
+expect_match rewind-node-file-0 'File number=0, block number=0' "$OUT"
+
+# --------------------------------------------------------------- st stats
+ststat() { cat "/sys/class/scsi_tape/$S/stats/$1"; }
+check stats-rewind "$MT" -f "$T" rewind
+w0=$(ststat write_cnt) wb0=$(ststat write_byte_cnt)
+check stats-write-10x32k dd if="$W/r32k" of="$T" bs=32k
+expect_eq stats-write_cnt-delta 10 "$(($(ststat write_cnt) - w0))"
+expect_eq stats-write_byte_cnt-delta 327680 "$(($(ststat write_byte_cnt) - wb0))"
+check stats-rewind-2 "$MT" -f "$T" rewind
+r0=$(ststat read_cnt) rb0=$(ststat read_byte_cnt)
+check stats-read-10x32k dd if="$T" of=/dev/null bs=64k
+# The residual of each short READ reached st (TCMU READ_LEN): bytes count
+# what the records held, not what was asked for. The READ that meets the
+# filemark is counted too.
+expect_eq stats-read_byte_cnt-delta 327680 "$(($(ststat read_byte_cnt) - rb0))"
+expect_eq stats-read_cnt-delta 11 "$(($(ststat read_cnt) - r0))"
+
+# ---------------------------------------------------------------- GNU tar
+for d in a b c; do
+	mkdir -p "$W/src-$d"
+	for i in 1 2 3; do
+		dd if=/dev/urandom of="$W/src-$d/f$i" bs=$((i * 7777)) count=1 2>/dev/null
+	done
+	echo "archive $d" >"$W/src-$d/README"
+done
+check tar-rewind "$MT" -f "$T" rewind
+check tar-write-first "$TAR" -b 20 -cf "$T" -C "$W/src-a" .
+check tar-write-second "$TAR" -b 20 -cf "$T" -C "$W/src-b" .
+check tar-fsf-1 sh -c "$MT -f $T rewind && $MT -f $T fsf 1"
+expect_output tar-list-second '^\./f3$' "$TAR" -b 20 -tf "$T"
+check tar-fsf-1-again sh -c "$MT -f $T rewind && $MT -f $T fsf 1"
+mkdir -p "$W/x-b"
+check tar-extract-second "$TAR" -b 20 -xf "$T" -C "$W/x-b"
+check tar-second-identical diff -r "$W/src-b" "$W/x-b"
+check tar-eod "$MT" -f "$T" eod
+expect_output tar-eod-file-number-2 'File number=2, block number=0' "$MT" -f "$T" status
+check tar-append-third "$TAR" -b 20 -cf "$T" -C "$W/src-c" .
+check tar-fsf-2 sh -c "$MT -f $T rewind && $MT -f $T fsf 2"
+mkdir -p "$W/x-c"
+check tar-extract-third "$TAR" -b 20 -xf "$T" -C "$W/x-c"
+check tar-third-identical diff -r "$W/src-c" "$W/x-c"
+check tar-rewind-first "$MT" -f "$T" rewind
+mkdir -p "$W/x-a"
+check tar-extract-first "$TAR" -b 20 -xf "$T" -C "$W/x-a"
+check tar-first-identical diff -r "$W/src-a" "$W/x-a"
+
+# ------------------------------------------------------------ tell / seek
+check seek-src dd if=/dev/urandom of="$W/seek" bs=4k count=20
+check seek-rewind "$MT" -f "$T" rewind
+check seek-write-20x4k dd if="$W/seek" of="$T" bs=4k
+# 20 records and the filemark written at close.
+expect_output seek-tell-21 '^At block 21\.' "$MT" -f "$T" tell
+check seek-7 "$MT" -f "$T" seek 7
+expect_output seek-tell-7 '^At block 7\.' "$MT" -f "$T" tell
+check seek-read-record-7 dd if="$T" of="$W/rec7" bs=4k count=1
+dd if="$W/seek" of="$W/want7" bs=4k skip=7 count=1 2>/dev/null
+expect_eq seek-record-7-md5 "$(md5 "$W/want7")" "$(md5 "$W/rec7")"
+expect_output seek-tell-8 '^At block 8\.' "$MT" -f "$T" tell
+
+# ------------------------------------------------------ fixed-block mode
+check fixed-setblk-1024 "$MT" -f "$T" setblk 1024
+expect_output fixed-status-1024 'Tape block size 1024 bytes' "$MT" -f "$T" status
+check fixed-src dd if=/dev/urandom of="$W/fx" bs=1k count=64
+check fixed-rewind "$MT" -f "$T" rewind
+check fixed-write-bs1k dd if="$W/fx" of="$T" bs=1k
+check fixed-write-bs32k dd if="$W/fx" of="$T" bs=32k
+check fixed-rewind-2 "$MT" -f "$T" rewind
+expect_output fixed-read-bs32k '^2\+0 records in' dd if="$T" of="$W/fx1" bs=32k
+expect_eq fixed-bs1k-file-md5 "$(md5 "$W/fx")" "$(md5 "$W/fx1")"
+expect_output fixed-read-bs1k '^64\+0 records in' dd if="$T" of="$W/fx2" bs=1k
+expect_eq fixed-bs32k-file-md5 "$(md5 "$W/fx")" "$(md5 "$W/fx2")"
+expect_errno fixed-odd-size-write-refused EINVAL dd if="$W/fx" of="$T" bs=1000 count=1
+check fixed-setblk-0 "$MT" -f "$T" setblk 0
+expect_output fixed-back-to-variable 'Tape block size 0 bytes' "$MT" -f "$T" status
+
+# ------------------------------------------- early warning and ENOSPC
+TS=/dev/n$(dev_tape small)
+check small-src dd if=/dev/urandom of="$W/big" bs=1M count=12
+check small-rewind "$MT" -f "$TS" rewind
+expect_errno small-write-until-enospc ENOSPC dd if="$W/big" of="$TS" bs=64k
+n=$(printf '%s\n' "$OUT" | sed -n 's/^\([0-9]*\)+0 records out$/\1/p')
+n=${n:-0}
+note "small cartridge took $n records of 64 KiB before ENOSPC"
+# Early warning at 8M - 256K = 124 records of 64 KiB; the record that
+# crosses it is written, and per-record overhead may take a few.
+check_sh small-records-before-ew "[ $n -ge 118 ] && [ $n -le 128 ]"
+check small-rewind-2 "$MT" -f "$TS" rewind
+expect_output small-read-back-all "^$n\\+0 records in" dd if="$TS" of="$W/big-back" bs=64k
+dd if="$W/big" of="$W/big-want" bs=64k count="$n" 2>/dev/null
+expect_eq small-read-back-md5 "$(md5 "$W/big-want")" "$(md5 "$W/big-back")"
+
+# ---------------------------------------------------- empty drive, WP
+TE=/dev/n$(dev_tape empty)
+expect_errno empty-open-enomedium ENOMEDIUM dd if="$TE" of=/dev/null bs=64k count=1
+expect_output empty-status-dr-open 'DR_OPEN' "$MT" -f "$TE" status
+TW=/dev/n$(dev_tape wprot)
+expect_errno wp-open-write-erofs EROFS dd if=/dev/zero of="$TW" bs=1k count=1
+expect_output wp-status-wr-prot 'WR_PROT' "$MT" -f "$TW" status
+check wp-open-read-ok "$MT" -f "$TW" rewind
+
+# ------------------------------------------------------------------ DAT72
+TD=/dev/n$(dev_tape dat)
+expect_output dat72-status-fixed-1024 'Tape block size 1024 bytes' "$MT" -f "$TD" status
+expect_match dat72-density-0x47 'Density code 0x47' "$OUT"
+check dat72-write-16k dd if="$W/fx" of="$TD" bs=1k count=16
+check dat72-rewind "$MT" -f "$TD" rewind
+dd if="$W/fx" of="$W/fx16" bs=1k count=16 2>/dev/null
+check_sh dat72-read-back "[ \"\$(dd if=$TD bs=1k 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/fx16") ]"
+
+# ---------------------------------------- persistence across a restart
+TP=/dev/n$(dev_tape persist)
+check persist-src dd if=/dev/urandom of="$W/p" bs=64k count=16
+check persist-rewind "$MT" -f "$TP" rewind
+check persist-write dd if="$W/p" of="$TP" bs=64k
+check persist-write-second-file dd if="$W/r1000" of="$TP" bs=1000
+check persist-rewind-before-stop "$MT" -f "$TP" rewind
+
+check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"
+
+nodes=""
+for n in $TAPES; do nodes="$nodes $(dev_tape "$n")"; done
+vscsid_stop vscsid-sigterm-exit-0
+wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
+for s in $nodes; do
+	wait_for "$s-removed" 15 "[ ! -e /sys/class/scsi_tape/$s ]"
+done
+
+dmesg_mark restart
+vscsid_start tape-restart --config /etc/vscsid/tape.yaml
+[ -n "$VSCSID_PID" ] || abort "vscsid did not restart"
+require wait_for persist-reattached 30 "dev_node tape persist"
+TP=/dev/n$(dev_tape persist)
+check persist-rewind-after-restart "$MT" -f "$TP" rewind
+expect_output persist-read-first-file '^16\+0 records in' dd if="$TP" of="$W/p-back" bs=64k
+expect_eq persist-first-file-md5 "$(md5 "$W/p")" "$(md5 "$W/p-back")"
+expect_output persist-read-second-file '^0\+1 records in' dd if="$TP" of="$W/p-back2" bs=64k
+expect_eq persist-second-file-md5 "$(md5 "$W/r1000")" "$(md5 "$W/p-back2")"
+# The memory cartridge was not persisted: a fresh one is blank.
+T=/dev/n$(dev_tape tape0)
+check memory-rewind-after-restart "$MT" -f "$T" rewind
+expect_output memory-blank-after-restart '^0\+0 records in' dd if="$T" of=/dev/null bs=64k count=1
+vscsid_stop vscsid-sigterm-exit-0-after-restart
+wait_for configfs-no-residue-after-restart 15 "[ -z \"\$(configfs_residue)\" ]"
+
+kernel_clean kernel-log-clean
