@@ -1,0 +1,358 @@
+package disk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// naaCompanyID is the 24-bit company ID of the default NAA-5 designators.
+// 0x0A5C51 is in the CID format (low nibble of the first octet 1010b), a
+// locally assigned range that never collides with an IEEE-assigned OUI.
+const naaCompanyID = 0x0A5C51
+
+// Disk is an emulated SBC disk. See the package documentation for the
+// behaviour and the concurrency contract.
+type Disk struct {
+	scsi.SPC
+
+	name string
+	log  *zap.Logger
+	cfg  Config
+
+	blocks    uint64 // capacity in logical blocks
+	lbs       uint32
+	shift     uint   // log2(lbs)
+	alignMask uint64 // logical blocks per physical block - 1
+	alignAdd  uint64 // (ppb - lowest aligned) & alignMask
+	maxBlocks uint32 // 0 = not enforced
+	maxWS     uint64 // 0 = not enforced
+
+	fake    bool
+	backend Backend
+	store   *Store
+	flusher Flusher
+	zeroer  Zeroer
+	wrap    int64  // bytes of backend the capacity wraps over
+	wrapBlk uint64 // the same in blocks
+
+	cmds [256]*command
+
+	wce     atomic.Bool
+	stopped atomic.Bool
+	prevent uint8
+
+	misalignedReads  atomic.Uint64
+	misalignedWrites atomic.Uint64
+	faultLogged      atomic.Bool
+
+	block   []byte // one logical block: WRITE SAME pattern
+	param   []byte // UNMAP parameter list, allocated with lbpu
+	cmpA    []byte // VERIFY compare buffers, allocated on first use
+	cmpB    []byte
+	pageBuf [64]byte // current mode page for MODE SELECT comparison
+	empty   scsi.Buffer
+}
+
+// New returns a disk named name (the configfs storage object name; the
+// default serial number and NAA designator are derived from it, so they
+// are stable across restarts). cfg must be valid and have a capacity.
+func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("disk %s: %w", name, err)
+	}
+	if !cfg.HasSize() {
+		return nil, fmt.Errorf("disk %s: size: not set (give size= or blocks= in the cfgstring, or a backstore size)", name)
+	}
+	d := &Disk{
+		name:      name,
+		log:       log,
+		cfg:       cfg,
+		blocks:    cfg.Capacity(),
+		lbs:       cfg.LBS,
+		maxBlocks: cfg.MaxBlocks,
+		maxWS:     cfg.MaxWSBlocks,
+		fake:      cfg.Mode == ModeFakeRW,
+		block:     make([]byte, cfg.LBS),
+	}
+	for d.lbs>>d.shift != 1 {
+		d.shift++
+	}
+	if cfg.PBExp > 0 {
+		ppb := uint64(1) << cfg.PBExp
+		d.alignMask = ppb - 1
+		d.alignAdd = (ppb - uint64(cfg.LowestAligned)) & d.alignMask
+	}
+	capBytes := int64(d.blocks) << d.shift
+	if d.fake {
+		d.backend = FakeRW{}
+		d.wrap, d.wrapBlk = capBytes, d.blocks
+	} else {
+		size := min(int64(cfg.StoreSize)>>d.shift<<d.shift, capBytes)
+		s, err := NewStore(size)
+		if err != nil {
+			return nil, fmt.Errorf("disk %s: %w", name, err)
+		}
+		d.store, d.backend = s, s
+		d.wrap, d.wrapBlk = size, uint64(size>>d.shift)
+	}
+	d.flusher, _ = d.backend.(Flusher)
+	d.zeroer, _ = d.backend.(Zeroer)
+	d.wce.Store(cfg.WCE)
+	if cfg.LBPU {
+		d.param = make([]byte, 8+16*int(cfg.UnmapMaxDesc))
+	}
+
+	for i := range sbcCommands {
+		c := &sbcCommands[i]
+		if c.info.OpCode == scsi.Unmap && !cfg.LBPU {
+			continue // UNMAP is INVALID COMMAND OPERATION CODE without lbpu
+		}
+		d.cmds[c.info.OpCode] = c
+		d.Commands = append(d.Commands, c.info)
+	}
+	d.Identity = identity(name, cfg)
+	d.VPD = []scsi.VPDPage{
+		{Code: 0xb0, Append: d.appendBlockLimits},
+		{Code: 0xb1, Append: d.appendBlockCharacteristics},
+	}
+	if cfg.lbp() {
+		d.VPD = append(d.VPD, scsi.VPDPage{Code: 0xb2, Append: d.appendProvisioning})
+	}
+	d.Modes = scsi.ModePages{
+		Pages: []scsi.ModePage{
+			{Code: 0x01, Append: appendErrorRecovery},
+			{Code: 0x08, Append: d.appendCaching, Select: d.selectCaching},
+			{Code: 0x0a, Append: d.appendControl, Select: d.selectControl},
+		},
+		DeviceSpecific:        d.deviceSpecific,
+		BlockDescriptor:       d.appendBlockDescriptor,
+		SelectBlockDescriptor: d.selectBlockDescriptor,
+	}
+	if cfg.DSense {
+		d.SenseFormat = scsi.DescriptorFormat
+	}
+	// SAM-5 5.14: a logical unit reports its power-on once.
+	d.UA.Add(scsi.PowerOnResetOrBusDeviceReset)
+
+	storeBytes := int64(0)
+	if d.store != nil {
+		storeBytes = d.store.Size()
+	}
+	log.Info("vdisk configured",
+		zap.String("device", name),
+		zap.Uint64("blocks", d.blocks),
+		zap.Uint32("lbs", d.lbs),
+		zap.Uint32("pbs", cfg.PhysicalBlockSize()),
+		zap.Stringer("mode", cfg.Mode),
+		zap.Int64("store_bytes", storeBytes),
+		zap.String("config", cfg.String()))
+	return d, nil
+}
+
+// identity derives the INQUIRY identity from the name and the overrides.
+func identity(name string, cfg Config) scsi.Identity {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	sum := h.Sum64()
+	naa := cfg.NAA
+	if naa == 0 {
+		naa = scsi.NAARegistered(naaCompanyID, sum)
+	}
+	serial := cfg.Serial
+	if serial == "" {
+		serial = defaultSerial(name, sum)
+	}
+	return scsi.Identity{
+		PeripheralType: 0x00,
+		Vendor:         cfg.Vendor,
+		Product:        cfg.Product,
+		Revision:       cfg.Revision,
+		Serial:         serial,
+		NAA:            naa,
+		Versions:       []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSBC4},
+		CmdQue:         true,
+	}
+}
+
+// defaultSerial is the device name when it is a usable serial number
+// (printable ASCII without spaces, at most 64 bytes), so that
+// /dev/disk/by-id names are readable; otherwise a hash of it.
+func defaultSerial(name string, sum uint64) string {
+	ok := name != "" && len(name) <= 64
+	for i := 0; ok && i < len(name); i++ {
+		ok = name[i] > 0x20 && name[i] < 0x7f
+	}
+	if ok {
+		return name
+	}
+	return fmt.Sprintf("%016x", sum)
+}
+
+// Name is the device name given to New.
+func (d *Disk) Name() string { return d.name }
+
+// Config returns the configuration the disk was built with.
+func (d *Disk) Config() Config { return d.cfg }
+
+// cmdFlags are dispatch properties of a command.
+type cmdFlags uint8
+
+const (
+	// needReady: NOT READY while the unit is stopped.
+	needReady cmdFlags = 1 << iota
+)
+
+// command is one entry of the dispatch table. Exactly one of run (SBC,
+// returns an error for ResponseFor) and spc (common SPC, returns the
+// Response) is set. info.Usage is the REPORT SUPPORTED OPERATION CODES
+// usage map; its length is the CDB length.
+type command struct {
+	name  string
+	run   func(*Disk, *scsi.Command) error
+	spc   func(*Disk, *scsi.Command) scsi.Response
+	flags cmdFlags
+	info  scsi.CommandInfo
+}
+
+// CommandName returns the snake_case name of op for the `command` metric
+// label, "" if the disk does not support it. Opcodes with service actions
+// are named after the one service action supported (0x9e is
+// read_capacity_16, 0xa3 report_supported_opcodes).
+func (d *Disk) CommandName(op scsi.OpCode) string {
+	if c := d.cmds[op]; c != nil {
+		return c.name
+	}
+	return ""
+}
+
+var (
+	senseInvalidOp = scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidCommandOperationCode}
+	senseShortCDB  = scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInCDB}
+	senseNotReady  = scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitNotReadyInitCmd}
+)
+
+// HandleCommand executes one command. It never panics on any CDB or
+// buffer, and never allocates on the READ/WRITE path.
+func (d *Disk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
+	if cmd.Data == nil {
+		c := *cmd
+		c.Data = &d.empty
+		cmd = &c
+	}
+	r := d.dispatch(cmd)
+	if r.Status == scsi.StatusCheckCondition {
+		r.Sense.Format = d.SenseFormat
+	}
+	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
+		ce.Write(zap.String("device", d.name), zap.Uint8("opcode", uint8(cmd.CDB.OpCode())),
+			zap.Stringer("status", r.Status), zap.Stringer("sense_key", r.Sense.Key),
+			zap.Stringer("asc", r.Sense.ASC), zap.Int("bytes", cmd.Data.Len()))
+	}
+	return r
+}
+
+func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
+	cdb := cmd.CDB
+	if len(cdb) == 0 {
+		return scsi.CheckCondition(senseInvalidOp)
+	}
+	c := d.cmds[cdb[0]]
+	if c == nil {
+		return scsi.CheckCondition(senseInvalidOp)
+	}
+	n := len(c.info.Usage)
+	if len(cdb) < n {
+		return scsi.CheckCondition(senseShortCDB)
+	}
+	// SAM-5 5.2: NACA=1 without ACA support is INVALID FIELD IN CDB.
+	if cdb[n-1]&0x04 != 0 {
+		return toResponse(scsi.InvalidField(n-1, 2))
+	}
+	if r, ok := d.TakeUnitAttention(cmd); ok {
+		return r
+	}
+	if c.flags&needReady != 0 && d.stopped.Load() {
+		return scsi.CheckCondition(senseNotReady)
+	}
+	if c.spc != nil {
+		return c.spc(d, cmd)
+	}
+	return toResponse(c.run(d, cmd))
+}
+
+// toResponse is scsi.ResponseFor with an allocation-free fast path.
+func toResponse(err error) scsi.Response {
+	if err == nil {
+		return scsi.Good
+	}
+	if se, ok := err.(*scsi.Error); ok {
+		return scsi.CheckCondition(se.Sense)
+	}
+	return scsi.ResponseFor(err)
+}
+
+// fault turns a backend error into MEDIUM ERROR with asc (a device fault:
+// logged at Error once per disk, then only counted by the target).
+func (d *Disk) fault(err error, asc scsi.ASC) error {
+	var se *scsi.Error
+	if errors.As(err, &se) {
+		return se
+	}
+	if d.faultLogged.CompareAndSwap(false, true) {
+		d.log.Error("vdisk backend failed; further failures are not logged",
+			zap.String("device", d.name), zap.Error(err))
+	}
+	return scsi.NewError(scsi.MediumError, asc)
+}
+
+// Stats is a snapshot of a disk's geometry, state and counters, for
+// metrics.
+type Stats struct {
+	Mode              Mode
+	Blocks            uint64 // capacity in logical blocks
+	LogicalBlockSize  uint32
+	PhysicalBlockSize uint32
+	LowestAlignedLBA  uint16
+	StoreSize         int64 // RAM store size in bytes (0 in fake_rw mode)
+	StoreAllocated    int64 // RAM store bytes allocated by writes
+	WriteProtect      bool
+	WriteCache        bool // WCE of the caching mode page
+	Stopped           bool // START STOP UNIT with START=0
+	// MisalignedReads and MisalignedWrites count READ and WRITE commands
+	// whose start LBA or length is not a multiple of the physical block
+	// (taking the lowest aligned LBA into account). Always 0 when the
+	// physical block is the logical block.
+	MisalignedReads  uint64
+	MisalignedWrites uint64
+}
+
+// Stats returns a snapshot; it is safe to call from any goroutine.
+func (d *Disk) Stats() Stats {
+	s := Stats{
+		Mode:              d.cfg.Mode,
+		Blocks:            d.blocks,
+		LogicalBlockSize:  d.lbs,
+		PhysicalBlockSize: d.cfg.PhysicalBlockSize(),
+		LowestAlignedLBA:  d.cfg.LowestAligned,
+		WriteProtect:      d.cfg.WP,
+		WriteCache:        d.wce.Load(),
+		Stopped:           d.stopped.Load(),
+		MisalignedReads:   d.misalignedReads.Load(),
+		MisalignedWrites:  d.misalignedWrites.Load(),
+	}
+	if d.store != nil {
+		s.StoreSize = d.store.Size()
+		s.StoreAllocated = d.store.Allocated()
+	}
+	return s
+}
