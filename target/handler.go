@@ -10,13 +10,25 @@ import (
 
 // A Handler emulates one SCSI logical unit. HandleCommand is called from the
 // device's loop; commands for one device are delivered in ring order and are
-// never concurrent. A Handler reports every SCSI outcome in the Response; it
-// has no error return. cmd and cmd.Data are valid only during the call.
+// never concurrent (unless the Handler is a ConcurrentHandler). A Handler
+// reports every SCSI outcome in the Response; it has no error return. cmd
+// and cmd.Data are valid only during the call.
 //
 // If a Handler also implements io.Closer, the device calls Close after the
 // loop has stopped (an optional interface, like http.Flusher).
 type Handler interface {
 	HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response
+}
+
+// A ConcurrentHandler opts in to serving up to Concurrent() commands at
+// once, from that many goroutines, completing them out of ring order. The
+// device honours it only when the kernel offers out-of-order completion
+// (TCMU_MAILBOX_FLAG_CAP_OOOC); otherwise, or when Concurrent returns 1 or
+// less, commands are delivered one at a time in ring order. A disk whose
+// commands are independent may opt in; a tape drive must not.
+type ConcurrentHandler interface {
+	Handler
+	Concurrent() int
 }
 
 // HandlerFunc adapts a function to the Handler interface.

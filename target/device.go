@@ -1,0 +1,605 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// A Notifier is the doorbell pair of one TCMU device: the UIO file in
+// production, a channel in tests (targettest.Kernel).
+type Notifier interface {
+	// Wait blocks until the kernel has signalled new ring entries since
+	// the previous Wait, or ctx is done (then it returns ctx.Err()).
+	Wait(ctx context.Context) error
+	// Kick tells the kernel that cmd_tail moved: it reaps completions only
+	// when kicked.
+	Kick() error
+}
+
+// kickInterval bounds how long finished commands may sit in the ring
+// unannounced while the device works through a long batch. One Kick per
+// batch is the cheap case (tcmu-runner does only that); with slow commands
+// each completion would otherwise wait for the whole batch.
+const kickInterval = 100 * time.Microsecond
+
+// RingInfo describes the TCMU limits in force for a device, as the kernel
+// set them in the mailbox.
+type RingInfo struct {
+	Version    uint16
+	Flags      uint16 // TCMU_MAILBOX_FLAG_CAP_*: FlagOOOC, FlagReadLen, FlagTMR, FlagKeepBuf
+	CmdrOffset uint32 // command ring offset in the mapping
+	CmdrSize   uint32 // command ring bytes
+	DataOffset uint64 // data area offset in the mapping
+	DataSize   uint64 // data area bytes: the largest transfer one command can have
+	MapSize    uint64 // bytes mapped
+	Workers    int    // > 0: commands are served by that many goroutines with out-of-order completion
+}
+
+// Has reports whether the kernel offers capability f.
+func (i RingInfo) Has(f uint16) bool { return i.Flags&f == f }
+
+// Device serves one TCMU ring with one Handler.
+//
+// Concurrency: Run is called once, by the owner, usually in its own
+// goroutine; the device's loop then is the only reader and writer of the
+// ring. Stats and Info may be called from any goroutine at any time.
+type Device struct {
+	r       *ring
+	n       Notifier
+	h       Handler
+	log     *zap.Logger
+	namer   CommandNamer
+	info    RingInfo
+	readLen bool
+	epoch   time.Time
+	st      stats
+	started atomic.Bool
+	failed  atomic.Bool
+
+	// Owned by the loop goroutine.
+	tail     uint32 // completion cursor: published cmd_tail
+	readPos  uint32 // next entry to hand out
+	scanPos  uint32 // entries before it have valid headers and their TMRs applied
+	inflight int    // commands between tail and readPos not yet completed
+	seen     idSet  // cmd_ids of scanned, not yet handed out commands
+	aborted  idSet  // of those, the ones a TMR listed
+	unkicked int    // completions written since the last Kick
+	lastKick int64
+	batch    int
+	c0       *cmdCtx
+	sense    [SenseBufferSize]byte
+}
+
+type idSet [(cmdIDMax + 1) / 64]uint64
+
+func (s *idSet) set(id uint16)      { s[id>>6] |= 1 << (id & 63) }
+func (s *idSet) has(id uint16) bool { return s[id>>6]&(1<<(id&63)) != 0 }
+func (s *idSet) del(id uint16)      { s[id>>6] &^= 1 << (id & 63) }
+
+// NewDevice returns a Device over mem, a TCMU mapping laid out by the
+// kernel (mailbox, command ring, data area), signalled through n. It
+// validates the mailbox. Serving starts with Run.
+//
+// If h is a ConcurrentHandler asking for more than one worker and the
+// kernel offers out-of-order completion, commands are served concurrently.
+func NewDevice(mem []byte, n Notifier, h Handler, log *zap.Logger) (*Device, error) {
+	if n == nil || h == nil || log == nil {
+		return nil, errors.New("target: NewDevice needs a notifier, a handler and a logger")
+	}
+	r, err := newRing(mem)
+	if err != nil {
+		return nil, err
+	}
+	tail, _ := r.loadTail() // validated by newRing
+	d := &Device{
+		r:       r,
+		n:       n,
+		h:       h,
+		log:     log,
+		readLen: r.flags&FlagReadLen != 0,
+		epoch:   time.Now(),
+		tail:    tail,
+		readPos: tail,
+		scanPos: tail,
+		c0:      newCmdCtx(),
+		info: RingInfo{
+			Version:    r.version,
+			Flags:      r.flags,
+			CmdrOffset: r.cmdrOff,
+			CmdrSize:   r.cmdrSize,
+			DataOffset: r.dataOff,
+			DataSize:   uint64(len(mem)) - r.dataOff,
+			MapSize:    uint64(len(mem)),
+		},
+	}
+	d.namer, _ = h.(CommandNamer)
+	if ch, ok := h.(ConcurrentHandler); ok {
+		if w := ch.Concurrent(); w > 1 {
+			if r.flags&FlagOOOC != 0 {
+				d.info.Workers = w
+			} else {
+				log.Warn("kernel does not offer out-of-order completion; serving commands one at a time in ring order",
+					zap.Int("workers", w), zap.Uint16("mailbox_flags", r.flags))
+			}
+		}
+	}
+	return d, nil
+}
+
+// Info returns the ring limits in force.
+func (d *Device) Info() RingInfo { return d.info }
+
+// Stats returns a snapshot of the device's counters.
+func (d *Device) Stats() DeviceStats {
+	s := d.st.snapshot(d.namer)
+	s.Failed = d.failed.Load()
+	return s
+}
+
+// Run serves the ring until ctx is done (it then returns nil) or the device
+// fails: a ring fault (an error wrapping ErrRingCorrupt), a failing
+// Notifier, a memory fault in the mapping or a panicking Handler. A failed
+// device stops serving; the commands left in its ring are failed by the
+// kernel after cmd_time_out. Run does not log the error it returns. When
+// Run returns, the Handler has been closed if it is an io.Closer.
+func (d *Device) Run(ctx context.Context) (err error) {
+	if !d.started.CompareAndSwap(false, true) {
+		return errors.New("target: Device.Run called twice")
+	}
+	defer func() {
+		if c, ok := d.h.(io.Closer); ok {
+			if cerr := c.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close handler: %w", cerr)
+			}
+		}
+		if err != nil {
+			d.failed.Store(true)
+		}
+	}()
+	if d.info.Workers > 1 {
+		return d.runConcurrent(ctx)
+	}
+	return d.runInOrder(ctx)
+}
+
+// guard turns a panic of the calling goroutine (a fault on an unmapped
+// data page, with SetPanicOnFault, or a Handler bug) into an error.
+func guard(err *error) {
+	if p := recover(); p != nil {
+		*err = &PanicError{Value: p, Stack: debug.Stack()}
+	}
+}
+
+// PanicError reports a panic caught while serving a device: a Handler bug,
+// or a memory fault on the mapping (the kernel unmapped a data page we
+// touched).
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic while serving: %v", e.Value) }
+
+func (d *Device) now() int64 { return int64(time.Since(d.epoch)) }
+
+func (d *Device) runInOrder(ctx context.Context) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer guard(&err)
+	done := ctx.Done()
+	for {
+		stop, err := d.drain(ctx, done)
+		if err != nil {
+			return err
+		}
+		if err := d.kick(); err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+		if err := d.n.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("wait for ring events: %w", err)
+		}
+		d.st.wakeups.Add(1)
+	}
+}
+
+// drain serves, in ring order, every command queued. It reports stop when
+// ctx was cancelled between two commands.
+func (d *Device) drain(ctx context.Context, done <-chan struct{}) (stop bool, err error) {
+	c := d.c0
+	for {
+		loaded, empty, err := d.step(c)
+		if err != nil {
+			return false, err
+		}
+		if empty {
+			d.endBatch()
+			return false, nil
+		}
+		if !loaded {
+			continue
+		}
+		d.execute(ctx, c)
+		if err := d.finish(c); err != nil {
+			return false, err
+		}
+		if d.unkicked > 0 && c.end-d.lastKick > int64(kickInterval) {
+			if err := d.kick(); err != nil {
+				return false, err
+			}
+		}
+		select {
+		case <-done:
+			d.endBatch()
+			return true, nil
+		default:
+		}
+	}
+}
+
+func (d *Device) endBatch() {
+	if d.batch > 0 {
+		d.st.observeBatch(d.batch)
+		d.batch = 0
+	}
+}
+
+func (d *Device) kick() error {
+	if d.unkicked == 0 {
+		return nil
+	}
+	d.unkicked = 0
+	d.lastKick = d.now()
+	d.st.kicks.Add(1)
+	if err := d.n.Kick(); err != nil {
+		return fmt.Errorf("kick: %w", err)
+	}
+	return nil
+}
+
+// scan validates the headers of the entries from scanPos to head, applies
+// TMR entries to the commands queued before them and flags unknown
+// opcodes. Scanning ahead of the commands being served is what lets an
+// ABORT TASK skip a command that is still waiting in the ring.
+func (d *Device) scan(head uint32) error {
+	d.st.ringUsed(d.r.used(d.tail, head))
+	for d.scanPos != head {
+		pos := d.scanPos
+		op, n, err := d.r.header(pos, d.r.used(pos, head))
+		if err != nil {
+			return err
+		}
+		switch op {
+		case opCmd:
+			d.seen.set(d.r.cmdID(pos))
+		case opPad:
+			d.st.pads.Add(1)
+		case opTMR:
+			typ, cnt, err := d.r.tmr(pos, n)
+			if err != nil {
+				return err
+			}
+			d.st.tmrs[typ].Add(1)
+			for i := range cnt {
+				if id := d.r.tmrID(pos, i); d.seen.has(id) {
+					d.aborted.set(id)
+				}
+			}
+		default:
+			// include/uapi/linux/target_core_user.h: set UNKNOWN_OP
+			// and skip. The kernel writes only PAD, CMD and TMR.
+			d.r.setUFlags(pos, UFlagUnknownOp)
+			d.st.unknown.Add(1)
+		}
+		d.scanPos = d.r.next(pos, n)
+	}
+	return nil
+}
+
+// step looks at the entry at readPos. A command entry is loaded into c
+// (loaded); any other entry is consumed; empty means nothing is queued.
+func (d *Device) step(c *cmdCtx) (loaded, empty bool, err error) {
+	head, err := d.r.loadHead()
+	if err != nil {
+		return false, false, err
+	}
+	if head != d.scanPos {
+		if err := d.scan(head); err != nil {
+			return false, false, err
+		}
+	}
+	if d.readPos == d.scanPos {
+		return false, true, nil
+	}
+	pos := d.readPos
+	op, n := d.r.op(pos)
+	if op != opCmd {
+		d.readPos = d.r.next(pos, n)
+		if d.inflight == 0 {
+			d.tail = d.readPos
+			d.r.storeTail(d.tail)
+		}
+		return false, false, nil
+	}
+	if err := d.r.load(c, pos, n); err != nil {
+		return false, false, err
+	}
+	d.readPos = d.r.next(pos, n)
+	d.inflight++
+	d.st.inflight.Add(1)
+	d.batch++
+	d.seen.del(c.id)
+	if d.aborted.has(c.id) {
+		d.aborted.del(c.id)
+		c.aborted = true
+	}
+	return true, false, nil
+}
+
+// execute runs c through the handler, unless a TMR aborted it or it is a
+// bidirectional command (which no Handler can express).
+func (d *Device) execute(ctx context.Context, c *cmdCtx) {
+	switch {
+	case c.aborted:
+		d.st.aborted.Add(1)
+		c.dur, c.end = 0, 0
+		return
+	case c.bidi:
+		d.st.bidi.Add(1)
+		c.resp = scsi.ResponseFor(scsi.ErrInvalidOpCode)
+		c.dur, c.end = 0, 0
+		return
+	}
+	start := d.now()
+	c.resp = d.h.HandleCommand(ctx, &c.cmd)
+	c.end = d.now()
+	c.dur = c.end - start
+	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
+		ce.Write(zap.Uint16("cmd_id", c.id), zap.Uint8("opcode", c.op),
+			zap.Int("bytes", c.buf.Len()), zap.Int("written", c.buf.Written()), zap.Int("consumed", c.buf.Consumed()),
+			zap.Stringer("status", c.resp.Status), zap.Stringer("sense_key", c.resp.Sense.Key),
+			zap.Uint16("asc", uint16(c.resp.Sense.ASC)), zap.Duration("duration", time.Duration(c.dur)))
+	}
+}
+
+// finish writes c's response into the ring and moves cmd_tail. The
+// response goes into the first command slot at the tail, which is c's own
+// slot when commands complete in ring order and another command's slot
+// ("stolen") when they complete out of order: the kernel reaps slots in
+// ring order and looks each command up by the cmd_id stored in the slot
+// (tcmu_handle_completions). PAD, TMR and unknown entries at the tail are
+// passed over, never written.
+func (d *Device) finish(c *cmdCtx) error {
+	pos := d.tail
+	for {
+		if pos == d.readPos {
+			return fmt.Errorf("target: no ring slot left to complete cmd_id %d (tail %d)", c.id, d.tail)
+		}
+		op, n := d.r.op(pos)
+		if op == opCmd {
+			break
+		}
+		pos = d.r.next(pos, n)
+	}
+	status, uflags, readLen, sense := d.response(c)
+	d.r.complete(pos, c.id, status, uflags, readLen, sense)
+	_, n := d.r.op(pos)
+	pos = d.r.next(pos, n)
+	for pos != d.readPos {
+		op, n := d.r.op(pos)
+		if op == opCmd {
+			break
+		}
+		pos = d.r.next(pos, n)
+	}
+	d.tail = pos
+	d.r.storeTail(pos)
+	d.inflight--
+	d.st.inflight.Add(-1)
+	d.unkicked++
+	d.st.observe(c)
+	return nil
+}
+
+// response maps c's outcome to the entry's status, uflags, read_len and
+// sense (include/uapi/linux/target_core_user.h; the kernel's side is
+// tcmu_handle_completion):
+//
+//   - CHECK CONDITION: sense in its format. Data-In the handler produced
+//     goes back with it only through READ_LEN (SCF_TREAT_READ_AS_NORMAL);
+//     without READ_LEN the kernel returns no data at all.
+//   - any other status: the kernel returns the whole Data-In buffer, so a
+//     short read is reported with READ_LEN; where READ_LEN cannot say it
+//     (the kernel lacks it, or nothing was written: read_len 0 means "not
+//     set") the unwritten rest is zeroed so no stale data-area bytes from
+//     an earlier command reach the initiator.
+func (d *Device) response(c *cmdCtx) (status, uflags uint8, readLen uint32, sense []byte) {
+	if c.aborted {
+		return uint8(scsi.StatusTaskAborted), 0, 0, nil
+	}
+	status = uint8(c.resp.Status)
+	n, w := c.buf.Len(), c.buf.Written()
+	if c.resp.Status == scsi.StatusCheckCondition {
+		if c.resp.Sense == (scsi.Sense{}) {
+			d.st.badSense.Add(1)
+			c.resp.Sense = scsi.Sense{Key: scsi.HardwareError, ASC: scsi.InternalTargetFailure}
+		}
+		sense = c.resp.Sense.Append(d.sense[:0])
+		if w > 0 && d.readLen {
+			uflags, readLen = UFlagReadLen, uint32(w)
+		}
+		return status, uflags, readLen, sense
+	}
+	if w >= n || c.buf.Consumed() > 0 {
+		return status, 0, 0, nil
+	}
+	if w > 0 && d.readLen {
+		return status, UFlagReadLen, uint32(w), nil
+	}
+	d.st.zeroFill.Add(uint64(n - w))
+	zeroFrom(c.segs, w)
+	return status, 0, 0, nil
+}
+
+// zeroFrom clears segs from byte offset off to the end.
+func zeroFrom(segs [][]byte, off int) {
+	for _, s := range segs {
+		if off >= len(s) {
+			off -= len(s)
+			continue
+		}
+		clear(s[off:])
+		off = 0
+	}
+}
+
+// runConcurrent serves the ring with d.info.Workers goroutines. The loop
+// goroutine stays the only one touching the ring: it hands loaded commands
+// to the workers and writes their completions (out of order, stealing
+// slots) as they come back.
+func (d *Device) runConcurrent(ctx context.Context) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer guard(&err)
+
+	nw := d.info.Workers
+	ctxs := 2 * nw // one being served and one queued per worker
+	free := make([]*cmdCtx, 0, ctxs)
+	for range ctxs {
+		free = append(free, newCmdCtx())
+	}
+	work := make(chan *cmdCtx, ctxs)
+	done := make(chan *cmdCtx, ctxs)
+	events := make(chan struct{}, 1)
+	waitErr := make(chan error, 1)
+
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range nw {
+		wg.Go(func() { d.worker(wctx, work, done) })
+	}
+	wg.Go(func() {
+		for {
+			if err := d.n.Wait(wctx); err != nil {
+				if wctx.Err() == nil {
+					waitErr <- err
+				}
+				return
+			}
+			select {
+			case events <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer func() {
+		cancel()
+		close(work)
+		wg.Wait()
+	}()
+
+	complete := func(c *cmdCtx) error {
+		if p := c.panic; p != nil {
+			c.panic = nil
+			if pe, ok := p.(*PanicError); ok {
+				return pe
+			}
+			return &PanicError{Value: p}
+		}
+		err := d.finish(c)
+		free = append(free, c)
+		return err
+	}
+	stopping := false
+	ctxDone := ctx.Done()
+	for {
+		for !stopping && len(free) > 0 {
+			c := free[len(free)-1]
+			loaded, empty, err := d.step(c)
+			if err != nil {
+				return err
+			}
+			if empty {
+				d.endBatch()
+				break
+			}
+			if !loaded {
+				continue
+			}
+			free = free[:len(free)-1]
+			if c.aborted || c.bidi {
+				d.execute(ctx, c)
+				if err := complete(c); err != nil {
+					return err
+				}
+				continue
+			}
+			work <- c // never blocks: at most ctxs commands exist
+		}
+	reap:
+		for {
+			select {
+			case c := <-done:
+				if err := complete(c); err != nil {
+					return err
+				}
+			default:
+				break reap
+			}
+		}
+		if err := d.kick(); err != nil {
+			return err
+		}
+		if stopping && d.inflight == 0 {
+			return nil
+		}
+		select {
+		case <-ctxDone:
+			// Let the handlers finish (they see ctx cancelled) and
+			// complete what they return, so the kernel need not time
+			// the commands out.
+			stopping, ctxDone = true, nil
+		case <-events:
+			d.st.wakeups.Add(1)
+		case c := <-done:
+			if err := complete(c); err != nil {
+				return err
+			}
+		case err := <-waitErr:
+			return fmt.Errorf("wait for ring events: %w", err)
+		}
+		if stopping && d.inflight == 0 {
+			return d.kick()
+		}
+	}
+}
+
+func (d *Device) worker(ctx context.Context, work <-chan *cmdCtx, done chan<- *cmdCtx) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for c := range work {
+		d.serveGuarded(ctx, c)
+		done <- c
+	}
+}
+
+func (d *Device) serveGuarded(ctx context.Context, c *cmdCtx) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.panic = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	d.execute(ctx, c)
+}

@@ -1,0 +1,291 @@
+package target
+
+import (
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// Histogram bucket layouts. Counts are per bucket (not cumulative); the last
+// bucket counts observations above the largest bound (+Inf).
+var (
+	// DurationBounds are the upper bounds, in seconds, of the command
+	// duration histogram: powers of 4 from 1µs to 16.8s.
+	DurationBounds = bounds(durBuckets, func(i int) float64 { return 1e-6 * float64(uint64(1)<<(2*i)) })
+	// TransferBounds are the upper bounds, in bytes, of the transfer size
+	// histograms: powers of 2 from 512 B to 16 MiB.
+	TransferBounds = bounds(xferBuckets, func(i int) float64 { return float64(uint64(512) << i) })
+	// SegmentBounds are the upper bounds of the data segments (iovecs) per
+	// command histogram: 1, 2, 4, ... 256.
+	SegmentBounds = bounds(segBuckets, func(i int) float64 { return float64(uint64(1) << i) })
+	// BatchBounds are the upper bounds of the commands-per-wakeup
+	// histogram: 1, 2, 4, ... 1024.
+	BatchBounds = bounds(batchBuckets, func(i int) float64 { return float64(uint64(1) << i) })
+)
+
+const (
+	durBuckets   = 13 // 1µs·4^0 .. 1µs·4^12
+	xferBuckets  = 16 // 512·2^0 .. 512·2^15 = 16 MiB
+	segBuckets   = 9  // 2^0 .. 2^8
+	batchBuckets = 11 // 2^0 .. 2^10
+)
+
+func bounds(n int, f func(int) float64) []float64 {
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = f(i)
+	}
+	return b
+}
+
+// durIndex maps a duration in ns to its bucket: the smallest i with
+// ns <= 1000·4^i, or durBuckets for +Inf.
+func durIndex(ns int64) int {
+	if ns <= 1000 {
+		return 0
+	}
+	q := uint64(ns+999) / 1000
+	return min((bits.Len64(q-1)+1)/2, durBuckets)
+}
+
+// pow2Index maps v to the smallest i with v <= unit·2^i, capped at n (+Inf).
+func pow2Index(v, unit uint64, n int) int {
+	if v <= unit {
+		return 0
+	}
+	q := (v + unit - 1) / unit
+	return min(bits.Len64(q-1), n)
+}
+
+// Direction of a command's data transfer, as observed: Read when the
+// handler produced Data-In, Write when it consumed Data-Out, None otherwise.
+type Direction uint8
+
+// Directions.
+const (
+	DirNone Direction = iota
+	DirRead
+	DirWrite
+	numDirections
+)
+
+func (d Direction) String() string {
+	switch d {
+	case DirRead:
+		return "read"
+	case DirWrite:
+		return "write"
+	}
+	return "none"
+}
+
+// stats are a device's counters. The owner goroutine is the only writer;
+// Snapshot may run concurrently, so every field is atomic. Nothing here is
+// a map or a lock: the per-command cost is a handful of uncontended atomic
+// adds indexed by opcode, sense key and bucket.
+type stats struct {
+	ccByOp   [256]atomic.Uint64
+	durSum   [256]atomic.Uint64 // ns
+	dur      [256][durBuckets + 1]atomic.Uint64
+	ccByKey  [16]atomic.Uint64
+	ua       atomic.Uint64
+	none     atomic.Uint64 // commands without data; read/write counts are their histograms' totals
+	dirBytes [numDirections]atomic.Uint64
+	xfer     [numDirections][xferBuckets + 1]atomic.Uint64
+	segs     [segBuckets + 1]atomic.Uint64
+	segSum   atomic.Uint64
+	inflight atomic.Int64
+	batch    [batchBuckets + 1]atomic.Uint64
+	batchSum atomic.Uint64
+	wakeups  atomic.Uint64
+	kicks    atomic.Uint64
+	tmrs     [256]atomic.Uint64
+	aborted  atomic.Uint64
+	unknown  atomic.Uint64
+	pads     atomic.Uint64
+	zeroFill atomic.Uint64
+	badSense atomic.Uint64
+	bidi     atomic.Uint64
+	ringMax  atomic.Uint32
+}
+
+// observe records one completed command. Counts that are a histogram's
+// total are not kept twice: every atomic add costs on the hot path.
+func (s *stats) observe(c *cmdCtx) {
+	op := c.op
+	s.durSum[op].Add(uint64(c.dur))
+	s.dur[op][durIndex(c.dur)].Add(1)
+	if c.resp.Status == scsi.StatusCheckCondition {
+		s.ccByOp[op].Add(1)
+		k := c.resp.Sense.Key & 0xf
+		s.ccByKey[k].Add(1)
+		if k == scsi.UnitAttention {
+			s.ua.Add(1)
+		}
+	}
+	dir, n := DirNone, 0
+	if w := c.buf.Written(); w > 0 {
+		dir, n = DirRead, w
+	} else if r := c.buf.Consumed(); r > 0 {
+		dir, n = DirWrite, r
+	}
+	if dir == DirNone {
+		s.none.Add(1)
+	} else {
+		s.dirBytes[dir].Add(uint64(n))
+		s.xfer[dir][pow2Index(uint64(n), 512, xferBuckets)].Add(1)
+	}
+	nseg := uint64(len(c.segs))
+	s.segSum.Add(nseg)
+	s.segs[pow2Index(nseg, 1, segBuckets)].Add(1)
+}
+
+func (s *stats) observeBatch(n int) {
+	s.batchSum.Add(uint64(n))
+	s.batch[pow2Index(uint64(n), 1, batchBuckets)].Add(1)
+}
+
+func (s *stats) ringUsed(n uint32) {
+	if n > s.ringMax.Load() {
+		s.ringMax.Store(n) // single writer
+	}
+}
+
+// Histogram is a snapshot of a fixed-bucket histogram.
+type Histogram struct {
+	// Bounds are the bucket upper bounds (shared; do not modify).
+	Bounds []float64
+	// Counts has len(Bounds)+1 entries: Counts[i] observations in
+	// (Bounds[i-1], Bounds[i]], the last one above every bound.
+	Counts []uint64
+	Count  uint64  // total observations
+	Sum    float64 // in the unit of Bounds
+}
+
+// Cumulative returns the count of observations <= Bounds[i] for each i, in
+// the form prometheus.MustNewConstHistogram takes.
+func (h Histogram) Cumulative() map[float64]uint64 {
+	m := make(map[float64]uint64, len(h.Bounds))
+	var acc uint64
+	for i, b := range h.Bounds {
+		acc += h.Counts[i]
+		m[b] = acc
+	}
+	return m
+}
+
+func snapHist(bounds []float64, counts []atomic.Uint64, sum float64) Histogram {
+	h := Histogram{Bounds: bounds, Counts: make([]uint64, len(counts)), Sum: sum}
+	for i := range counts {
+		h.Counts[i] = counts[i].Load()
+		h.Count += h.Counts[i]
+	}
+	return h
+}
+
+// CommandStats are the statistics of one operation code.
+type CommandStats struct {
+	OpCode scsi.OpCode
+	// Name is the handler's name for the opcode (target.CommandNamer), ""
+	// when the handler has none or does not support the opcode.
+	Name            string
+	Count           uint64
+	CheckConditions uint64
+	Duration        Histogram // seconds spent in the handler
+}
+
+// TransferStats are the statistics of one data direction.
+type TransferStats struct {
+	Commands uint64
+	Bytes    uint64
+	Size     Histogram // bytes per command; unused for DirNone
+}
+
+// DeviceStats is a point-in-time copy of a device's counters, for the
+// metrics collector and for logs. Counters are monotonic over the device's
+// life; InFlight and RingHighWater are gauges.
+//
+// What is measured, and what is not: the ring carries no timestamps, so the
+// time a command waited in the ring before pickup cannot be known. Duration
+// is the time spent in the handler. Batch is how many commands each wakeup
+// found queued (large batches mean the kernel queued faster than we served),
+// and RingHighWater the most ring bytes ever found queued (near RingSize
+// means the kernel's qfull queue was probably in use).
+type DeviceStats struct {
+	Commands        []CommandStats // opcodes seen, ascending
+	CheckConditions [16]uint64     // by sense key
+	UnitAttentions  uint64         // check conditions with sense key UNIT ATTENTION
+	Transfers       [numDirections]TransferStats
+	Segments        Histogram // iovecs per command
+	Batch           Histogram // commands per wakeup
+	Wakeups         uint64    // returns from Notifier.Wait
+	Kicks           uint64    // completion notifications sent
+	InFlight        int64     // commands taken from the ring, not yet completed
+	RingHighWater   uint32    // most ring bytes seen queued
+	TMRs            []TMRCount
+	Aborted         uint64 // commands completed as TASK ABORTED without running (a TMR listed them first)
+	UnknownEntries  uint64 // ring entries with an unknown opcode (flagged UNKNOWN_OP)
+	Pads            uint64 // PAD entries (ring wraps)
+	ZeroFilledBytes uint64 // Data-In bytes zeroed because the handler left them unwritten and READ_LEN could not say so
+	BadSense        uint64 // CHECK CONDITIONs without sense data, replaced by HARDWARE ERROR/44-00
+	BidiRejected    uint64 // bidirectional commands refused
+	Failed          bool   // the device stopped on a ring fault
+}
+
+// TMRCount counts TMR notifications of one type.
+type TMRCount struct {
+	Type  TMRType
+	Count uint64
+}
+
+// Transfer returns the statistics of direction d.
+func (s *DeviceStats) Transfer(d Direction) TransferStats { return s.Transfers[d] }
+
+func (s *stats) snapshot(namer CommandNamer) DeviceStats {
+	var out DeviceStats
+	for op := range s.dur {
+		h := snapHist(DurationBounds, s.dur[op][:], float64(s.durSum[op].Load())/1e9)
+		if h.Count == 0 {
+			continue
+		}
+		cs := CommandStats{
+			OpCode:          scsi.OpCode(op),
+			Count:           h.Count,
+			CheckConditions: s.ccByOp[op].Load(),
+			Duration:        h,
+		}
+		if namer != nil {
+			cs.Name = namer.CommandName(scsi.OpCode(op))
+		}
+		out.Commands = append(out.Commands, cs)
+	}
+	for k := range s.ccByKey {
+		out.CheckConditions[k] = s.ccByKey[k].Load()
+	}
+	out.UnitAttentions = s.ua.Load()
+	out.Transfers[DirNone].Commands = s.none.Load()
+	for _, d := range []Direction{DirRead, DirWrite} {
+		b := s.dirBytes[d].Load()
+		h := snapHist(TransferBounds, s.xfer[d][:], float64(b))
+		out.Transfers[d] = TransferStats{Commands: h.Count, Bytes: b, Size: h}
+	}
+	out.Segments = snapHist(SegmentBounds, s.segs[:], float64(s.segSum.Load()))
+	out.Batch = snapHist(BatchBounds, s.batch[:], float64(s.batchSum.Load()))
+	out.Wakeups = s.wakeups.Load()
+	out.Kicks = s.kicks.Load()
+	out.InFlight = s.inflight.Load()
+	out.RingHighWater = s.ringMax.Load()
+	for t := range s.tmrs {
+		if n := s.tmrs[t].Load(); n > 0 {
+			out.TMRs = append(out.TMRs, TMRCount{Type: TMRType(t), Count: n})
+		}
+	}
+	out.Aborted = s.aborted.Load()
+	out.UnknownEntries = s.unknown.Load()
+	out.Pads = s.pads.Load()
+	out.ZeroFilledBytes = s.zeroFill.Load()
+	out.BadSense = s.badSense.Load()
+	out.BidiRejected = s.bidi.Load()
+	return out
+}
