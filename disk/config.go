@@ -201,6 +201,18 @@ func DefaultConfig() Config {
 // daemon fills Size from the backstore's dev_size when it is not.
 func (c Config) HasSize() bool { return c.Size != 0 || c.Blocks != 0 }
 
+// WithDefaultSize returns c with Size set to bytes when c has no capacity
+// of its own: a targetcli backstore created with size=N and a cfgstring
+// without size= or blocks= gets its capacity from dev_size. The
+// cfgstring's capacity, when given, wins (dev_size is only bookkeeping for
+// a TCMU passthrough device: the initiator sees READ CAPACITY).
+func (c Config) WithDefaultSize(bytes uint64) Config {
+	if !c.HasSize() {
+		c.Size = bytes
+	}
+	return c
+}
+
 // Capacity returns the number of logical blocks (0 if not set).
 func (c Config) Capacity() uint64 {
 	if c.Blocks != 0 {

@@ -187,3 +187,17 @@ func TestValidateGoBuiltConfig(t *testing.T) {
 		t.Fatalf("zero Config: %v, want lbs error (start from DefaultConfig)", err)
 	}
 }
+
+func TestWithDefaultSize(t *testing.T) {
+	c, err := disk.ParseConfig("lbs=4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.WithDefaultSize(1 << 30).Capacity(); got != 262144 {
+		t.Fatalf("dev_size fallback: %d blocks, want 262144", got)
+	}
+	c, _ = disk.ParseConfig("blocks=100")
+	if got := c.WithDefaultSize(1 << 30).Capacity(); got != 100 {
+		t.Fatalf("cfgstring capacity must win over dev_size: %d blocks", got)
+	}
+}

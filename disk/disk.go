@@ -46,7 +46,6 @@ type Disk struct {
 
 	wce     atomic.Bool
 	stopped atomic.Bool
-	prevent uint8
 
 	misalignedReads  atomic.Uint64
 	misalignedWrites atomic.Uint64
@@ -62,7 +61,8 @@ type Disk struct {
 
 // New returns a disk named name (the configfs storage object name; the
 // default serial number and NAA designator are derived from it, so they
-// are stable across restarts). cfg must be valid and have a capacity.
+// are stable across restarts). cfg must be valid and have a capacity (see
+// Config.WithDefaultSize for the backstore's dev_size).
 func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 	if log == nil {
 		log = zap.NewNop()

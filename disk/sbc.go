@@ -701,12 +701,9 @@ func (d *Disk) startStopUnit(cmd *scsi.Command) error {
 	return scsi.InvalidField(4, 7)
 }
 
-// preventAllow records PREVENT (byte 4 bits 1..0); on a non-removable
-// disk it has no other effect.
-func (d *Disk) preventAllow(cmd *scsi.Command) error {
-	d.prevent = cmd.CDB[4] & 0x03
-	return nil
-}
+// preventAllow accepts any PREVENT value (byte 4 bits 1..0): the medium
+// is not removable, so there is nothing to lock (SBC-4 5.14).
+func (d *Disk) preventAllow(*scsi.Command) error { return nil }
 
 // requestSense reports NOT READY 04/02 while stopped, else NO SENSE.
 func (d *Disk) requestSense(cmd *scsi.Command) scsi.Response {
