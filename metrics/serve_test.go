@@ -67,7 +67,7 @@ func serve(t *testing.T, args ...string) (stop func() error, errc <-chan error) 
 	return stop, ch
 }
 
-var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // get polls url until the server answers (it starts asynchronously).
 func get(t *testing.T, url, user, pass string) (int, string) {
