@@ -178,8 +178,9 @@ func checkWriteByte1(b byte) error {
 }
 
 // read transfers n blocks from lba into the Data-In buffer. If the buffer
-// is shorter than n blocks, it gets what fits (the transport reports the
-// residual); if longer, the rest is left unwritten and unreported.
+// is shorter than n blocks it gets what fits; if longer, the rest is left
+// alone. Either way Written() is what was transferred, and the transport
+// reports it (TCMU READ_LEN), so the initiator sees the residual.
 func (d *Disk) read(cmd *scsi.Command, lba uint64, n uint32, lenOff int) error {
 	if d.maxBlocks != 0 && n > d.maxBlocks {
 		return scsi.InvalidField(lenOff, -1)
