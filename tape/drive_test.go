@@ -184,18 +184,18 @@ func TestDataTransferTable(t *testing.T) {
 			name: "variable write at the physical end: VOLUME OVERFLOW 00/02 EOM, INFORMATION=bytes not written",
 			cfg:  "capacity=1M;early_warning=512K",
 			setup: func(h *harness) {
-				for i := range 16 {
+				for i := range 16 { // 15 fit: each costs 64 KiB + MemoryObjectOverhead
 					h.do(write6(false, k64), block(i, k64), 0)
 				}
 			},
 			cmd: write6(false, k64), out: block(16, k64),
-			sense: overflowV, obj: 16,
+			sense: overflowV, obj: 15,
 		},
 		{
 			name:  "fixed write crossing the physical end: VOLUME OVERFLOW, INFORMATION=blocks not written",
-			cfg:   "capacity=1M;early_warning=512K;blksize=65536",
-			setup: func(h *harness) { h.do(write6(true, 15), make([]byte, 15*k64), 0) },
-			cmd:   write6(true, 4), out: make([]byte, 4*k64),
+			cfg:   "capacity=1M;early_warning=512K;blksize=65472", // + 64 bytes overhead = 64 KiB a block
+			setup: func(h *harness) { h.do(write6(true, 15), make([]byte, 15*(k64-64)), 0) },
+			cmd:   write6(true, 4), out: make([]byte, 4*(k64-64)),
 			sense: overflowF, obj: 16,
 		},
 		{

@@ -15,9 +15,11 @@ import (
 // truncates by re-slicing and rewriting a cartridge reuses its memory: once
 // a partition has been filled, streaming WRITE and READ do not allocate.
 //
-// Capacity accounting: a block costs its length, a filemark or setmark
-// nothing. Memory use is bounded by the capacity (plus 40 bytes per
-// object), which is why memory cartridges default to a small capacity.
+// Capacity accounting: every object costs MemoryObjectOverhead bytes (the
+// memory its index entry takes) plus its data, so filemarks fill a
+// cartridge too and RAM use stays within about twice the capacity whatever
+// the initiator writes (a WRITE FILEMARKS count of 16 million, a stream of
+// 1-byte blocks). Memory cartridges default to a small capacity.
 //
 // Like every Medium, it is used by one drive goroutine at a time.
 type MemoryMedium struct {
@@ -46,6 +48,10 @@ type memObj struct {
 	files uint64
 	sets  uint64
 }
+
+// MemoryObjectOverhead is what each logical object costs on a memory
+// cartridge besides its data.
+const MemoryObjectOverhead = 64
 
 // NewMemoryMedium returns an empty cartridge described by info: Barcode,
 // Density, WriteProtected, WORM, and Capacity (one entry per partition) are
@@ -85,12 +91,21 @@ func (m *MemoryMedium) Info() MediumInfo {
 	return i
 }
 
-// Used implements Medium: the data bytes in partition part.
+// Used implements Medium: the data bytes in partition part plus
+// MemoryObjectOverhead per object.
 func (m *MemoryMedium) Used(part int) int64 {
 	if part < 0 || part >= len(m.parts) {
 		return 0
 	}
-	return int64(len(m.parts[part].data))
+	p := &m.parts[part]
+	return int64(len(p.data)) + int64(len(p.objs))*MemoryObjectOverhead
+}
+
+// fits reports whether an object of n data bytes fits at the current
+// position (everything after it being discarded).
+func (m *MemoryMedium) fits(n int) bool {
+	need := m.dataOffset() + int64(n) + int64(m.pos+1)*MemoryObjectOverhead
+	return need <= m.info.Capacity[m.cur]
 }
 
 // Pos implements Medium.
@@ -235,7 +250,7 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int) error {
 	}
 	p := &m.parts[m.cur]
 	off := m.dataOffset()
-	if off+int64(n) > m.info.Capacity[m.cur] {
+	if !m.fits(n) {
 		return ErrEndOfMedium
 	}
 	end := int(off) + n
@@ -249,7 +264,9 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int) error {
 	}
 	buf := p.data[off:end]
 	if _, err := io.ReadFull(r, buf); err != nil {
-		p.data = p.data[:off]
+		// The tail after the position may be overwritten: it is gone, as
+		// after a failed write on tape. End of data is here now.
+		p.objs, p.data = p.objs[:m.pos], p.data[:off]
 		return fmt.Errorf("tape: memory medium: reading block data: %w", err)
 	}
 	m.append(KindBlock, n)
@@ -264,6 +281,9 @@ func (m *MemoryMedium) WriteMark(kind Kind) error {
 	}
 	if err := m.checkWrite(); err != nil {
 		return err
+	}
+	if !m.fits(0) {
+		return ErrEndOfMedium
 	}
 	m.append(kind, 0)
 	return nil

@@ -1,0 +1,157 @@
+package tape
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Config
+		str  string
+	}{
+		{
+			in:   "media=/var/lib/vscsid/tapes",
+			want: Config{Personality: "generic", Media: "/var/lib/vscsid/tapes", Capacity: DefaultCapacity, EarlyWarning: DefaultEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
+			str:  "personality=generic;media=/var/lib/vscsid/tapes",
+		},
+		{
+			in: "personality=lto9;media=/srv/t;barcode=TAPE01L9;serial=X1;dsense=1;max_block=524288;min_block=4;blksize=0",
+			want: Config{Personality: "lto9", Media: "/srv/t", Barcode: "TAPE01L9", Serial: "X1", DSense: true,
+				Capacity: DefaultCapacity, EarlyWarning: DefaultEarlyWarning, MaxBlock: 524288, MinBlock: 4, BlockSizeSet: true},
+			str: "personality=lto9;media=/srv/t;barcode=TAPE01L9;max_block=524288;min_block=4;blksize=0;serial=X1;dsense=1",
+		},
+		{
+			in: "personality=dat72;memory=1;capacity=256M;early_warning=4M;wp=1;worm=1;barcode=DDS001;",
+			want: Config{Personality: "dat72", Memory: true, Barcode: "DDS001", Capacity: 256 << 20, EarlyWarning: 4 << 20,
+				WriteProtect: true, WORM: true, MaxBlock: DefaultMaxBlock, MinBlock: 1},
+			str: "personality=dat72;memory=1;barcode=DDS001;capacity=256M;early_warning=4M;wp=1;worm=1",
+		},
+		{
+			in:   "memory=1;capacity=1500000000",
+			want: Config{Personality: "generic", Memory: true, Capacity: 1500000000, EarlyWarning: DefaultEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
+			str:  "personality=generic;memory=1;capacity=1500000000",
+		},
+	} {
+		got, err := ParseConfig(tt.in)
+		if err != nil {
+			t.Fatalf("ParseConfig(%q): %v", tt.in, err)
+		}
+		if got != tt.want {
+			t.Fatalf("ParseConfig(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
+		}
+		if s := got.String(); s != tt.str {
+			t.Fatalf("String() = %q, want %q", s, tt.str)
+		}
+		again, err := ParseConfig(got.String())
+		if err != nil || again != got {
+			t.Fatalf("round trip of %q: %+v, %v", got.String(), again, err)
+		}
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	for _, tt := range []struct {
+		in, want string
+	}{
+		{"", "media: required"},
+		{"memory=1;media=/x", "media: not used with memory=1"},
+		{"media=/x,y", "commas and colons"},
+		{"media=/x:y", "commas and colons"},
+		{"media=/x;color=red", `unknown key "color"`},
+		{"media=/x;media=/y", "media: given twice"},
+		{"media=/x;personality=lto4", "personality=\"lto4\": unknown drive model"},
+		{"memory=1;max_block=16777216", "max_block=\"16777216\": exceeds 16777215"},
+		{"memory=1;personality=lto9;max_block=16777215", "max_block: 16777215 exceeds the lto9 maximum block size 8388608"},
+		{"memory=1;max_block=0", "max_block=\"0\": must be at least 1"},
+		{"memory=1;min_block=2048;max_block=1024", "min_block: 2048 exceeds max_block 1024"},
+		{"memory=1;blksize=4;min_block=512", "blksize: 4 outside the block limits"},
+		{"memory=1;personality=dat72;max_block=512", "the dat72 default block size 1024"},
+		{"memory=1;capacity=10K", "capacity=\"10K\": less than 1M"},
+		{"memory=1;capacity=lots", "capacity=\"lots\": want a byte count"},
+		{"memory=1;capacity=2M;early_warning=2M", "early_warning: 2097152 must be less than capacity"},
+		{"media=/x;capacity=2M", "capacity: only with memory=1"},
+		{"media=/x;wp=1", "wp: only with memory=1"},
+		{"memory=1;barcode=../etc", "barcode=\"../etc\": must not start with '.'"},
+		{"memory=1;barcode=a/b", "character '/' not allowed"},
+		{"memory=1;barcode=" + strings.Repeat("A", 33), "want 1 to 32 characters"},
+		{"memory=1;serial=", "serial=\"\": want 1 to 32 characters"},
+		{"memory=1;dsense=yes", "dsense=\"yes\": want 0 or 1"},
+		{"memory", `"memory": want key=value`},
+	} {
+		_, err := ParseConfig(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseConfig(%q) = %v, want an error containing %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestConfigDescMentionsEveryKey(t *testing.T) {
+	for _, k := range []string{"personality", "media", "barcode", "memory", "capacity", "early_warning", "wp", "worm",
+		"max_block", "min_block", "blksize", "serial", "dsense"} {
+		if !strings.Contains(ConfigDesc, k) {
+			t.Errorf("ConfigDesc does not document %s", k)
+		}
+	}
+	for _, n := range PersonalityNames() {
+		if !strings.Contains(ConfigDesc, n) && !strings.Contains(ConfigDesc, strings.TrimRight(n, "56789")) {
+			t.Errorf("ConfigDesc does not mention personality %s", n)
+		}
+	}
+	// The examples parse.
+	n := 0
+	for _, line := range strings.Split(ConfigDesc, "\n") {
+		if ex, ok := strings.CutPrefix(line, "  personality="); ok {
+			n++
+			if _, err := ParseConfig("personality=" + ex); err != nil {
+				t.Errorf("example %q: %v", line, err)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d examples found", n)
+	}
+}
+
+func TestPersonalities(t *testing.T) {
+	for _, n := range PersonalityNames() {
+		p, ok := LookupPersonality(n)
+		if !ok {
+			t.Fatalf("%s not found", n)
+		}
+		if len(p.Vendor) > 8 || len(p.Product) > 16 || len(p.Revision) != 4 || len(p.Densities) == 0 {
+			t.Errorf("%s: identity %q %q %q", n, p.Vendor, p.Product, p.Revision)
+		}
+		if p.MaxPartitions < 1 || p.MaxPartitions > 4 || p.MaxBlockSize > maxBlock24 {
+			t.Errorf("%s: partitions %d max block %d", n, p.MaxPartitions, p.MaxBlockSize)
+		}
+		if !p.DefaultDensity().Writable {
+			t.Errorf("%s: the default density is not writable", n)
+		}
+		for _, d := range p.Densities {
+			if len(d.Name) > 8 || len(d.Description) > 20 || len(d.Organization) > 8 || len(d.MediumName) > 8 {
+				t.Errorf("%s: density %#x strings too long", n, d.Code)
+			}
+		}
+	}
+	want := map[string]uint8{"lto5": 0x58, "lto6": 0x5a, "lto7": 0x5c, "lto8": 0x5e, "lto9": 0x60, "hp-lto9": 0x60, "dat72": 0x47}
+	caps := map[string]uint32{"lto5": 1500000, "lto6": 2500000, "lto7": 6000000, "lto8": 12000000, "lto9": 18000000, "dat72": 36000}
+	for n, code := range want {
+		p, _ := LookupPersonality(n)
+		if p.DefaultDensity().Code != code {
+			t.Errorf("%s: density %#x, want %#x", n, p.DefaultDensity().Code, code)
+		}
+		if c, ok := caps[n]; ok && p.DefaultDensity().CapacityMB != c {
+			t.Errorf("%s: capacity %d MB, want %d", n, p.DefaultDensity().CapacityMB, c)
+		}
+	}
+	p, _ := LookupPersonality("dat72")
+	if p.DefaultBlockSize != 1024 || !p.Setmarks {
+		t.Error("dat72: not fixed 1024 with setmarks")
+	}
+	p, _ = LookupPersonality("lto9")
+	if p.Setmarks || p.DefaultBlockSize != 0 || p.Product != "ULT3580-TD9" {
+		t.Error("lto9 profile")
+	}
+}

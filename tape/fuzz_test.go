@@ -1,0 +1,70 @@
+package tape
+
+import (
+	"context"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// FuzzSSC sends an arbitrary CDB with arbitrary Data-Out (or a Data-In
+// buffer of inLen bytes) to a drive whose cartridge holds blocks,
+// filemarks and two partitions' worth of history, then the same command
+// again and a READ POSITION: nothing panics, Written never exceeds Len, the
+// status is GOOD or CHECK CONDITION, and the sense fits TCMU's buffer.
+// Seeds are in testdata/fuzz/FuzzSSC.
+func FuzzSSC(f *testing.F) {
+	f.Add([]byte{0x08, 0x00, 0x00, 0x10, 0x00, 0x00}, []byte{}, uint16(4096))
+	f.Add([]byte{0x0a, 0x01, 0x00, 0x00, 0x02, 0x00}, make([]byte, 2048), uint16(0))
+	f.Add([]byte{0x11, 0x01, 0xff, 0xff, 0xff, 0x00}, []byte{}, uint16(0))
+	f.Fuzz(func(t *testing.T, c []byte, out []byte, inLen uint16) {
+		cfg, err := ParseConfig("memory=1;barcode=FUZZ01;capacity=1M;early_warning=64K;personality=dat72;max_block=65536;min_block=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := New("fuzz", cfg, nil, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		h := &harness{t: t, d: d}
+		h.clearUA()
+		// B B F B S B F F (fixed 1024-byte blocks), rewound.
+		blk := make([]byte, 2048)
+		h.do(write6(true, 2), blk, 0)
+		h.do(weof(1), nil, 0)
+		h.do(write6(true, 1), blk[:1024], 0)
+		h.do(cdb(0x10, 0x02, 0, 0, 1, 0), nil, 0)
+		h.do(write6(false, 100), blk[:100], 0)
+		h.do(weof(2), nil, 0)
+		h.do(rewindCDB(), nil, 0)
+
+		for _, cmd := range [][]byte{c, c, readPos(0)} {
+			var buf *scsi.Buffer
+			if len(out) > 0 {
+				buf = scsi.NewBuffer(out)
+			} else {
+				buf = scsi.NewBuffer(make([]byte, int(inLen)/2), make([]byte, int(inLen)-int(inLen)/2))
+			}
+			r := d.HandleCommand(context.Background(), &scsi.Command{CDB: cmd, Data: buf})
+			if buf.Written() > buf.Len() {
+				t.Fatalf("% x: Written %d > Len %d", cmd, buf.Written(), buf.Len())
+			}
+			switch r.Status {
+			case scsi.StatusGood:
+			case scsi.StatusCheckCondition:
+				if n := len(r.Sense.Append(nil)); n > scsi.SenseBufferSize {
+					t.Fatalf("% x: sense of %d bytes", cmd, n)
+				}
+			default:
+				t.Fatalf("% x: status %v", cmd, r.Status)
+			}
+		}
+		d.Reset()
+		if err := d.Unload(); err != nil && err != ErrRemovalPrevented && err != ErrNoMedium {
+			t.Fatalf("unload after fuzzing: %v", err)
+		}
+	})
+}
