@@ -1,0 +1,44 @@
+# vscsid: see README.md. `make test` is the command CI runs (via .ci/run).
+GO        ?= go
+SUITE     ?= bookworm
+FUZZTIME  ?= 10s
+BIN       := bin
+
+.PHONY: all build vet unit fuzz-seeds fuzz bench vm-test demo test clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+# Unit tests with the race detector. Fuzz targets' seed corpora
+# (testdata/fuzz/*) run as ordinary test cases here.
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Short coverage-guided runs of every fuzz target (not part of `make test`).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The VM suite: a real Debian kernel under qemu with vscsid inside.
+vm-test:
+	deploy/vm/test-all --suite $(SUITE)
+
+# The main job: boot the VM with vscsid's default config and show the devices.
+demo:
+	deploy/vm/demo --suite $(SUITE)
+
+test: vet unit vm-test
+
+clean:
+	rm -rf $(BIN) deploy/vm/out

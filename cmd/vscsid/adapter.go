@@ -1,0 +1,123 @@
+package main
+
+import (
+	"time"
+
+	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/metrics"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/target"
+)
+
+// snapshot adapts the producers' statistics (target's transport counters,
+// the disk's and the tape drive's own) to the metrics package's plain types.
+// It runs at scrape time only.
+func snapshot(tgt *target.Target, hs *handlers, cfg *Config) []metrics.Device {
+	devs := tgt.Devices()
+	out := make([]metrics.Device, 0, len(devs))
+	var timeout *time.Duration
+	if cfg.CmdTimeOut > 0 {
+		d := time.Duration(cfg.CmdTimeOut) * time.Second
+		timeout = &d
+	}
+	for _, ds := range devs {
+		info, st := ds.Info, ds.Stats
+		md := metrics.Device{
+			Name:      info.Name,
+			Type:      typeOf(info.Subtype),
+			Subtype:   info.Subtype,
+			HBA:       info.HBA,
+			UIO:       info.UIO,
+			Failed:    st.Failed,
+			Transport: transport(&st),
+			Ring: metrics.Ring{
+				CommandRingBytes: uint64(info.Ring.CmdrSize),
+				DataAreaBytes:    info.Ring.DataSize,
+				OOOC:             info.Ring.Has(target.FlagOOOC),
+				ReadLen:          info.Ring.Has(target.FlagReadLen),
+				TMR:              info.Ring.Has(target.FlagTMR),
+				KeepBuf:          info.Ring.Has(target.FlagKeepBuf),
+				Workers:          max(info.Ring.Workers, 1),
+				BlockSize:        info.BlockSize,
+				CmdTimeOut:       timeout,
+			},
+		}
+		switch h := hs.get(info.Name).(type) {
+		case *disk.Disk:
+			id := h.SPC.Identity
+			md.Vendor, md.Product, md.Revision = id.Vendor, id.Product, id.Revision
+			s := h.Stats()
+			md.Disk = &metrics.Disk{
+				Mode:              s.Mode.String(),
+				Blocks:            s.Blocks,
+				LogicalBlockSize:  s.LogicalBlockSize,
+				PhysicalBlockSize: s.PhysicalBlockSize,
+				StoreSize:         s.StoreSize,
+				StoreAllocated:    s.StoreAllocated,
+				WriteProtect:      s.WriteProtect,
+				WriteCache:        s.WriteCache,
+				Stopped:           s.Stopped,
+				MisalignedReads:   s.MisalignedReads,
+				MisalignedWrites:  s.MisalignedWrites,
+			}
+		case *tape.Drive:
+			p := h.Personality()
+			md.Vendor, md.Product, md.Revision = p.Vendor, p.Product, p.Revision
+			s := h.Stats()
+			md.Tape = &metrics.Tape{
+				Loaded:           s.Loaded,
+				Barcode:          s.Barcode,
+				LoadTime:         s.LoadTime,
+				Partition:        s.Partition,
+				Object:           s.Object,
+				File:             s.File,
+				UsedBytes:        s.UsedBytes,
+				CapacityBytes:    s.CapacityBytes,
+				FilemarksWritten: s.FilemarksWritten,
+				EarlyWarnings:    s.EarlyWarnings,
+				ILIEvents:        s.ILIEvents,
+				FilemarkEvents:   s.FilemarkEvents,
+				EODEvents:        s.EODEvents,
+				BOPEvents:        s.BOPEvents,
+			}
+		}
+		out = append(out, md)
+	}
+	return out
+}
+
+func transport(st *target.DeviceStats) metrics.Transport {
+	t := metrics.Transport{
+		CheckConditions: st.CheckConditions,
+		UnitAttentions:  st.UnitAttentions,
+		Segments:        metrics.Histogram(st.Segments),
+		Batch:           metrics.Histogram(st.Batch),
+		Wakeups:         st.Wakeups,
+		Kicks:           st.Kicks,
+		InFlight:        st.InFlight,
+		RingHighWater:   st.RingHighWater,
+		Aborted:         st.Aborted,
+		UnknownEntries:  st.UnknownEntries,
+		Pads:            st.Pads,
+		ZeroFilledBytes: st.ZeroFilledBytes,
+		BadSense:        st.BadSense,
+		BidiRejected:    st.BidiRejected,
+	}
+	for _, d := range []struct {
+		dir target.Direction
+		to  *metrics.Transfer
+	}{{target.DirRead, &t.Read}, {target.DirWrite, &t.Write}} {
+		x := st.Transfer(d.dir)
+		*d.to = metrics.Transfer{Commands: x.Commands, Bytes: x.Bytes, Size: metrics.Histogram(x.Size)}
+	}
+	for _, c := range st.Commands {
+		t.Commands = append(t.Commands, metrics.Command{
+			Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
+			Duration: metrics.Histogram(c.Duration),
+		})
+	}
+	for _, x := range st.TMRs {
+		t.TMRs = append(t.TMRs, metrics.TMR{Type: x.Type.String(), Count: x.Count})
+	}
+	return t
+}

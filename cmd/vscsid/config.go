@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// defaultConfig is what `vscsid` serves with no --config: one fake_rw disk
+// and one tape drive with a cartridge, so the daemon alone does something
+// useful. deploy/vscsid.yaml is the same file with more comments.
+//
+//go:embed default.yaml
+var defaultConfig []byte
+
+// Config is the daemon's YAML configuration.
+type Config struct {
+	// CmdTimeOut is TCMU's attrib/cmd_time_out in seconds, set on every
+	// device before it is exported. A command the daemon does not complete
+	// in time fails with NOT READY 08/00 and the initiator retries. 0 keeps
+	// the kernel default (30 s).
+	CmdTimeOut int `yaml:"cmd_time_out"`
+	// MaxDataAreaMB is TCMU's per-device data area (max_data_area_mb); 0
+	// keeps the kernel default (1024 MiB of address space, allocated lazily).
+	MaxDataAreaMB int `yaml:"max_data_area_mb"`
+	// TMRNotify asks the kernel to put task management requests (ABORT
+	// TASK, LUN RESET) in the ring (attrib/tmr_notification), so aborts are
+	// counted and a tape drive learns about resets.
+	TMRNotify *bool `yaml:"tmr_notification"`
+	// Devices are created at start and removed at stop.
+	Devices []DeviceConfig `yaml:"devices"`
+}
+
+// DeviceConfig is one device of the config file.
+type DeviceConfig struct {
+	Name string `yaml:"name"`
+	Type string `yaml:"type"` // vdisk | vtape
+	// Config is the handler's cfgstring: "key=value;key=value", or in YAML
+	// a mapping of the same keys.
+	Config       string `yaml:"-"`
+	HWMaxSectors int    `yaml:"hw_max_sectors"`
+}
+
+// UnmarshalYAML accepts config as a string or a mapping.
+func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			switch k.Value {
+			case "name", "type", "config", "hw_max_sectors":
+			default:
+				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors)", k.Line, k.Value)
+			}
+		}
+	}
+	type plain DeviceConfig
+	var raw struct {
+		plain  `yaml:",inline"`
+		Config yaml.Node `yaml:"config"`
+	}
+	if err := n.Decode(&raw); err != nil {
+		return err
+	}
+	*d = DeviceConfig(raw.plain)
+	switch raw.Config.Kind {
+	case 0:
+	case yaml.ScalarNode:
+		d.Config = raw.Config.Value
+	case yaml.MappingNode:
+		var parts []string
+		for i := 0; i+1 < len(raw.Config.Content); i += 2 {
+			k, v := raw.Config.Content[i], raw.Config.Content[i+1]
+			if v.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: config key %q: value must be a scalar", v.Line, k.Value)
+			}
+			parts = append(parts, k.Value+"="+v.Value)
+		}
+		d.Config = strings.Join(parts, ";")
+	default:
+		return fmt.Errorf("line %d: config must be a string or a mapping", raw.Config.Line)
+	}
+	return nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+
+// loadConfig reads and validates a config file; path "" means the embedded
+// default.
+func loadConfig(path string) (*Config, error) {
+	data := defaultConfig
+	src := "default config"
+	if path != "" {
+		var err error
+		data, err = os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		src = path
+	}
+	c, err := parseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	return c, nil
+}
+
+func parseConfig(data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty config")
+		}
+		return nil, err
+	}
+	if c.CmdTimeOut < 0 {
+		return nil, fmt.Errorf("cmd_time_out %d: must be >= 0 seconds", c.CmdTimeOut)
+	}
+	if c.MaxDataAreaMB < 0 {
+		return nil, fmt.Errorf("max_data_area_mb %d: must be >= 0", c.MaxDataAreaMB)
+	}
+	var names []string
+	for i, d := range c.Devices {
+		if !nameRE.MatchString(d.Name) {
+			return nil, fmt.Errorf("devices[%d]: name %q: want 1-64 characters of [A-Za-z0-9_.-]", i, d.Name)
+		}
+		if slices.Contains(names, d.Name) {
+			return nil, fmt.Errorf("devices[%d]: name %q is used twice", i, d.Name)
+		}
+		names = append(names, d.Name)
+		if _, ok := handlerTypes[d.Type]; !ok {
+			return nil, fmt.Errorf("devices[%d] %s: type %q: want one of %s", i, d.Name, d.Type, strings.Join(typeNames(), ", "))
+		}
+		if strings.ContainsAny(d.Config, ",:\n") {
+			return nil, fmt.Errorf("devices[%d] %s: config %q: commas, colons and newlines are not allowed (the kernel splits on commas)", i, d.Name, d.Config)
+		}
+		if d.HWMaxSectors < 0 {
+			return nil, fmt.Errorf("devices[%d] %s: hw_max_sectors must be >= 0", i, d.Name)
+		}
+		if _, err := handlerTypes[d.Type].check(d.Config); err != nil {
+			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
+		}
+	}
+	return &c, nil
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+	"github.com/vscsid/vscsid/target"
+)
+
+// devParams are the backstore attributes a handler's config implies.
+type devParams struct {
+	size      uint64 // dev_size, bytes
+	blockSize uint32 // hw_block_size
+}
+
+// handlerType is one subtype vscsid serves.
+type handlerType struct {
+	// check validates a cfgstring strictly and returns what configfs needs.
+	check func(cfg string) (devParams, error)
+	// factory builds the handler for an attached device.
+	factory target.Factory
+	// desc documents the cfgstring grammar (targetcli's ConfigDesc).
+	desc string
+}
+
+var handlerTypes = map[string]handlerType{
+	"vdisk": {check: checkDisk, factory: newDisk, desc: disk.ConfigDesc},
+	"vtape": {check: checkTape, factory: newTape, desc: tape.ConfigDesc},
+}
+
+func typeNames() []string {
+	var n []string
+	for k := range handlerTypes {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+func checkDisk(s string) (devParams, error) {
+	c, err := disk.ParseConfig(s)
+	if err != nil {
+		return devParams{}, err
+	}
+	if !c.HasSize() {
+		return devParams{}, errors.New("vdisk config: size= (or blocks=) is required in the config file")
+	}
+	return devParams{size: c.Capacity() * uint64(c.LBS), blockSize: c.LBS}, nil
+}
+
+func newDisk(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
+	c, err := disk.ParseConfig(dc.Config)
+	if err != nil {
+		return nil, err
+	}
+	if !c.HasSize() {
+		// targetcli: the capacity is the backstore's size= (dev_size).
+		c = c.WithDefaultSize(dc.Size)
+	}
+	return disk.New(dc.Name, c, log)
+}
+
+// A tape's dev_size means nothing to the kernel (TCMU is passthrough); it is
+// shown by targetcli, so report the drive's nominal capacity.
+const tapeDevSize = 1 << 30
+
+func checkTape(s string) (devParams, error) {
+	if _, err := tape.ParseConfig(s); err != nil {
+		return devParams{}, err
+	}
+	return devParams{size: tapeDevSize, blockSize: 512}, nil
+}
+
+func newTape(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
+	c, err := tape.ParseConfig(dc.Config)
+	if err != nil {
+		return nil, err
+	}
+	var lib tape.Library
+	if !c.Memory {
+		if err := prepareMedia(c, log); err != nil {
+			return nil, err
+		}
+		l, err := cartridge.NewLibrary(c.Media)
+		if err != nil {
+			return nil, err
+		}
+		lib = l
+	}
+	return tape.New(dc.Name, c, lib, log)
+}
+
+// prepareMedia creates the media directory and the cartridge named in the
+// config if they do not exist yet, so a fresh install (and the default
+// config) has a tape to load. An existing cartridge is never touched.
+func prepareMedia(c tape.Config, log *zap.Logger) error {
+	if err := os.MkdirAll(c.Media, 0o750); err != nil {
+		return fmt.Errorf("media directory: %w", err)
+	}
+	if c.Barcode == "" {
+		return nil
+	}
+	_, err := os.Stat(cartridge.CartridgePath(c.Media, c.Barcode))
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cartridge %s: %w", c.Barcode, err)
+	}
+	if err := cartridge.CreateCartridge(c.Media, c.Barcode, cartridge.CartridgeOptions{}); err != nil {
+		return fmt.Errorf("create cartridge %s: %w", c.Barcode, err)
+	}
+	log.Info("created cartridge", zap.String("medium", c.Barcode), zap.String("media", c.Media),
+		zap.Int64("capacity_bytes", cartridge.DefaultCapacity))
+	return nil
+}

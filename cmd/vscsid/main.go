@@ -1,0 +1,304 @@
+// Command vscsid makes the Linux kernel see emulated SCSI tape drives and
+// disks: a TCMU (target_core_user) backstore exported through tcm_loop.
+// See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vscsid/vscsid/internal/sdnotify"
+	"github.com/vscsid/vscsid/metrics"
+	"github.com/vscsid/vscsid/target"
+)
+
+// version is set by the build (-ldflags "-X main.version=...").
+var version = "devel"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "vscsid:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `Usage: vscsid [flags]
+
+vscsid serves emulated SCSI tape drives (vtape) and disks (vdisk) to the local
+kernel through TCMU (target_core_user) and tcm_loop. It creates the devices of
+its config file at start, removes them on SIGINT/SIGTERM, and exports
+per-command Prometheus metrics. With no --config it serves a built-in default:
+one 1 GiB fake_rw disk and one LTO-9 tape drive with a cartridge under
+/var/lib/vscsid/media.
+
+It needs root and the kernel modules configfs, target_core_user and tcm_loop
+(plus st, sd_mod and sg for the devices to appear):
+  modprobe -a target_core_user tcm_loop st sd_mod sg
+
+Flags:
+`
+
+// options are the daemon's flags.
+type options struct {
+	config      string
+	checkConfig bool
+	printConfig bool
+	showVersion bool
+	logLevel    zapcore.Level
+	logFormat   string
+	web         *web.FlagConfig
+	noMetrics   bool
+	paths       target.Paths
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{logLevel: zapcore.InfoLevel}
+	fs := flag.NewFlagSet("vscsid", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nDevice types and their cfgstring keys:\n\n")
+		for _, n := range typeNames() {
+			fmt.Fprintf(stderr, "%s\n\n", handlerTypes[n].desc)
+		}
+	}
+	fs.StringVar(&o.config, "config", "", "YAML config file listing the devices (default: the built-in config, see --print-default-config)")
+	fs.BoolVar(&o.checkConfig, "check-config", false, "validate the config file and exit")
+	fs.BoolVar(&o.printConfig, "print-default-config", false, "print the built-in config and exit")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	fs.Var(&o.logLevel, "log.level", "log level: debug, info, warn, error (debug logs every SCSI command)")
+	fs.StringVar(&o.logFormat, "log.format", "auto", "log format: json, console, or auto (console on a terminal, JSON otherwise, e.g. under systemd)")
+	o.web = metrics.AddFlags(fs)
+	fs.BoolVar(&o.noMetrics, "web.disable", false, "do not serve /metrics")
+	fs.StringVar(&o.paths.ConfigFS, "path.configfs", "/sys/kernel/config", "configfs mount point")
+	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point")
+	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory")
+	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid.lock", "lock file that keeps a second vscsid from starting")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch o.logFormat {
+	case "auto", "json", "console":
+	default:
+		return nil, fmt.Errorf("--log.format %q: want json, console or auto", o.logFormat)
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.showVersion:
+		fmt.Fprintln(stdout, "vscsid", version)
+		return nil
+	case o.printConfig:
+		_, err := stdout.Write(defaultConfig)
+		return err
+	}
+	cfg, err := loadConfig(o.config)
+	if err != nil {
+		return err
+	}
+	if o.checkConfig {
+		fmt.Fprintf(stdout, "config ok: %d devices\n", len(cfg.Devices))
+		return nil
+	}
+	log := newLogger(o, stderr)
+	defer log.Sync() //nolint:errcheck // stderr sync errors are meaningless
+	return serve(ctx, o, cfg, log)
+}
+
+// newLogger builds the one logger of the process: JSON when stderr is not a
+// terminal (systemd's journal, a pipe), console otherwise.
+func newLogger(o *options, w io.Writer) *zap.Logger {
+	format := o.logFormat
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && isTerminal(f) {
+			format = "console"
+		}
+	}
+	var enc zapcore.Encoder
+	if format == "console" {
+		ec := zap.NewDevelopmentEncoderConfig()
+		ec.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
+		enc = zapcore.NewConsoleEncoder(ec)
+	} else {
+		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	}
+	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), o.logLevel)
+	return zap.New(core, zap.ErrorOutput(zapcore.AddSync(w)))
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// handlers records each device's handler so that the metrics adapter can
+// read the disk's and tape's own statistics.
+type handlers struct {
+	mu sync.Mutex
+	m  map[string]target.Handler
+}
+
+func (h *handlers) wrap(f target.Factory) target.Factory {
+	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
+		hd, err := f(dc, log)
+		if err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		h.m[dc.Name] = hd
+		h.mu.Unlock()
+		return hd, nil
+	}
+}
+
+func (h *handlers) get(name string) target.Handler {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[name]
+}
+
+func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error {
+	hs := &handlers{m: map[string]target.Handler{}}
+	factories := map[string]target.Factory{}
+	for name, ht := range handlerTypes {
+		factories[name] = hs.wrap(ht.factory)
+	}
+	tgt, err := target.New(target.Options{
+		Factories: factories,
+		Log:       log.Named("target"),
+		Paths:     o.paths,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("starting", zap.String("version", version), zap.Int("devices", len(cfg.Devices)))
+
+	// Create the devices; any failure removes what was created and fails.
+	for _, d := range cfg.Devices {
+		p, _ := handlerTypes[d.Type].check(d.Config) // validated by loadConfig
+		spec := target.DeviceSpec{
+			Name:              d.Name,
+			Subtype:           d.Type,
+			Config:            d.Config,
+			Size:              p.size,
+			BlockSize:         p.blockSize,
+			MaxSectors:        uint32(d.HWMaxSectors),
+			CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
+			MaxDataAreaMB:     cfg.MaxDataAreaMB,
+			NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
+		}
+		info, err := tgt.Create(ctx, spec)
+		if err != nil {
+			return errors.Join(fmt.Errorf("device %s: %w", d.Name, err), tgt.Close())
+		}
+		log.Info("device ready", zap.String("device", d.Name), zap.String("subtype", d.Type),
+			zap.String("scsi", info.SCSI.Address), zap.String("node", info.SCSI.String()),
+			zap.String("sg", info.SCSI.Generic), zap.String("uio", info.UIO), zap.Int("hba", info.HBA))
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	if !o.noMetrics {
+		reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device {
+			return snapshot(tgt, hs, cfg)
+		})))
+		if err != nil {
+			return errors.Join(err, tgt.Close())
+		}
+		slog := slog.New(zapslog.NewHandler(log.Named("web").Core()))
+		g.Go(func() error { return metrics.Serve(gctx, reg, o.web, slog) })
+	}
+
+	// READY only now: every configured device is attached.
+	if err := sdnotify.Ready(); err != nil {
+		log.Warn("sd_notify READY failed", zap.Error(err))
+	}
+	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
+	g.Go(func() error { return mainLoop(gctx, tgt, log) })
+
+	err = g.Wait()
+	sdnotify.Stopping() //nolint:errcheck // best effort
+	log.Info("stopping")
+	if cerr := tgt.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// mainLoop watches the devices and feeds systemd's watchdog: it beats only
+// while the loop itself runs, so a hung daemon stops the pings and systemd
+// restarts it.
+func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
+	interval, err := sdnotify.WatchdogInterval()
+	if err != nil {
+		log.Warn("watchdog settings ignored", zap.Error(err))
+	}
+	wd := sdnotify.NewWatchdog(interval, func(err error) { log.Warn("watchdog ping failed", zap.Error(err)) })
+	wdCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- wd.Run(wdCtx) }()
+	defer func() { cancel(); <-done }()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	failed := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		wd.Beat()
+		for _, d := range tgt.Devices() {
+			if d.Stats.Failed && !failed[d.Info.Name] {
+				failed[d.Info.Name] = true
+				sdnotify.Status("device " + d.Info.Name + " failed") //nolint:errcheck // best effort
+			}
+		}
+	}
+}
+
+// typeOf maps a subtype to the metrics type label.
+func typeOf(subtype string) string {
+	if strings.HasSuffix(subtype, "tape") {
+		return metrics.TypeTape
+	}
+	return metrics.TypeDisk
+}
