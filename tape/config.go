@@ -32,7 +32,7 @@ keys:
   max_block    READ BLOCK LIMITS maximum, bytes, default 1048576 (the most
                tcm_loop carries in one command); at most 16777215 (24-bit
                field) and at most the model's maximum
-  min_block    READ BLOCK LIMITS minimum, bytes, default 1
+  min_block    READ BLOCK LIMITS minimum, bytes, default 1, at most 65535
   blksize      block size at start and after reset: 0 = variable, else
                fixed; default: the model's (dat72 1024, others 0)
   serial       unit serial number (VPD 80h), [A-Za-z0-9._-], 1-32
@@ -197,6 +197,8 @@ func (c Config) validate(memoryOnly []string) error {
 		return fmt.Errorf("max_block: %d exceeds 16777215, the largest value the 24-bit READ BLOCK LIMITS and READ/WRITE(6) length fields hold (tcm_loop carries at most 1048576 per command anyway)", c.MaxBlock)
 	case c.MaxBlock > p.MaxBlockSize:
 		return fmt.Errorf("max_block: %d exceeds the %s maximum block size %d", c.MaxBlock, p.Name, p.MaxBlockSize)
+	case c.MinBlock > 0xffff:
+		return fmt.Errorf("min_block: %d exceeds 65535, the 16-bit READ BLOCK LIMITS field", c.MinBlock)
 	case c.MinBlock > c.MaxBlock:
 		return fmt.Errorf("min_block: %d exceeds max_block %d", c.MinBlock, c.MaxBlock)
 	case c.BlockSizeSet && c.BlockSize != 0 && (c.BlockSize < c.MinBlock || c.BlockSize > c.MaxBlock):

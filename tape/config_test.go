@@ -66,6 +66,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"memory=1;personality=lto9;max_block=16777215", "max_block: 16777215 exceeds the lto9 maximum block size 8388608"},
 		{"memory=1;max_block=0", "max_block=\"0\": must be at least 1"},
 		{"memory=1;min_block=2048;max_block=1024", "min_block: 2048 exceeds max_block 1024"},
+		{"memory=1;min_block=65536", "min_block: 65536 exceeds 65535"},
 		{"memory=1;blksize=4;min_block=512", "blksize: 4 outside the block limits"},
 		{"memory=1;personality=dat72;max_block=512", "the dat72 default block size 1024"},
 		{"memory=1;capacity=10K", "capacity=\"10K\": less than 1M"},

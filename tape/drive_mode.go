@@ -144,7 +144,10 @@ func (d *Drive) appendCompressionPage(b []byte, pc scsi.PageControl) []byte {
 	b = extendZero(b, 14)
 	p := b[len(b)-14:]
 	if pc == scsi.PCChangeable {
-		p[0] = 0x80
+		p[0] = 0x80 // DCE
+		for i := 2; i < 10; i++ {
+			p[i] = 0xff // the algorithms: accepted, the drive keeps its own
+		}
 		return b
 	}
 	dce := d.mode.compression
@@ -196,9 +199,11 @@ func (d *Drive) appendDeviceConfigPage(b []byte, pc scsi.PageControl) []byte {
 	return b
 }
 
-// selectDeviceConfigPage applies the device configuration page. The SPC
-// registry only sees a page of exactly 0Eh; MODE SELECT passes longer
-// pages (LTFS sends them, mhvtl 7b2a6c8) here directly, after trimming.
+// selectDeviceConfigPage applies the device configuration page: CAP with
+// ACTIVE PARTITION, RSMK, SEW and SELECT DATA COMPRESSION ALGORITHM; the
+// other fields are accepted and ignored. MODE SELECT passes every page 10h
+// here directly, longer ones (LTFS sends them, mhvtl 7b2a6c8) trimmed to
+// 0Eh.
 func (d *Drive) selectDeviceConfigPage(page []byte) error {
 	if len(page) < 2+devConfigLen {
 		return &scsi.Error{Sense: invalidParam(1, -1)}
@@ -364,11 +369,14 @@ func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
 // modeSelect is MODE SELECT(6)/(10). The medium partition page and the
 // device configuration page may have other lengths than MODE SENSE reports
 // (st sends two partition size descriptors, LTFS a longer device
-// configuration page), which scsi.SPC rightly refuses for other pages.
-// So the drive takes those two pages out of the parameter list, validates
-// them, lets SPC apply the rest (header, block descriptor, other pages) and
-// applies them only when SPC succeeded. Field pointers SPC reports are
-// mapped back to the original parameter list.
+// configuration page), which scsi.SPC rightly refuses for other pages; and
+// applications send the device configuration page with fields this drive
+// does not model (write delay, buffer ratios, rewind on reset), which the
+// drive ignores rather than refuses. So the drive takes those two pages out
+// of the parameter list, validates them, lets SPC apply the rest (header,
+// block descriptor, other pages) and applies them only when SPC succeeded.
+// Field pointers SPC reports are mapped back to the original parameter
+// list.
 func (d *Drive) modeSelect(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	ten := c.OpCode() == opModeSelect10
@@ -420,7 +428,10 @@ func (d *Drive) modeSelect(cmd *scsi.Command) scsi.Response {
 				return check(invalidParam(off+1, -1))
 			}
 			tape = append(tape, pg)
-		case !spf && code == pageDeviceConfig && n > 2+devConfigLen:
+		case !spf && code == pageDeviceConfig:
+			if n < 2+devConfigLen {
+				return check(invalidParam(off+1, -1))
+			}
 			pg = pg[:2+devConfigLen] // the drive knows the first 0Eh bytes
 			tape = append(tape, pg)
 		default:

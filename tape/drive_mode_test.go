@@ -74,8 +74,13 @@ func TestModeSelectBlockSize(t *testing.T) {
 	// Variable writes outside the limits are refused at the CDB.
 	s, _ = h.fail(write6(false, 2<<20), make([]byte, 2<<20), 0)
 	wantBytes(t, "variable too large", hexBytes(s), hexBytes("70 00 05 00 00 00 00 0a 00 00 00 00 24 00 00 c0 00 02"))
-	// More transfer length than Data-Out.
+	// More transfer length than Data-Out, or than Data-In in fixed mode.
 	h.fail(write6(false, 100), make([]byte, 50), 0)
+	h.ok(cdb(0x15, 0x10, 0, 0, 12, 0), hexBytes("00 00 10 08 00 000000 00 000400"), 0)
+	h.ok(rewindCDB(), nil, 0)
+	s, _ = h.fail(read6(true, false, 2), nil, 1024)
+	wantBytes(t, "fixed read larger than the buffer", hexBytes(s), hexBytes("70 00 05 00 00 00 00 0a 00 00 00 00 24 00 00 c0 00 02"))
+	h.wantPos(0, 0, 0)
 }
 
 func TestReadBlockLimits(t *testing.T) {
@@ -138,7 +143,20 @@ func TestDeviceConfigurationLong(t *testing.T) {
 	long[1] = 0x10
 	list := append(make([]byte, 8), long...)
 	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, byte(len(list)), 0), list, 0)
+	// Fields the drive does not model are accepted at 0Eh too (WRITE
+	// DELAY TIME, bytes 6-7; REWIND ON RESET, byte 15).
+	exact := append([]byte{}, page...)
+	exact[6], exact[7], exact[15] = 0x01, 0x00, 0x08
+	list = append(make([]byte, 8), exact...)
+	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, byte(len(list)), 0), list, 0)
+	// A short one is not.
+	short := append([]byte{}, page[:12]...)
+	short[1] = 10
+	list = append(make([]byte, 8), short...)
+	s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, byte(len(list)), 0), list, 0)
+	wantBytes(t, "short page", hexBytes(s), hexBytes("70 00 05 00 00 00 00 0a 00 00 00 00 26 00 00 80 00 09"))
 	// RSMK set through the long page sticks.
+	list = append(make([]byte, 8), long...)
 	long[8] |= 0x20
 	list = append(make([]byte, 8), long...)
 	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, byte(len(list)), 0), list, 0)

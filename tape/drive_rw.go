@@ -31,7 +31,9 @@ import (
 // Fixed mode (FIXED=1) reads TRANSFER LENGTH blocks of the mode block size;
 // it stops at a filemark (after it), at EOD, or after a block of another
 // length (ILI, position after that block, which is not transferred), with
-// INFORMATION = blocks not read. FIXED=1 with SILI=1 is invalid.
+// INFORMATION = blocks not read. FIXED=1 with SILI=1 is invalid, and so is
+// a fixed TRANSFER LENGTH larger than the Data-In buffer (24/00 at byte 2).
+// A variable read into a smaller buffer returns what fits.
 func (d *Drive) read6(cmd *scsi.Command) scsi.Response {
 	x := decodeXfer(cmd.CDB)
 	if x.fixed && x.sili {
@@ -43,6 +45,10 @@ func (d *Drive) read6(cmd *scsi.Command) scsi.Response {
 	d.st.reads.Add(1)
 	if x.length == 0 {
 		return scsi.Good // SSC-5 6.3: not an error, no movement
+	}
+	if x.fixed && int64(x.length)*int64(d.mode.blockSize) > int64(cmd.Data.Len()) {
+		// Blocks the initiator has no room for would be consumed and lost.
+		return check(invalidCDB(2, -1))
 	}
 	var r scsi.Response
 	if x.fixed {
