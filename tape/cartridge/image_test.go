@@ -231,6 +231,7 @@ func openBytes(t testing.TB, b []byte) *Image {
 	if err != nil {
 		t.Fatalf("open crashed image: %v", err)
 	}
+	c.noSync = true // a scratch copy
 	t.Cleanup(func() {
 		if !c.closed {
 			c.Close()
