@@ -586,7 +586,8 @@ func TestStats(t *testing.T) {
 		t.Errorf("gauges: inflight %d kicks %d wakeups %d ring high water %d", st.InFlight, st.Kicks, st.Wakeups, st.RingHighWater)
 	}
 	st2 := k2.Device().Stats()
-	if st2.CheckConditions[scsi.UnitAttention] != 1 || st2.UnitAttentions != 1 || st2.Commands[0].CheckConditions != 1 || st2.Transfer(target.DirNone).Commands != 1 {
+	if st2.CheckConditions[scsi.UnitAttention] != 1 || st2.UnitAttentions != 1 || st2.Commands[0].CheckConditions != 1 || st2.Transfer(target.DirNone).Commands != 1 ||
+		len(st2.SenseCodes) != 1 || st2.SenseCodes[0] != (target.SenseCode{ASC: 0x2900, Count: 1}) {
 		t.Errorf("unit attention stats %+v", st2)
 	}
 }

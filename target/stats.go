@@ -89,6 +89,7 @@ type stats struct {
 	durSum   [256]atomic.Uint64 // ns
 	dur      [256][durBuckets + 1]atomic.Uint64
 	ccByKey  [16]atomic.Uint64
+	ccByASC  [256]atomic.Uint64 // by ASC byte (ASCQ not kept: 64 Ki counters per device would be too many)
 	ua       atomic.Uint64
 	none     atomic.Uint64 // commands without data; read/write counts are their histograms' totals
 	dirBytes [numDirections]atomic.Uint64
@@ -120,6 +121,7 @@ func (s *stats) observe(c *cmdCtx) {
 		s.ccByOp[op].Add(1)
 		k := c.resp.Sense.Key & 0xf
 		s.ccByKey[k].Add(1)
+		s.ccByASC[c.resp.Sense.ASC>>8].Add(1)
 		if k == scsi.UnitAttention {
 			s.ua.Add(1)
 		}
@@ -215,6 +217,7 @@ type TransferStats struct {
 type DeviceStats struct {
 	Commands        []CommandStats // opcodes seen, ascending
 	CheckConditions [16]uint64     // by sense key
+	SenseCodes      []SenseCode    // by additional sense code (ASCQ 0: counted by ASC only), ascending
 	UnitAttentions  uint64         // check conditions with sense key UNIT ATTENTION
 	Transfers       [numDirections]TransferStats
 	Segments        Histogram // iovecs per command
@@ -231,6 +234,12 @@ type DeviceStats struct {
 	BadSense        uint64 // CHECK CONDITIONs without sense data, replaced by HARDWARE ERROR/44-00
 	BidiRejected    uint64 // bidirectional commands refused
 	Failed          bool   // the device stopped on a ring fault
+}
+
+// SenseCode counts CHECK CONDITIONs by additional sense code.
+type SenseCode struct {
+	ASC   scsi.ASC // ASC<<8, the qualifier is not counted separately
+	Count uint64
 }
 
 // TMRCount counts TMR notifications of one type.
@@ -262,6 +271,11 @@ func (s *stats) snapshot(namer CommandNamer) DeviceStats {
 	}
 	for k := range s.ccByKey {
 		out.CheckConditions[k] = s.ccByKey[k].Load()
+	}
+	for a := range s.ccByASC {
+		if n := s.ccByASC[a].Load(); n > 0 {
+			out.SenseCodes = append(out.SenseCodes, SenseCode{ASC: scsi.ASC(a) << 8, Count: n})
+		}
 	}
 	out.UnitAttentions = s.ua.Load()
 	out.Transfers[DirNone].Commands = s.none.Load()

@@ -1,0 +1,717 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// fixture mimics configfs and sysfs in a temporary directory: attribute
+// files appear when a directory is made, as they do in configfs, and the
+// kernel's reactions (a uio device on enable, a SCSI device on LUN link)
+// are simulated. Every call is recorded so tests can check exactly what
+// was written, and in which order.
+type fixture struct {
+	t     *testing.T
+	root  string
+	paths Paths
+
+	mu       sync.Mutex
+	ops      []string
+	fail     map[string]error // op prefix → error to return instead
+	nextUIO  int
+	nextHost int
+	nextSD   int
+	nextST   int
+	nextSG   int
+	hosts    map[string]int    // naa dir → SCSI host
+	devCfg   map[string]string // storage object → dev_config written
+	uios     map[string]string // storage object → uioN
+	exported map[string]bool   // storage object → LUN linked
+	rings    map[string]*fakeRing
+}
+
+func newFixture(t *testing.T) *fixture {
+	root := t.TempDir()
+	f := &fixture{
+		t:    t,
+		root: root,
+		paths: Paths{
+			ConfigFS: filepath.Join(root, "config"),
+			SysFS:    filepath.Join(root, "sys"),
+			Dev:      filepath.Join(root, "dev"),
+			Lock:     filepath.Join(root, "run", "vscsid.lock"),
+		},
+		fail:     map[string]error{},
+		hosts:    map[string]int{},
+		devCfg:   map[string]string{},
+		uios:     map[string]string{},
+		exported: map[string]bool{},
+		rings:    map[string]*fakeRing{},
+		nextHost: 3,
+		nextSG:   1,
+	}
+	for _, d := range []string{
+		"config/target/core/alua", "config/target/core/fileio_0/img", "config/target/core/user_1",
+		"sys/module/target_core_user", "sys/module/tcm_loop", "sys/class/uio", "sys/class/scsi_device", "dev", "run",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f *fixture) rel(p string) string {
+	r, err := filepath.Rel(f.root, p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
+// record logs op and returns the injected failure for it, if any.
+func (f *fixture) record(op string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ops = append(f.ops, op)
+	for prefix, err := range f.fail {
+		if strings.HasPrefix(op, prefix) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fixture) Ops() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ops)
+}
+
+func (f *fixture) touch(p, content string) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+var (
+	objRE = regexp.MustCompile(`^config/target/core/user_[0-9]+/[^/]+$`)
+	tpgRE = regexp.MustCompile(`^config/target/loopback/(naa\.[0-9a-f]+)/tpgt_([0-9]+)$`)
+	naaRE = regexp.MustCompile(`^config/target/loopback/naa\.[0-9a-f]+$`)
+	lunRE = regexp.MustCompile(`^config/target/loopback/(naa\.[0-9a-f]+)/tpgt_([0-9]+)/lun/lun_([0-9]+)/[^/]+$`)
+)
+
+// Object attribute files configfs creates with a TCMU storage object.
+var objFiles = []string{"control", "enable", "info", "attrib/cmd_time_out", "attrib/tmr_notification", "attrib/hw_block_size", "action/block_dev"}
+
+func (f *fixture) Mkdir(p string) error {
+	r := f.rel(p)
+	if err := f.record("mkdir " + r); err != nil {
+		return &fs.PathError{Op: "mkdir", Path: p, Err: err}
+	}
+	if err := os.Mkdir(p, 0o755); err != nil {
+		return err
+	}
+	switch {
+	case objRE.MatchString(r):
+		for _, n := range objFiles {
+			f.touch(filepath.Join(p, n), "0")
+		}
+	case naaRE.MatchString(r):
+		f.mu.Lock()
+		f.hosts[r] = f.nextHost
+		f.nextHost++
+		f.mu.Unlock()
+	case tpgRE.MatchString(r):
+		m := tpgRE.FindStringSubmatch(r)
+		f.mu.Lock()
+		host := f.hosts[filepath.Dir(r)]
+		f.mu.Unlock()
+		f.touch(filepath.Join(p, "nexus"), "")
+		f.touch(filepath.Join(p, "address"), fmt.Sprintf("%d:0:%s\n", host, m[2]))
+		os.Mkdir(filepath.Join(p, "lun"), 0o755)
+	}
+	return nil
+}
+
+func (f *fixture) Rmdir(p string) error {
+	r := f.rel(p)
+	if err := f.record("rmdir " + r); err != nil {
+		return &fs.PathError{Op: "rmdir", Path: p, Err: err}
+	}
+	switch {
+	case objRE.MatchString(r):
+		f.mu.Lock()
+		exported, uio := f.exported[r], f.uios[r]
+		f.mu.Unlock()
+		if exported {
+			return &fs.PathError{Op: "rmdir", Path: p, Err: syscall.EBUSY}
+		}
+		for _, n := range objFiles {
+			os.Remove(filepath.Join(p, n))
+		}
+		os.Remove(filepath.Join(p, "attrib"))
+		os.Remove(filepath.Join(p, "action"))
+		if uio != "" {
+			os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "uio", uio))
+			os.Remove(filepath.Join(f.paths.Dev, uio))
+		}
+	case tpgRE.MatchString(r):
+		os.Remove(filepath.Join(p, "nexus"))
+		os.Remove(filepath.Join(p, "address"))
+		os.Remove(filepath.Join(p, "lun")) // fails (and so does the rmdir) while a LUN exists
+	}
+	return os.Remove(p)
+}
+
+func (f *fixture) WriteAttr(p, v string) error {
+	r := f.rel(p)
+	if err := f.record("write " + r + " " + v); err != nil {
+		return &fs.PathError{Op: "write", Path: p, Err: err}
+	}
+	obj := filepath.Dir(r)
+	if filepath.Base(obj) == "attrib" {
+		obj = filepath.Dir(obj)
+	}
+	f.mu.Lock()
+	exported := f.exported[obj]
+	f.mu.Unlock()
+	if strings.HasSuffix(r, "attrib/cmd_time_out") && exported {
+		return &fs.PathError{Op: "write", Path: p, Err: syscall.EINVAL} // "while exports exist"
+	}
+	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // no O_CREATE: configfs files exist or not
+	if err != nil {
+		return err
+	}
+	fh.WriteString(v)
+	fh.Close()
+	switch {
+	case strings.HasSuffix(r, "/control") && strings.HasPrefix(v, "dev_config="):
+		f.mu.Lock()
+		f.devCfg[obj] = strings.TrimPrefix(v, "dev_config=")
+		f.mu.Unlock()
+	case strings.HasSuffix(r, "/enable") && v == "1":
+		// tcmu_configure_device: register the uio device.
+		f.mu.Lock()
+		uio := "uio" + strconv.Itoa(f.nextUIO)
+		f.nextUIO++
+		f.uios[obj] = uio
+		cfg := f.devCfg[obj]
+		f.mu.Unlock()
+		hba := strings.TrimPrefix(filepath.Base(filepath.Dir(obj)), "user_")
+		dir := filepath.Join(f.paths.SysFS, "class", "uio", uio)
+		f.touch(filepath.Join(dir, "name"), fmt.Sprintf("tcm-user/%s/%s/%s\n", hba, filepath.Base(obj), cfg))
+		f.touch(filepath.Join(dir, "maps", "map0", "size"), "0x110000\n")
+		f.touch(filepath.Join(f.paths.Dev, uio), "")
+	}
+	return nil
+}
+
+func (f *fixture) ReadAttr(p string) (string, error)  { return osFS{}.ReadAttr(p) }
+func (f *fixture) ReadDir(p string) ([]string, error) { return osFS{}.ReadDir(p) }
+func (f *fixture) Exists(p string) bool               { return osFS{}.Exists(p) }
+
+func (f *fixture) Symlink(target, link string) error {
+	r := f.rel(link)
+	if err := f.record("symlink " + r + " -> " + f.rel(target)); err != nil {
+		return &os.LinkError{Op: "symlink", Old: target, New: link, Err: err}
+	}
+	if err := os.Symlink(target, link); err != nil {
+		return err
+	}
+	m := lunRE.FindStringSubmatch(r)
+	if m == nil {
+		return nil
+	}
+	obj := f.rel(target)
+	f.mu.Lock()
+	f.exported[obj] = true
+	host := f.hosts[filepath.Join("config/target/loopback", m[1])]
+	typ := 0
+	if strings.HasPrefix(f.devCfg[obj], "vtape/") {
+		typ = 1
+	}
+	sd, st, sg := f.nextSD, f.nextST, f.nextSG
+	if typ == 0 {
+		f.nextSD++
+	} else {
+		f.nextST++
+	}
+	f.nextSG++
+	f.mu.Unlock()
+	// tcm_loop_port_link → scsi_add_device(host, 0, tpgt, lun); sd/st bind.
+	dev := filepath.Join(f.paths.SysFS, "class", "scsi_device", fmt.Sprintf("%d:0:%s:%s", host, m[2], m[3]), "device")
+	f.touch(filepath.Join(dev, "type"), strconv.Itoa(typ)+"\n")
+	f.touch(filepath.Join(dev, "scsi_generic", "sg"+strconv.Itoa(sg), "dev"), "")
+	if typ == 0 {
+		f.touch(filepath.Join(dev, "block", "sd"+string(rune('a'+sd)), "dev"), "")
+	} else {
+		for _, n := range []string{"nst%d", "nst%da", "st%d", "st%dl", "st%dm", "st%da"} {
+			f.touch(filepath.Join(dev, "scsi_tape", fmt.Sprintf(n, st), "dev"), "")
+		}
+	}
+	return nil
+}
+
+func (f *fixture) Unlink(p string) error {
+	r := f.rel(p)
+	if err := f.record("unlink " + r); err != nil {
+		return &fs.PathError{Op: "unlink", Path: p, Err: err}
+	}
+	target, err := os.Readlink(p)
+	if err != nil {
+		return err
+	}
+	if m := lunRE.FindStringSubmatch(r); m != nil {
+		f.mu.Lock()
+		delete(f.exported, f.rel(target))
+		host := f.hosts[filepath.Join("config/target/loopback", m[1])]
+		f.mu.Unlock()
+		os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "scsi_device", fmt.Sprintf("%d:0:%s:%s", host, m[2], m[3])))
+	}
+	return os.Remove(p)
+}
+
+// fakeRing is an opened uio device: a valid empty ring and a channel
+// doorbell.
+type fakeRing struct {
+	f      *fixture
+	name   string
+	mem    []byte
+	events chan struct{}
+	closed bool
+}
+
+func (f *fixture) open(path string, size int) (ringDev, error) {
+	r := f.rel(path)
+	if err := f.record(fmt.Sprintf("open %s %#x", r, size)); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	words := make([]uint64, size/8)
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), size)
+	ne.PutUint16(mem[mbVersionOff:], MailboxVersion)
+	ne.PutUint16(mem[mbFlagsOff:], FlagOOOC|FlagReadLen|FlagTMR|FlagKeepBuf)
+	ne.PutUint32(mem[mbCmdrOffOff:], mbSize)
+	ne.PutUint32(mem[mbCmdrSizeOff:], 64<<10-mbSize)
+	fr := &fakeRing{f: f, name: r, mem: mem, events: make(chan struct{}, 1)}
+	f.mu.Lock()
+	f.rings[filepath.Base(r)] = fr
+	f.mu.Unlock()
+	return fr, nil
+}
+
+func (r *fakeRing) Memory() []byte { return r.mem }
+func (r *fakeRing) Kick() error    { return nil }
+func (r *fakeRing) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.events:
+		return nil
+	}
+}
+
+func (r *fakeRing) Close() error {
+	r.closed = true
+	return r.f.record("close " + r.name)
+}
+
+func (f *fixture) options(log *zap.Logger) Options {
+	good := func(DeviceConfig, *zap.Logger) (Handler, error) {
+		return HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
+	}
+	return Options{
+		Factories:     map[string]Factory{"vdisk": good, "vtape": good},
+		Log:           log,
+		Paths:         f.paths,
+		AttachTimeout: time.Second,
+		fs:            f,
+		open:          f.open,
+	}
+}
+
+// tree lists every path under the fixture's configfs, sysfs and /dev.
+func (f *fixture) tree() []string {
+	var out []string
+	filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
+		if r := f.rel(p); r != "." && !strings.HasPrefix(r, "run") {
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestCreateAndClose(t *testing.T) {
+	f := newFixture(t)
+	before := f.tree()
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	disk, err := tg.Create(ctx, DeviceSpec{
+		Name: "disk0", Subtype: "vdisk", Config: "size=1G;lbs=4096", Size: 1 << 30, BlockSize: 4096,
+		MaxSectors: 2048, CmdTimeOut: 5 * time.Second, MaxDataAreaMB: 64,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOps := []string{
+		"mkdir config/target/core/user_2", // user_1 and fileio_0 are taken
+		"mkdir config/target/core/user_2/disk0",
+		"write config/target/core/user_2/disk0/control dev_config=vdisk/size=1G;lbs=4096",
+		"write config/target/core/user_2/disk0/control dev_size=1073741824",
+		"write config/target/core/user_2/disk0/control hw_block_size=4096",
+		"write config/target/core/user_2/disk0/control hw_max_sectors=2048",
+		"write config/target/core/user_2/disk0/control max_data_area_mb=64",
+		"write config/target/core/user_2/disk0/control nl_reply_supported=-1",
+		"write config/target/core/user_2/disk0/enable 1",
+		"write config/target/core/user_2/disk0/attrib/cmd_time_out 5",
+		"write config/target/core/user_2/disk0/attrib/tmr_notification 1",
+		"open dev/uio0 0x110000",
+		"mkdir config/target/loopback",
+		"mkdir config/target/loopback/" + wwn("target", "disk0"),
+		"mkdir config/target/loopback/" + wwn("target", "disk0") + "/tpgt_1",
+		"write config/target/loopback/" + wwn("target", "disk0") + "/tpgt_1/nexus " + wwn("initiator", "disk0"),
+		"mkdir config/target/loopback/" + wwn("target", "disk0") + "/tpgt_1/lun/lun_0",
+		"symlink config/target/loopback/" + wwn("target", "disk0") + "/tpgt_1/lun/lun_0/disk0 -> config/target/core/user_2/disk0",
+	}
+	if got := f.Ops(); !slices.Equal(got, wantOps) {
+		t.Errorf("ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantOps, "\n"))
+	}
+	want := DeviceInfo{
+		DeviceConfig: DeviceConfig{Name: "disk0", HBA: 2, Subtype: "vdisk", Config: "size=1G;lbs=4096", Size: 1 << 30, BlockSize: 4096, UIO: "uio0"},
+		WWN:          wwn("target", "disk0"),
+		Nexus:        wwn("initiator", "disk0"),
+		SCSI:         SCSIDevice{Address: "3:0:1:0", Type: 0, Block: "sda", Generic: "sg1"},
+	}
+	disk.Ring = RingInfo{}
+	if disk != want {
+		t.Errorf("info %+v\nwant %+v", disk, want)
+	}
+	if !regexp.MustCompile(`^naa\.5001405[0-9a-f]{9}$`).MatchString(disk.WWN) || disk.WWN == disk.Nexus {
+		t.Errorf("WWNs %s %s", disk.WWN, disk.Nexus)
+	}
+
+	n := len(f.Ops())
+	tape, err := tg.Create(ctx, DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "media=/x", Size: 1 << 30, CmdTimeOut: -1, NoTMRNotification: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := f.Ops()[n:]
+	if ops[0] != "mkdir config/target/core/user_3" || !slices.Contains(ops, "write config/target/core/user_3/tape0/attrib/cmd_time_out 0") ||
+		slices.ContainsFunc(ops, func(s string) bool {
+			return strings.Contains(s, "tmr_notification") || strings.Contains(s, "hw_block_size")
+		}) ||
+		slices.Contains(ops, "mkdir config/target/loopback") {
+		t.Errorf("second device ops:\n%s", strings.Join(ops, "\n"))
+	}
+	if tape.SCSI != (SCSIDevice{Address: "4:0:1:0", Type: 1, Tape: "st0", Generic: "sg2"}) || tape.SCSI.String() != "/dev/nst0" {
+		t.Errorf("tape SCSI %+v", tape.SCSI)
+	}
+	if tape.Ring.CmdrSize != 64<<10-mbSize || !tape.Ring.Has(FlagReadLen) {
+		t.Errorf("tape ring %+v", tape.Ring)
+	}
+	if ds := tg.Devices(); len(ds) != 2 || ds[0].Info.Name != "disk0" || ds[1].Info.Name != "tape0" || ds[0].Stats.Failed {
+		t.Errorf("Devices: %+v", ds)
+	}
+	if _, err := tg.Create(ctx, DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "x"}); err == nil {
+		t.Error("second tape0 created")
+	}
+
+	n = len(f.Ops())
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	naa := "config/target/loopback/" + wwn("target", "tape0")
+	wantClose := []string{
+		"unlink " + naa + "/tpgt_1/lun/lun_0/tape0",
+		"rmdir " + naa + "/tpgt_1/lun/lun_0",
+		"rmdir " + naa + "/tpgt_1",
+		"rmdir " + naa,
+		"close dev/uio1",
+		"rmdir config/target/core/user_3/tape0",
+		"rmdir config/target/core/user_3",
+	}
+	naa = "config/target/loopback/" + wwn("target", "disk0")
+	wantClose = append(wantClose,
+		"unlink "+naa+"/tpgt_1/lun/lun_0/disk0",
+		"rmdir "+naa+"/tpgt_1/lun/lun_0",
+		"rmdir "+naa+"/tpgt_1",
+		"rmdir "+naa,
+		"close dev/uio0",
+		"rmdir config/target/core/user_2/disk0",
+		"rmdir config/target/core/user_2",
+		"rmdir config/target/loopback",
+	)
+	if got := f.Ops()[n:]; !slices.Equal(got, wantClose) {
+		t.Errorf("close ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantClose, "\n"))
+	}
+	if after := f.tree(); !slices.Equal(before, after) {
+		t.Errorf("left behind:\nbefore %v\nafter  %v", before, after)
+	}
+	if err := tg.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := tg.Create(ctx, DeviceSpec{Name: "x", Subtype: "vdisk"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Create after Close: %v", err)
+	}
+}
+
+func TestCreateRollsBack(t *testing.T) {
+	for _, c := range []struct {
+		failAt string
+		err    error
+	}{
+		{"mkdir config/target/core/user_2/", syscall.ENOMEM},
+		{"write config/target/core/user_2/disk0/enable", syscall.ENOENT},
+		{"open dev/uio0", syscall.EBUSY},
+		{"mkdir config/target/loopback/naa", syscall.EEXIST},
+		{"write config/target/loopback/naa", syscall.EINVAL},
+		{"symlink", syscall.EIO},
+	} {
+		t.Run(c.failAt, func(t *testing.T) {
+			f := newFixture(t)
+			before := f.tree()
+			tg, err := New(f.options(zaptest.NewLogger(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			f.fail[c.failAt] = c.err
+			_, err = tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30})
+			if !errors.Is(err, c.err) {
+				t.Fatalf("Create: %v, want %v", err, c.err)
+			}
+			t.Logf("Create: %v", err)
+			delete(f.fail, c.failAt)
+			if err := tg.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := f.tree(); !slices.Equal(before, after) {
+				t.Errorf("rollback left:\nbefore %v\nafter  %v\nops:\n%s", before, after, strings.Join(f.Ops(), "\n"))
+			}
+			// Everything made was removed in reverse order (target/loopback,
+			// shared by all devices, last at Close); the failed call made
+			// nothing.
+			var made, removed []string
+			failed := false
+			loopback := false
+			for _, op := range f.Ops() {
+				if !failed && strings.HasPrefix(op, c.failAt) {
+					failed = true
+					continue
+				}
+				switch {
+				case op == "mkdir config/target/loopback":
+					loopback = true
+				case strings.HasPrefix(op, "mkdir "):
+					made = append(made, strings.TrimPrefix(op, "mkdir "))
+				case strings.HasPrefix(op, "symlink "):
+					made = append(made, strings.Fields(op)[1])
+				case strings.HasPrefix(op, "rmdir "), strings.HasPrefix(op, "unlink "):
+					removed = append(removed, strings.Fields(op)[1])
+				}
+			}
+			slices.Reverse(made)
+			if loopback {
+				made = append(made, "config/target/loopback")
+			}
+			if !slices.Equal(made, removed) {
+				t.Errorf("removed %v\nwant    %v", removed, made)
+			}
+		})
+	}
+}
+
+func TestCreateFactoryError(t *testing.T) {
+	f := newFixture(t)
+	opts := f.options(zaptest.NewLogger(t))
+	opts.Factories["vdisk"] = func(DeviceConfig, *zap.Logger) (Handler, error) { return nil, errors.New("size: missing") }
+	tg, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	before := f.tree()
+	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "d", Subtype: "vdisk", Config: ""}); err == nil || !strings.Contains(err.Error(), "size: missing") {
+		t.Fatalf("Create: %v", err)
+	}
+	if after := f.tree(); !slices.Equal(before, after) {
+		t.Errorf("left: %v", after)
+	}
+	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "d", Subtype: "nope"}); err == nil || !strings.Contains(err.Error(), "have: vdisk, vtape") {
+		t.Errorf("unknown subtype: %v", err)
+	}
+}
+
+func TestCreateRefusesLeftovers(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.paths.ConfigFS, "target/core/user_7/disk0"), 0o755)
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	_, err = tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G"})
+	if err == nil || !strings.Contains(err.Error(), "user_7/disk0 already exists") {
+		t.Fatalf("Create: %v", err)
+	}
+	if len(f.Ops()) != 0 {
+		t.Errorf("ops %v", f.Ops())
+	}
+}
+
+func TestSpecValidation(t *testing.T) {
+	for _, s := range []DeviceSpec{
+		{Name: "", Subtype: "vdisk"},
+		{Name: "-x", Subtype: "vdisk"},
+		{Name: "a/b", Subtype: "vdisk"},
+		{Name: strings.Repeat("a", 65), Subtype: "vdisk"},
+		{Name: "d", Subtype: "v-disk"},
+		{Name: "d", Subtype: "vdisk", Config: "a=1,b=2"},
+		{Name: "d", Subtype: "vdisk", Config: "path=/a:b"},
+		{Name: "d", Subtype: "vdisk", Config: "a=1\nb=2"},
+		{Name: "d", Subtype: "vdisk", Config: strings.Repeat("x", 250)},
+		{Name: "d", Subtype: "vdisk", CmdTimeOut: 1500 * time.Millisecond},
+		{Name: "d", Subtype: "vdisk", MaxDataAreaMB: -1},
+	} {
+		if err := s.validate(); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	if err := (DeviceSpec{Name: "disk_0.a-b", Subtype: "vdisk", Config: "size=1G;lbs=512"}).validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	for _, c := range []struct {
+		remove string
+		want   string
+	}{
+		{"config", "is configfs mounted"},
+		{"config/target", "target_core_mod is not loaded"},
+		{"sys/module/target_core_user", "modprobe target_core_user"},
+		{"sys/module/tcm_loop", "modprobe tcm_loop"},
+	} {
+		t.Run(c.remove, func(t *testing.T) {
+			f := newFixture(t)
+			os.RemoveAll(filepath.Join(f.root, c.remove))
+			_, err := New(f.options(zap.NewNop()))
+			if !errors.Is(err, ErrKernelSupport) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New: %v, want ErrKernelSupport mentioning %q", err, c.want)
+			}
+			// The lock was released: a corrected setup starts.
+			os.MkdirAll(filepath.Join(f.root, c.remove, "target/core"), 0o755)
+			os.MkdirAll(filepath.Join(f.root, "config/target/core"), 0o755)
+			if tg, err := New(f.options(zap.NewNop())); err != nil {
+				t.Fatalf("after fixing: %v", err)
+			} else {
+				tg.Close()
+			}
+		})
+	}
+}
+
+func TestSecondInstanceRefused(t *testing.T) {
+	f := newFixture(t)
+	tg, err := New(f.options(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(f.options(zap.NewNop())); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second New: %v", err)
+	}
+	tg.Close()
+	tg, err = New(f.options(zap.NewNop()))
+	if err != nil {
+		t.Fatalf("New after Close: %v", err)
+	}
+	tg.Close()
+}
+
+func TestDeviceFaultLoggedOnce(t *testing.T) {
+	f := newFixture(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	tg, err := New(f.options(zap.New(core)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, n := range []string{"bad", "good"} {
+		if _, err := tg.Create(ctx, DeviceSpec{Name: n, Subtype: "vdisk", Config: "size=1G"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := f.rings["uio0"]
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&r.mem[mbCmdHeadOff])), 12) // misaligned cmd_head
+	r.events <- struct{}{}
+	deadline := time.Now().Add(5 * time.Second)
+	for tg.Devices()[0].Err == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	ds := tg.Devices()
+	if !errors.Is(ds[0].Err, ErrRingCorrupt) || !ds[0].Stats.Failed || ds[1].Err != nil || ds[1].Stats.Failed {
+		t.Fatalf("devices: %+v / %+v", ds[0].Err, ds[1].Err)
+	}
+	f.rings["uio1"].events <- struct{}{} // the other device still serves
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	errs := logs.FilterLevelExact(zapcore.ErrorLevel).All()
+	if len(errs) != 1 || errs[0].ContextMap()["device"] != "bad" {
+		t.Fatalf("error logs: %+v", errs)
+	}
+}
+
+func TestTPGAddress(t *testing.T) {
+	if a, err := tpgAddress("5:0:1\n", 0); err != nil || a != "5:0:1:0" {
+		t.Errorf("%q %v", a, err)
+	}
+	for _, bad := range []string{"", "5:0", "a:0:1", "5:0:1:0", "-1:0:1"} {
+		if _, err := tpgAddress(bad, 0); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestFreeHBA(t *testing.T) {
+	f := newFixture(t)
+	core := f.paths.core()
+	for _, d := range []string{"user_0", "rd_mcp_2", "pscsi_3", "iblock_10"} {
+		os.Mkdir(filepath.Join(core, d), 0o755)
+	}
+	// fileio_0, user_1 (fixture), user_0, rd_mcp_2, pscsi_3 → 4.
+	if n, err := freeHBA(f, core); err != nil || n != 4 {
+		t.Errorf("freeHBA = %d, %v", n, err)
+	}
+}

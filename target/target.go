@@ -1,0 +1,443 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Errors of Target.
+var (
+	// ErrAlreadyRunning means another process holds the lock file.
+	ErrAlreadyRunning = errors.New("another vscsid is running")
+	// ErrKernelSupport means configfs, target_core_user or tcm_loop is
+	// missing; the message says which modprobe or mount to run.
+	ErrKernelSupport = errors.New("kernel support for TCMU is missing")
+	// ErrClosed is returned by Create after Close.
+	ErrClosed = errors.New("target closed")
+
+	errUnsupported = errors.New("TCMU needs Linux")
+)
+
+// ringDev is an open TCMU device: its mapping and its doorbell.
+type ringDev interface {
+	Notifier
+	Memory() []byte
+	Close() error
+}
+
+// Options configure a Target.
+type Options struct {
+	// Factories maps a handler subtype (the first element of dev_config)
+	// to the Factory that builds its Handler.
+	Factories map[string]Factory
+	// Log receives lifecycle messages and device faults. nil discards.
+	Log *zap.Logger
+	// Paths locates configfs, sysfs, /dev and the lock file.
+	Paths Paths
+	// AttachTimeout bounds how long Create waits for sd or st to bind to
+	// the new SCSI device (they probe asynchronously). Default 10 s.
+	AttachTimeout time.Duration
+
+	fs   fsys                                         // default osFS
+	open func(path string, size int) (ringDev, error) // default openUIO
+}
+
+// DeviceInfo describes a device the Target created.
+type DeviceInfo struct {
+	DeviceConfig
+	WWN   string     // the tcm_loop target port, naa.5001405...
+	Nexus string     // the tcm_loop initiator port
+	SCSI  SCSIDevice // what the kernel attached
+	Ring  RingInfo   // the TCMU limits in force
+}
+
+// DeviceStatus is a device's description and counters at one instant.
+type DeviceStatus struct {
+	Info  DeviceInfo
+	Stats DeviceStats
+	Err   error // why the device stopped serving, when Stats.Failed
+}
+
+// Target creates TCMU devices, exports them through tcm_loop and serves
+// them; it removes what it created when closed.
+//
+// Concurrency: Create, Devices and Close may be called from any goroutine;
+// creations are serialised. Each device is served by its own goroutine,
+// started by Create and stopped by Close.
+type Target struct {
+	opts      Options
+	log       *zap.Logger
+	paths     Paths
+	fs        fsys
+	open      func(string, int) (ringDev, error)
+	factories map[string]Factory
+	lock      io.Closer
+	ctx       context.Context
+	cancel    context.CancelFunc
+
+	createMu sync.Mutex // serialises Create and Close
+	mu       sync.Mutex // guards the fields below
+	devs     []*managed
+	closed   bool
+	loopback bool // we created target/loopback
+}
+
+type managed struct {
+	info DeviceInfo
+	dev  *Device
+	undo undo
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+func (m *managed) setErr(err error) {
+	m.mu.Lock()
+	m.err = err
+	m.mu.Unlock()
+}
+
+func (m *managed) getErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// New checks that the kernel can host TCMU devices through tcm_loop and
+// takes the lock file, so that a second daemon refuses to start.
+func New(opts Options) (*Target, error) {
+	t := &Target{
+		opts:      opts,
+		log:       opts.Log,
+		paths:     opts.Paths.withDefaults(),
+		fs:        opts.fs,
+		open:      opts.open,
+		factories: maps.Clone(opts.Factories),
+	}
+	if t.log == nil {
+		t.log = zap.NewNop()
+	}
+	if t.fs == nil {
+		t.fs = osFS{}
+	}
+	if t.open == nil {
+		t.open = openUIO
+	}
+	if t.opts.AttachTimeout <= 0 {
+		t.opts.AttachTimeout = 10 * time.Second
+	}
+	lock, err := lockFile(t.paths.Lock)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(t.fs, t.paths); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	t.lock = lock
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	return t, nil
+}
+
+// preflight explains a missing kernel piece before anything is created.
+func preflight(f fsys, p Paths) error {
+	if !f.Exists(p.core()) {
+		if !f.Exists(p.ConfigFS) {
+			return fmt.Errorf("%w: %s does not exist: is configfs mounted? (try: modprobe target_core_user; mount -t configfs none %s)", ErrKernelSupport, p.ConfigFS, p.ConfigFS)
+		}
+		return fmt.Errorf("%w: %s does not exist: configfs is not mounted at %s or target_core_mod is not loaded (try: modprobe target_core_user; mount -t configfs none %s)", ErrKernelSupport, p.core(), p.ConfigFS, p.ConfigFS)
+	}
+	// target_core_user has module parameters, so /sys/module/target_core_user
+	// exists whether it is a module or built in. Without it, mkdir
+	// core/user_N fails with EINVAL: the kernel's request_module is not
+	// something to rely on (initramfs and containers lack modprobe).
+	if !f.Exists(filepath.Join(p.SysFS, "module", "target_core_user")) {
+		return fmt.Errorf("%w: target_core_user is not loaded (try: modprobe target_core_user)", ErrKernelSupport)
+	}
+	if !f.Exists(filepath.Join(p.SysFS, "module", "tcm_loop")) && !f.Exists(p.loopback()) {
+		return fmt.Errorf("%w: tcm_loop is not loaded (try: modprobe tcm_loop)", ErrKernelSupport)
+	}
+	return nil
+}
+
+// Create creates the device spec describes and returns once the kernel has
+// attached it (or AttachTimeout passed: then the SCSI names may be empty).
+// In order (each step undone, in reverse, if a later one fails):
+//
+//  1. core/user_N (N the lowest index no backstore HBA uses) and
+//     core/user_N/<name>; control: dev_config, dev_size, hw_block_size,
+//     hw_max_sectors, max_data_area_mb, nl_reply_supported=-1 (so enable
+//     never waits for a netlink reply); enable=1; attrib/cmd_time_out
+//     (it cannot change once exported); attrib/tmr_notification=1.
+//  2. the uio device named tcm-user/N/<name>/<dev_config>: open, mmap, build
+//     the Handler with the Factory, start serving.
+//  3. loopback/naa.<wwn>/tpgt_1 with its own nexus, lun/lun_0, and the
+//     symlink that exports the LUN (the kernel scans it right then).
+func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, err error) {
+	if err := spec.validate(); err != nil {
+		return info, err
+	}
+	factory, ok := t.factories[spec.Subtype]
+	if !ok {
+		return info, fmt.Errorf("device %s: no handler for subtype %q (have: %s)", spec.Name, spec.Subtype, strings.Join(slices.Sorted(maps.Keys(t.factories)), ", "))
+	}
+	t.createMu.Lock()
+	defer t.createMu.Unlock()
+	t.mu.Lock()
+	closed := t.closed
+	dup := slices.ContainsFunc(t.devs, func(m *managed) bool { return m.info.Name == spec.Name })
+	t.mu.Unlock()
+	switch {
+	case closed:
+		return info, ErrClosed
+	case dup:
+		return info, fmt.Errorf("device %s: already created", spec.Name)
+	}
+	core := t.paths.core()
+	if p, ok := findObject(t.fs, core, spec.Name); ok {
+		return info, fmt.Errorf("device %s: storage object %s already exists (left by a daemon that did not stop cleanly, or made by targetcli): remove it first", spec.Name, p)
+	}
+
+	m := &managed{done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			if uerr := m.undo.run(); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("roll back: %w", uerr))
+			}
+		}
+	}()
+	f := t.fs
+	hba, err := freeHBA(f, core)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, configfsError("list", core, err, "target_core_user"))
+	}
+	hbaDir := filepath.Join(core, "user_"+strconv.Itoa(hba))
+	if err := f.Mkdir(hbaDir); err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, configfsError("create HBA", hbaDir, err, "target_core_user"))
+	}
+	m.undo.push("remove "+hbaDir, func() error { return f.Rmdir(hbaDir) })
+	obj := filepath.Join(hbaDir, spec.Name)
+	if err := f.Mkdir(obj); err != nil {
+		return info, fmt.Errorf("device %s: create storage object %s: %w", spec.Name, obj, err)
+	}
+	m.undo.push("remove "+obj, func() error { return f.Rmdir(obj) })
+
+	tokens := []string{"dev_config=" + spec.devConfig(), "dev_size=" + strconv.FormatUint(spec.Size, 10)}
+	if spec.BlockSize > 0 {
+		tokens = append(tokens, "hw_block_size="+strconv.FormatUint(uint64(spec.BlockSize), 10))
+	}
+	if spec.MaxSectors > 0 {
+		tokens = append(tokens, "hw_max_sectors="+strconv.FormatUint(uint64(spec.MaxSectors), 10))
+	}
+	if spec.MaxDataAreaMB > 0 {
+		tokens = append(tokens, "max_data_area_mb="+strconv.Itoa(spec.MaxDataAreaMB))
+	}
+	tokens = append(tokens, "nl_reply_supported=-1")
+	for _, tok := range tokens {
+		if err := f.WriteAttr(filepath.Join(obj, "control"), tok); err != nil {
+			return info, fmt.Errorf("device %s: write %q to %s/control: %w", spec.Name, tok, obj, err)
+		}
+	}
+	if err := f.WriteAttr(filepath.Join(obj, "enable"), "1"); err != nil {
+		return info, fmt.Errorf("device %s: enable %s: %w", spec.Name, obj, err)
+	}
+	if spec.CmdTimeOut != 0 {
+		secs := max(int64(spec.CmdTimeOut/time.Second), 0)
+		p := filepath.Join(obj, "attrib", "cmd_time_out")
+		if err := f.WriteAttr(p, strconv.FormatInt(secs, 10)); err != nil {
+			return info, fmt.Errorf("device %s: write %d to %s: %w", spec.Name, secs, p, err)
+		}
+	}
+	if !spec.NoTMRNotification {
+		p := filepath.Join(obj, "attrib", "tmr_notification")
+		if err := f.WriteAttr(p, "1"); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return info, fmt.Errorf("device %s: write 1 to %s: %w", spec.Name, p, err)
+			}
+			t.log.Warn("kernel has no tmr_notification (older than 5.9): aborts will not be seen in the ring",
+				zap.String("device", spec.Name))
+		}
+	}
+
+	uioN, err := findUIO(f, t.paths.SysFS, uioName(hba, spec.Name, spec.devConfig()))
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	size, err := uioMapSize(f, t.paths.SysFS, uioN)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	rd, err := t.open(filepath.Join(t.paths.Dev, uioN), size)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	m.undo.push("close "+uioN, rd.Close)
+
+	dc := DeviceConfig{
+		Name: spec.Name, HBA: hba, Subtype: spec.Subtype, Config: spec.Config,
+		Size: spec.Size, BlockSize: spec.BlockSize, UIO: uioN,
+	}
+	if dc.BlockSize == 0 {
+		dc.BlockSize = 512
+	}
+	dlog := t.log.With(zap.String("device", spec.Name), zap.Int("hba", hba), zap.String("uio", uioN), zap.String("subtype", spec.Subtype))
+	h, err := factory(dc, dlog)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %s handler: %w", spec.Name, spec.Subtype, err)
+	}
+	d, err := NewDevice(rd.Memory(), rd, h, dlog)
+	if err != nil {
+		if c, ok := h.(io.Closer); ok {
+			c.Close()
+		}
+		return info, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	m.dev = d
+	dctx, stop := context.WithCancel(t.ctx)
+	go func() {
+		defer close(m.done)
+		if err := d.Run(dctx); err != nil {
+			m.setErr(err)
+			fields := []zap.Field{zap.Error(err)}
+			var pe *PanicError
+			if errors.As(err, &pe) {
+				fields = append(fields, zap.ByteString("stack", pe.Stack))
+			}
+			dlog.Error("device failed and stopped serving; the kernel fails its queued commands after cmd_time_out", fields...)
+		}
+	}()
+	m.undo.push("stop serving "+spec.Name, func() error { stop(); <-m.done; return nil })
+
+	naa, nexus, addr, err := t.export(ctx, m, spec.Name, obj)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	scsi, complete := waitSCSI(ctx, f, t.paths.SysFS, addr, t.opts.AttachTimeout)
+	if !complete {
+		t.log.Warn("no sd or st device bound to the LUN (is sd_mod or st loaded?)", zap.String("device", spec.Name),
+			zap.String("address", addr), zap.Int("type", scsi.Type), zap.String("generic", scsi.Generic))
+	}
+	m.info = DeviceInfo{DeviceConfig: dc, WWN: naa, Nexus: nexus, SCSI: scsi, Ring: d.Info()}
+	t.mu.Lock()
+	t.devs = append(t.devs, m)
+	t.mu.Unlock()
+	dlog.Info("device attached", zap.String("node", scsi.String()), zap.String("address", addr),
+		zap.String("block", scsi.Block), zap.String("tape", scsi.Tape), zap.String("generic", scsi.Generic),
+		zap.String("wwn", naa), zap.Uint32("cmdr_size", m.info.Ring.CmdrSize),
+		zap.Uint64("data_area_bytes", m.info.Ring.DataSize), zap.Uint16("mailbox_flags", m.info.Ring.Flags),
+		zap.Int("workers", m.info.Ring.Workers))
+	return m.info, nil
+}
+
+// export creates the tcm_loop target for the storage object obj and links
+// the LUN. It returns the target and initiator WWNs and the SCSI address.
+func (t *Target) export(ctx context.Context, m *managed, name, obj string) (naa, nexus, addr string, err error) {
+	f := t.fs
+	lb := t.paths.loopback()
+	if !f.Exists(lb) {
+		if err := f.Mkdir(lb); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", "", "", configfsError("create", lb, err, "tcm_loop")
+		}
+		t.mu.Lock()
+		t.loopback = true
+		t.mu.Unlock()
+	}
+	naa, nexus = wwn("target", name), wwn("initiator", name)
+	naaDir := filepath.Join(lb, naa)
+	if err := f.Mkdir(naaDir); err != nil {
+		return "", "", "", fmt.Errorf("create loopback target %s: %w", naaDir, err)
+	}
+	m.undo.push("remove "+naaDir, func() error { return f.Rmdir(naaDir) })
+	tpg := filepath.Join(naaDir, "tpgt_1")
+	if err := f.Mkdir(tpg); err != nil {
+		return "", "", "", fmt.Errorf("create %s: %w", tpg, err)
+	}
+	m.undo.push("remove "+tpg, func() error { return f.Rmdir(tpg) })
+	if err := f.WriteAttr(filepath.Join(tpg, "nexus"), nexus); err != nil {
+		return "", "", "", fmt.Errorf("write %s to %s/nexus: %w", nexus, tpg, err)
+	}
+	lun := filepath.Join(tpg, "lun", "lun_0")
+	if err := f.Mkdir(lun); err != nil {
+		return "", "", "", fmt.Errorf("create %s: %w", lun, err)
+	}
+	m.undo.push("remove "+lun, func() error { return f.Rmdir(lun) })
+	link := filepath.Join(lun, name)
+	if err := f.Symlink(obj, link); err != nil {
+		return "", "", "", fmt.Errorf("link %s to %s: %w", link, obj, err)
+	}
+	m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
+	v, err := f.ReadAttr(filepath.Join(tpg, "address"))
+	if err != nil {
+		return "", "", "", fmt.Errorf("read %s/address: %w", tpg, err)
+	}
+	addr, err = tpgAddress(v, 0)
+	return naa, nexus, addr, err
+}
+
+// Devices returns every device's description and counters.
+func (t *Target) Devices() []DeviceStatus {
+	t.mu.Lock()
+	devs := slices.Clone(t.devs)
+	t.mu.Unlock()
+	out := make([]DeviceStatus, 0, len(devs))
+	for _, m := range devs {
+		out = append(out, DeviceStatus{Info: m.info, Stats: m.dev.Stats(), Err: m.getErr()})
+	}
+	return out
+}
+
+// Run returns when ctx is done, after Close.
+func (t *Target) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return t.Close()
+}
+
+// Close removes every device, newest first: unlink the LUN and remove the
+// loopback target while the device is still served (the kernel may send
+// commands while detaching), then stop serving, close the uio device and
+// remove the storage object and its HBA. It removes target/loopback if it
+// created it and it is empty, and releases the lock.
+func (t *Target) Close() error {
+	t.createMu.Lock()
+	defer t.createMu.Unlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	devs := t.devs
+	t.devs = nil
+	loopback := t.loopback
+	t.mu.Unlock()
+
+	var errs []error
+	for i := len(devs) - 1; i >= 0; i-- {
+		m := devs[i]
+		if err := m.undo.run(); err != nil {
+			errs = append(errs, fmt.Errorf("remove device %s: %w", m.info.Name, err))
+			continue
+		}
+		t.log.Info("device removed", zap.String("device", m.info.Name))
+	}
+	t.cancel()
+	if loopback {
+		if err := t.fs.Rmdir(t.paths.loopback()); err != nil && !isBusy(err) {
+			errs = append(errs, fmt.Errorf("remove %s: %w", t.paths.loopback(), err))
+		}
+	}
+	errs = append(errs, t.lock.Close())
+	return errors.Join(errs...)
+}
