@@ -73,7 +73,7 @@ type Device struct {
 	inflight int    // commands between tail and readPos not yet completed
 	seen     idSet  // cmd_ids of scanned, not yet handed out commands
 	aborted  idSet  // of those, the ones a TMR listed
-	unkicked int    // completions written since the last Kick
+	unkicked int    // cmd_tail moves since the last Kick
 	lastKick int64
 	batch    int
 	c0       *cmdCtx
@@ -330,8 +330,12 @@ func (d *Device) step(c *cmdCtx) (loaded, empty bool, err error) {
 	if op != opCmd {
 		d.readPos = d.r.next(pos, n)
 		if d.inflight == 0 {
+			// Nothing before it is outstanding: pass it now. The kernel
+			// reclaims the space only when kicked, and may be holding
+			// commands in its qfull queue until it does.
 			d.tail = d.readPos
 			d.r.storeTail(d.tail)
+			d.unkicked++
 		}
 		return false, false, nil
 	}

@@ -480,6 +480,26 @@ func TestTMRForRunningCommandCompletesNormally(t *testing.T) {
 	}
 }
 
+func TestTMRAloneIsReaped(t *testing.T) {
+	// A TMR listing no outstanding command still takes ring space: the
+	// device must pass it and kick, or the kernel never reclaims the space.
+	k := targettest.NewKernel(t, targettest.Config{})
+	k.Serve(fill{w: 512})
+	p, _ := k.Queue(read10(1, 1), targettest.DataIn(512))
+	k.Notify()
+	p.Wait()
+	if err := k.TMR(target.TMRLUNReset, p); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for k.RingUsed() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("TMR entry never reaped: %d ring bytes in use", k.RingUsed())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestCorruptEntryFailsOnlyItsDevice(t *testing.T) {
 	for _, tc := range []struct {
 		name string

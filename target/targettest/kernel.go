@@ -305,6 +305,18 @@ func (k *Kernel) Pads() int {
 	return k.pads
 }
 
+// RingUsed is the number of ring bytes not yet reaped: entries the device
+// has not completed (or passed) and the kernel has not reclaimed on a Kick.
+func (k *Kernel) RingUsed() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := int(atomic.LoadUint32(k.head)) - int(k.lastCleaned)
+	if n < 0 {
+		n += int(k.ringSize)
+	}
+	return n
+}
+
 // Wait implements target.Notifier: it returns once Notify was called since
 // the previous Wait (uio event counter semantics: notifications coalesce).
 func (k *Kernel) Wait(ctx context.Context) error {
@@ -743,6 +755,10 @@ func (k *Kernel) reapLocked() {
 			return
 		}
 		next := pos + lenOp&^7
+		if pos < tail && tail < next {
+			k.breakRing("cmd_tail %d is not on an entry boundary (entry [%d,%d))", tail, pos, next)
+			return
+		}
 		if next == k.ringSize {
 			next = 0
 		}
@@ -773,10 +789,12 @@ func (k *Kernel) completeLocked(s *slot, e []byte, uflags uint8) {
 	ne := binary.NativeEndian
 	c := Completion{ID: s.id, Status: scsi.Status(e[8]), Flags: uflags, Aborted: s.aborted}
 	readLen := s.length
-	valid := false
+	gather := s.in
 	if uflags&target.UFlagUnknownOp != 0 {
-		c.Status = scsi.StatusCheckCondition // no sense is copied
+		c.Status = scsi.StatusCheckCondition // and no sense is copied
+		gather = false
 	} else {
+		valid := false
 		if uflags&target.UFlagReadLen != 0 {
 			c.ReadLen = ne.Uint32(e[12:])
 		}
@@ -784,14 +802,17 @@ func (k *Kernel) completeLocked(s *slot, e []byte, uflags uint8) {
 			valid = true
 			readLen = min(readLen, int(c.ReadLen))
 		}
-		gather := s.in
 		if c.Status == scsi.StatusCheckCondition {
 			if !s.pump {
 				c.Sense = append([]byte(nil), e[16:16+senseSize]...)
 			}
 			gather = gather && valid
 		}
-		if gather && !s.pump {
+	}
+	delivered := 0
+	if gather {
+		delivered = readLen
+		if !s.pump {
 			c.Data = make([]byte, 0, readLen)
 			for _, b := range s.blocks {
 				if len(c.Data) == readLen {
@@ -801,12 +822,9 @@ func (k *Kernel) completeLocked(s *slot, e []byte, uflags uint8) {
 				c.Data = append(c.Data, blk[:min(k.blockSize, readLen-len(c.Data))]...)
 			}
 		}
-		if s.in {
-			c.Residual = s.length - len(c.Data)
-			if s.pump && gather {
-				c.Residual = s.length - readLen
-			}
-		}
+	}
+	if s.in {
+		c.Residual = s.length - delivered
 	}
 	k.releaseBlocks(s)
 	k.ids[s.id] = nil
