@@ -415,7 +415,9 @@ func (d *Device) finish(c *cmdCtx) error {
 	d.inflight--
 	d.st.inflight.Add(-1)
 	d.unkicked++
-	d.st.observe(c)
+	if !c.aborted { // never ran: counted in Aborted only
+		d.st.observe(c)
+	}
 	return nil
 }
 

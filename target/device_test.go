@@ -450,6 +450,9 @@ func TestTMRAbortsQueuedCommand(t *testing.T) {
 				if st.Aborted != 1 || len(st.TMRs) != 1 || st.TMRs[0] != (target.TMRCount{Type: target.TMRAbortTask, Count: 1}) {
 					t.Errorf("stats Aborted %d TMRs %v", st.Aborted, st.TMRs)
 				}
+				if len(st.Commands) != 1 || st.Commands[0].Count != 2 {
+					t.Errorf("commands %+v: the aborted one never ran and is not counted", st.Commands)
+				}
 			} else if !slices.Equal(b.lbas, []uint32{1, 2, 3}) || st.Aborted != 0 {
 				t.Errorf("without notification the device cannot know: served %v, aborted %d", b.lbas, st.Aborted)
 			}
