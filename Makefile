@@ -4,9 +4,19 @@ SUITE     ?= bookworm
 FUZZTIME  ?= 10s
 BIN       := bin
 
-.PHONY: all build vet unit fuzz-seeds fuzz bench vm-test demo test clean
+.PHONY: all deps build vet unit deploy-check fuzz bench vm-test demo test clean
 
 all: build
+
+# Host tools the tests use, installed with apt on a fresh Debian machine
+# (root). The VM harness installs its own (qemu, cpio, ...) the same way.
+DEPS_BIN := promtool:prometheus jq:jq systemd-analyze:systemd dbus-daemon:dbus
+deps:
+	@missing=""; for p in $(DEPS_BIN); do command -v $${p%%:*} >/dev/null || missing="$$missing $${p#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
@@ -17,8 +27,14 @@ vet:
 
 # Unit tests with the race detector. Fuzz targets' seed corpora
 # (testdata/fuzz/*) run as ordinary test cases here.
-unit:
+unit: deps
 	$(GO) test -race -count=1 ./...
+
+# systemd-analyze verify of the unit, promtool on the Prometheus and
+# Grafana files.
+deploy-check: deps
+	deploy/systemd/verify.sh
+	deploy/prometheus/check.sh
 
 # Short coverage-guided runs of every fuzz target (not part of `make test`).
 fuzz:
@@ -38,7 +54,7 @@ vm-test:
 demo:
 	deploy/vm/demo --suite $(SUITE)
 
-test: vet unit vm-test
+test: vet unit deploy-check vm-test
 
 clean:
 	rm -rf $(BIN) deploy/vm/out
