@@ -16,7 +16,11 @@ VMTEST_SCENARIO=${VMTEST_SCENARIO:-adhoc}
 W=/tmp/vmtest/work/$VMTEST_SCENARIO
 ART=/tmp/vmtest/artefacts/$VMTEST_SCENARIO
 CMD_TIMEOUT=${CMD_TIMEOUT:-60}
-MT=/usr/bin/mt-st     # never bare "mt": busybox ash runs its own applet
+# The real tools by full path: for a bare name busybox ash (and busybox's
+# timeout) runs its own applet. busybox dd silently drops O_DIRECT when a
+# direct read fails with EINVAL, so it cannot test direct I/O.
+DD=/usr/bin/dd        # GNU dd (coreutils)
+MT=/usr/bin/mt-st     # mt-st, not busybox mt
 TAR=/usr/bin/tar      # GNU tar (busybox tar cannot block records)
 CONFIGFS=/sys/kernel/config/target
 METRICS_ADDR=${METRICS_ADDR:-127.0.0.1:9544}
@@ -354,7 +358,7 @@ VSCSID=/usr/sbin/vscsid
 VSCSID_PID=
 
 # vscsid_start LOGNAME [ARGS...]: start vscsid in the background with
-# --log.level debug and the metrics listener on $METRICS_ADDR; ARGS usually
+# --log.level $VSCSID_LOG_LEVEL (info; debug logs every command) and the metrics listener on $METRICS_ADDR; ARGS usually
 # include --config FILE. Pass check when the process is still alive after
 # the metrics endpoint answered (or 10 s without it).
 vscsid_start() {
@@ -366,7 +370,7 @@ vscsid_start() {
 	fi
 	_vt_log=$ART/vscsid-$_vt_name.log
 	echo "  \$ vscsid $* (log: vscsid-$_vt_name.log)"
-	"$VSCSID" --log.level debug --web.listen-address "$METRICS_ADDR" "$@" >"$_vt_log" 2>&1 </dev/null &
+	"$VSCSID" --log.level "${VSCSID_LOG_LEVEL:-info}" --web.listen-address "$METRICS_ADDR" "$@" >"$_vt_log" 2>&1 </dev/null &
 	VSCSID_PID=$!
 	echo "$VSCSID_PID" >"$W/vscsid.pid"
 	if wait_until 10 "! kill -0 $VSCSID_PID || wget -q -O /dev/null http://$METRICS_ADDR/metrics"; then :; fi

@@ -49,19 +49,19 @@ for n in $names; do
 		echo "queue: logical_block_size=$(cat /sys/block/$sd/queue/logical_block_size)" \
 			"physical_block_size=$(cat /sys/block/$sd/queue/physical_block_size)" \
 			"max_sectors_kb=$(cat /sys/block/$sd/queue/max_sectors_kb)"
-		show dd if="/dev/$sd" of=/dev/null bs=1M count=256 iflag=direct
-		check "$n-dd-direct-read" dd if="/dev/$sd" of=/dev/null bs=1M count=64 iflag=direct
+		show $DD if="/dev/$sd" of=/dev/null bs=1M count=256 iflag=direct
+		check "$n-dd-direct-read" $DD if="/dev/$sd" of=/dev/null bs=1M count=64 iflag=direct
 	elif st=$(dev_tape "$n"); then
 		tapes=$((tapes + 1))
 		banner "$n: tape /dev/$st, /dev/n$st ($(dev_hctl "$n"))"
 		showf 'identification|revision|device type' sg_inq "/dev/$(dev_sg "$n")"
 		show "$MT" -f "/dev/n$st" status
 		check "$n-mt-status" "$MT" -f "/dev/n$st" status
-		dd if=/dev/urandom of="$W/demo" bs=32k count=8 2>/dev/null
+		$DD if=/dev/urandom of="$W/demo" bs=32k count=8 2>/dev/null
 		show "$MT" -f "/dev/n$st" rewind
-		show dd if="$W/demo" of="/dev/n$st" bs=32k
+		show $DD if="$W/demo" of="/dev/n$st" bs=32k
 		show "$MT" -f "/dev/n$st" rewind
-		show dd if="/dev/n$st" of="$W/demo.back" bs=64k
+		show $DD if="/dev/n$st" of="$W/demo.back" bs=64k
 		expect_eq "$n-round-trip" "$(md5 "$W/demo")" "$(md5 "$W/demo.back")"
 		show "$MT" -f "/dev/n$st" status
 	fi

@@ -131,12 +131,12 @@ while read -r n lbs pbexp low opt max bytes prod; do
 	fi
 
 	# Plain I/O, buffered and direct.
-	check "$n-dd-read-buffered" dd if="/dev/$sd" of=/dev/null bs=1M count=16
-	check "$n-dd-read-direct" dd if="/dev/$sd" of=/dev/null bs=1M count=16 iflag=direct
-	check "$n-dd-read-direct-1block" dd if="/dev/$sd" of=/dev/null bs="$lbs" count=64 iflag=direct
-	check "$n-dd-write-direct" dd if=/dev/zero of="/dev/$sd" bs=1M count=16 oflag=direct
-	check "$n-dd-write-buffered" dd if=/dev/zero of="/dev/$sd" bs=64k count=64 conv=fsync
-	check "$n-dd-read-last-block" dd if="/dev/$sd" of=/dev/null bs="$lbs" skip=$((blocks - 1)) count=1 iflag=direct
+	check "$n-dd-read-buffered" $DD if="/dev/$sd" of=/dev/null bs=1M count=16
+	check "$n-dd-read-direct" $DD if="/dev/$sd" of=/dev/null bs=1M count=16 iflag=direct
+	check "$n-dd-read-direct-1block" $DD if="/dev/$sd" of=/dev/null bs="$lbs" count=64 iflag=direct
+	check "$n-dd-write-direct" $DD if=/dev/zero of="/dev/$sd" bs=1M count=16 oflag=direct
+	check "$n-dd-write-buffered" $DD if=/dev/zero of="/dev/$sd" bs=64k count=64 conv=fsync
+	check "$n-dd-read-last-block" $DD if="/dev/$sd" of=/dev/null bs="$lbs" skip=$((blocks - 1)) count=1 iflag=direct
 
 	# Out of range: READ(10)/READ(16) at LBA = capacity, and a READ(10) that
 	# crosses the end, get ILLEGAL REQUEST / LBA OUT OF RANGE (21/00); the
@@ -166,7 +166,7 @@ expect_output d512n-read10-at-max-good 'SCSI Status: Good' \
 	sh -c "sg_raw -r $((1024 * 512)) /dev/$sg 28 00 00 00 00 00 00 04 00 00 2>&1 | head -n3"
 
 # 4Kn: the kernel refuses direct I/O smaller than a logical block.
-expect_errno d4kn-direct-512-refused EINVAL dd if="/dev/$(dev_block d4kn)" of=/dev/null bs=512 count=1 iflag=direct
+expect_errno d4kn-direct-512-refused EINVAL $DD if="/dev/$(dev_block d4kn)" of=/dev/null bs=512 count=1 iflag=direct
 
 # Command sizes without blktrace: /sys/block/X/stat counts completed
 # requests (= SCSI commands). A 1 MiB direct read is one 1 MiB command on
@@ -178,7 +178,7 @@ for spec in "d512e 32 65536" "d512n 128 65536"; do
 	set -- $spec
 	sd=$(dev_block "$1")
 	before=$(cmds "$sd")
-	check "$1-dd-1MiB-direct-32" dd if="/dev/$sd" of=/dev/null bs=1M count=32 iflag=direct
+	check "$1-dd-1MiB-direct-32" $DD if="/dev/$sd" of=/dev/null bs=1M count=32 iflag=direct
 	after=$(cmds "$sd")
 	expect_eq "$1-1MiB-direct-read-commands" "$2 $3" \
 		"$((${after% *} - ${before% *})) $((${after#* } - ${before#* }))"
@@ -186,20 +186,20 @@ done
 
 # ------------------------------------------------------------- store mode
 sd=$(dev_block store0)
-check store-random-8MiB dd if=/dev/urandom of="$W/rand" bs=1M count=8
+check store-random-8MiB $DD if=/dev/urandom of="$W/rand" bs=1M count=8
 want=$(md5 "$W/rand")
-check store-write-direct dd if="$W/rand" of="/dev/$sd" bs=1M count=8 oflag=direct
-check_sh store-read-direct-md5 "[ \"\$(dd if=/dev/$sd bs=1M count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $want ]"
+check store-write-direct $DD if="$W/rand" of="/dev/$sd" bs=1M count=8 oflag=direct
+check_sh store-read-direct-md5 "[ \"\$($DD if=/dev/$sd bs=1M count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $want ]"
 echo 3 >/proc/sys/vm/drop_caches
-check_sh store-read-buffered-md5 "[ \"\$(dd if=/dev/$sd bs=1M count=8 2>/dev/null | md5sum | cut -d' ' -f1)\" = $want ]"
+check_sh store-read-buffered-md5 "[ \"\$($DD if=/dev/$sd bs=1M count=8 2>/dev/null | md5sum | cut -d' ' -f1)\" = $want ]"
 # A buffered sub-page overwrite (read-modify-write in the page cache) lands
 # where it should and nowhere else.
-check store-partial-overwrite dd if=/dev/zero of="/dev/$sd" bs=512 seek=4097 count=3 conv=notrunc,fsync
-check_sh store-partial-overwrite-md5 "dd if=/dev/zero of=$W/rand bs=512 seek=4097 count=3 conv=notrunc 2>/dev/null; [ \"\$(dd if=/dev/$sd bs=1M count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5sum <$W/rand | cut -d' ' -f1)\" ]"
+check store-partial-overwrite $DD if=/dev/zero of="/dev/$sd" bs=512 seek=4097 count=3 conv=notrunc,fsync
+check_sh store-partial-overwrite-md5 "dd if=/dev/zero of=$W/rand bs=512 seek=4097 count=3 conv=notrunc 2>/dev/null; [ \"\$($DD if=/dev/$sd bs=1M count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5sum <$W/rand | cut -d' ' -f1)\" ]"
 # store_size=64M on a 256 MiB disk: the store wraps, LBA 64 MiB is LBA 0.
-check store-wrap-write dd if=/dev/urandom of="$W/wrap" bs=1M count=1
-check store-wrap-write-at-64MiB dd if="$W/wrap" of="/dev/$sd" bs=1M seek=64 count=1 oflag=direct
-check_sh store-wrap-read-at-0 "[ \"\$(dd if=/dev/$sd bs=1M count=1 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5 $W/wrap)\" ]"
+check store-wrap-write $DD if=/dev/urandom of="$W/wrap" bs=1M count=1
+check store-wrap-write-at-64MiB $DD if="$W/wrap" of="/dev/$sd" bs=1M seek=64 count=1 oflag=direct
+check_sh store-wrap-read-at-0 "[ \"\$($DD if=/dev/$sd bs=1M count=1 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5 $W/wrap)\" ]"
 
 # ----------------------------------------------------------------- metrics
 check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"

@@ -74,37 +74,37 @@ expect_match tape0-mt-status-variable 'Tape block size 0 bytes' "$OUT"
 expect_match tape0-mt-status-density-lto6 'Density code 0x5a' "$OUT"
 
 # ------------------------------------------------ variable records, dd
-check rand-1000 dd if=/dev/urandom of="$W/r1000" bs=1000 count=1
-check rand-2000 dd if=/dev/urandom of="$W/r2000" bs=2000 count=3
-check rand-32k dd if=/dev/urandom of="$W/r32k" bs=32k count=10
-check rand-1M dd if=/dev/urandom of="$W/r1m" bs=1M count=2
+check rand-1000 $DD if=/dev/urandom of="$W/r1000" bs=1000 count=1
+check rand-2000 $DD if=/dev/urandom of="$W/r2000" bs=2000 count=3
+check rand-32k $DD if=/dev/urandom of="$W/r32k" bs=32k count=10
+check rand-1M $DD if=/dev/urandom of="$W/r1m" bs=1M count=2
 check var-rewind "$MT" -f "$T" rewind
 # One dd per file: st writes a filemark when the node is closed after writing.
-check var-write-1x1000 dd if="$W/r1000" of="$T" bs=1000
-check var-write-3x2000 dd if="$W/r2000" of="$T" bs=2000
-check var-write-10x32k dd if="$W/r32k" of="$T" bs=32k
-check var-write-2x1M dd if="$W/r1m" of="$T" bs=1M
+check var-write-1x1000 $DD if="$W/r1000" of="$T" bs=1000
+check var-write-3x2000 $DD if="$W/r2000" of="$T" bs=2000
+check var-write-10x32k $DD if="$W/r32k" of="$T" bs=32k
+check var-write-2x1M $DD if="$W/r1m" of="$T" bs=1M
 expect_output var-tell-after-write '^At block 20\.' "$MT" -f "$T" tell
 check var-rewind-2 "$MT" -f "$T" rewind
 # A larger buffer returns each shorter record whole: dd counts partial reads.
-expect_output var-read-1000-with-64k '^0\+1 records in' dd if="$T" of="$W/o1" bs=64k
+expect_output var-read-1000-with-64k '^0\+1 records in' $DD if="$T" of="$W/o1" bs=64k
 expect_eq var-read-1000-size 1000 "$(wc -c <"$W/o1")"
 expect_eq var-read-1000-md5 "$(md5 "$W/r1000")" "$(md5 "$W/o1")"
-expect_output var-read-2000-with-64k '^0\+3 records in' dd if="$T" of="$W/o2" bs=64k
+expect_output var-read-2000-with-64k '^0\+3 records in' $DD if="$T" of="$W/o2" bs=64k
 expect_eq var-read-2000-md5 "$(md5 "$W/r2000")" "$(md5 "$W/o2")"
-expect_output var-read-32k-with-64k '^0\+10 records in' dd if="$T" of="$W/o3" bs=64k
+expect_output var-read-32k-with-64k '^0\+10 records in' $DD if="$T" of="$W/o3" bs=64k
 expect_eq var-read-32k-md5 "$(md5 "$W/r32k")" "$(md5 "$W/o3")"
-expect_output var-read-1M-with-1M '^2\+0 records in' dd if="$T" of="$W/o4" bs=1M
+expect_output var-read-1M-with-1M '^2\+0 records in' $DD if="$T" of="$W/o4" bs=1M
 expect_eq var-read-1M-md5 "$(md5 "$W/r1m")" "$(md5 "$W/o4")"
 # At EOD: a read returns nothing.
-expect_output var-read-at-eod '^0\+0 records in' dd if="$T" of=/dev/null bs=64k count=1
+expect_output var-read-at-eod '^0\+0 records in' $DD if="$T" of=/dev/null bs=64k count=1
 # A smaller buffer than the record: st refuses with ENOMEM.
 check var-fsf-2 sh -c "$MT -f $T rewind && $MT -f $T fsf 2"
-expect_errno var-read-32k-with-16k-enomem ENOMEM dd if="$T" of=/dev/null bs=16k count=1
+expect_errno var-read-32k-with-16k-enomem ENOMEM $DD if="$T" of=/dev/null bs=16k count=1
 
 # /dev/stN rewinds on close.
 check rewind-node-rewind "$MT" -f "$T" rewind
-check rewind-node-write dd if="$W/r1000" of="$R" bs=1000
+check rewind-node-write $DD if="$W/r1000" of="$R" bs=1000
 expect_output rewind-node-at-bot 'BOT' "$MT" -f "$T" status
 expect_match rewind-node-file-0 'File number=0, block number=0' "$OUT"
 
@@ -112,12 +112,12 @@ expect_match rewind-node-file-0 'File number=0, block number=0' "$OUT"
 ststat() { cat "/sys/class/scsi_tape/$S/stats/$1"; }
 check stats-rewind "$MT" -f "$T" rewind
 w0=$(ststat write_cnt) wb0=$(ststat write_byte_cnt)
-check stats-write-10x32k dd if="$W/r32k" of="$T" bs=32k
+check stats-write-10x32k $DD if="$W/r32k" of="$T" bs=32k
 expect_eq stats-write_cnt-delta 10 "$(($(ststat write_cnt) - w0))"
 expect_eq stats-write_byte_cnt-delta 327680 "$(($(ststat write_byte_cnt) - wb0))"
 check stats-rewind-2 "$MT" -f "$T" rewind
 r0=$(ststat read_cnt) rb0=$(ststat read_byte_cnt)
-check stats-read-10x32k dd if="$T" of=/dev/null bs=64k
+check stats-read-10x32k $DD if="$T" of=/dev/null bs=64k
 # The residual of each short READ reached st (TCMU READ_LEN): bytes count
 # what the records held, not what was asked for. The READ that meets the
 # filemark is counted too.
@@ -128,7 +128,7 @@ expect_eq stats-read_cnt-delta 11 "$(($(ststat read_cnt) - r0))"
 for d in a b c; do
 	mkdir -p "$W/src-$d"
 	for i in 1 2 3; do
-		dd if=/dev/urandom of="$W/src-$d/f$i" bs=$((i * 7777)) count=1 2>/dev/null
+		$DD if=/dev/urandom of="$W/src-$d/f$i" bs=$((i * 7777)) count=1 2>/dev/null
 	done
 	echo "archive $d" >"$W/src-$d/README"
 done
@@ -154,39 +154,39 @@ check tar-extract-first "$TAR" -b 20 -xf "$T" -C "$W/x-a"
 check tar-first-identical diff -r "$W/src-a" "$W/x-a"
 
 # ------------------------------------------------------------ tell / seek
-check seek-src dd if=/dev/urandom of="$W/seek" bs=4k count=20
+check seek-src $DD if=/dev/urandom of="$W/seek" bs=4k count=20
 check seek-rewind "$MT" -f "$T" rewind
-check seek-write-20x4k dd if="$W/seek" of="$T" bs=4k
+check seek-write-20x4k $DD if="$W/seek" of="$T" bs=4k
 # 20 records and the filemark written at close.
 expect_output seek-tell-21 '^At block 21\.' "$MT" -f "$T" tell
 check seek-7 "$MT" -f "$T" seek 7
 expect_output seek-tell-7 '^At block 7\.' "$MT" -f "$T" tell
-check seek-read-record-7 dd if="$T" of="$W/rec7" bs=4k count=1
-dd if="$W/seek" of="$W/want7" bs=4k skip=7 count=1 2>/dev/null
+check seek-read-record-7 $DD if="$T" of="$W/rec7" bs=4k count=1
+$DD if="$W/seek" of="$W/want7" bs=4k skip=7 count=1 2>/dev/null
 expect_eq seek-record-7-md5 "$(md5 "$W/want7")" "$(md5 "$W/rec7")"
 expect_output seek-tell-8 '^At block 8\.' "$MT" -f "$T" tell
 
 # ------------------------------------------------------ fixed-block mode
 check fixed-setblk-1024 "$MT" -f "$T" setblk 1024
 expect_output fixed-status-1024 'Tape block size 1024 bytes' "$MT" -f "$T" status
-check fixed-src dd if=/dev/urandom of="$W/fx" bs=1k count=64
+check fixed-src $DD if=/dev/urandom of="$W/fx" bs=1k count=64
 check fixed-rewind "$MT" -f "$T" rewind
-check fixed-write-bs1k dd if="$W/fx" of="$T" bs=1k
-check fixed-write-bs32k dd if="$W/fx" of="$T" bs=32k
+check fixed-write-bs1k $DD if="$W/fx" of="$T" bs=1k
+check fixed-write-bs32k $DD if="$W/fx" of="$T" bs=32k
 check fixed-rewind-2 "$MT" -f "$T" rewind
-expect_output fixed-read-bs32k '^2\+0 records in' dd if="$T" of="$W/fx1" bs=32k
+expect_output fixed-read-bs32k '^2\+0 records in' $DD if="$T" of="$W/fx1" bs=32k
 expect_eq fixed-bs1k-file-md5 "$(md5 "$W/fx")" "$(md5 "$W/fx1")"
-expect_output fixed-read-bs1k '^64\+0 records in' dd if="$T" of="$W/fx2" bs=1k
+expect_output fixed-read-bs1k '^64\+0 records in' $DD if="$T" of="$W/fx2" bs=1k
 expect_eq fixed-bs32k-file-md5 "$(md5 "$W/fx")" "$(md5 "$W/fx2")"
-expect_errno fixed-odd-size-write-refused EINVAL dd if="$W/fx" of="$T" bs=1000 count=1
+expect_errno fixed-odd-size-write-refused EINVAL $DD if="$W/fx" of="$T" bs=1000 count=1
 check fixed-setblk-0 "$MT" -f "$T" setblk 0
 expect_output fixed-back-to-variable 'Tape block size 0 bytes' "$MT" -f "$T" status
 
 # ------------------------------------------- early warning and ENOSPC
 TS=/dev/n$(dev_tape small)
-check small-src dd if=/dev/urandom of="$W/big" bs=1M count=12
+check small-src $DD if=/dev/urandom of="$W/big" bs=1M count=12
 check small-rewind "$MT" -f "$TS" rewind
-expect_errno small-write-until-enospc ENOSPC dd if="$W/big" of="$TS" bs=64k
+expect_errno small-write-until-enospc ENOSPC $DD if="$W/big" of="$TS" bs=64k
 n=$(printf '%s\n' "$OUT" | sed -n 's/^\([0-9]*\)+0 records out$/\1/p')
 n=${n:-0}
 note "small cartridge took $n records of 64 KiB before ENOSPC"
@@ -194,16 +194,16 @@ note "small cartridge took $n records of 64 KiB before ENOSPC"
 # crosses it is written, and per-record overhead may take a few.
 check_sh small-records-before-ew "[ $n -ge 118 ] && [ $n -le 128 ]"
 check small-rewind-2 "$MT" -f "$TS" rewind
-expect_output small-read-back-all "^$n\\+0 records in" dd if="$TS" of="$W/big-back" bs=64k
-dd if="$W/big" of="$W/big-want" bs=64k count="$n" 2>/dev/null
+expect_output small-read-back-all "^$n\\+0 records in" $DD if="$TS" of="$W/big-back" bs=64k
+$DD if="$W/big" of="$W/big-want" bs=64k count="$n" 2>/dev/null
 expect_eq small-read-back-md5 "$(md5 "$W/big-want")" "$(md5 "$W/big-back")"
 
 # ---------------------------------------------------- empty drive, WP
 TE=/dev/n$(dev_tape empty)
-expect_errno empty-open-enomedium ENOMEDIUM dd if="$TE" of=/dev/null bs=64k count=1
+expect_errno empty-open-enomedium ENOMEDIUM $DD if="$TE" of=/dev/null bs=64k count=1
 expect_output empty-status-dr-open 'DR_OPEN' "$MT" -f "$TE" status
 TW=/dev/n$(dev_tape wprot)
-expect_errno wp-open-write-erofs EROFS dd if=/dev/zero of="$TW" bs=1k count=1
+expect_errno wp-open-write-erofs EROFS $DD if=/dev/zero of="$TW" bs=1k count=1
 expect_output wp-status-wr-prot 'WR_PROT' "$MT" -f "$TW" status
 check wp-open-read-ok "$MT" -f "$TW" rewind
 
@@ -211,17 +211,17 @@ check wp-open-read-ok "$MT" -f "$TW" rewind
 TD=/dev/n$(dev_tape dat)
 expect_output dat72-status-fixed-1024 'Tape block size 1024 bytes' "$MT" -f "$TD" status
 expect_match dat72-density-0x47 'Density code 0x47' "$OUT"
-check dat72-write-16k dd if="$W/fx" of="$TD" bs=1k count=16
+check dat72-write-16k $DD if="$W/fx" of="$TD" bs=1k count=16
 check dat72-rewind "$MT" -f "$TD" rewind
-dd if="$W/fx" of="$W/fx16" bs=1k count=16 2>/dev/null
-check_sh dat72-read-back "[ \"\$(dd if=$TD bs=1k 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/fx16") ]"
+$DD if="$W/fx" of="$W/fx16" bs=1k count=16 2>/dev/null
+check_sh dat72-read-back "[ \"\$($DD if=$TD bs=1k 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/fx16") ]"
 
 # ---------------------------------------- persistence across a restart
 TP=/dev/n$(dev_tape persist)
-check persist-src dd if=/dev/urandom of="$W/p" bs=64k count=16
+check persist-src $DD if=/dev/urandom of="$W/p" bs=64k count=16
 check persist-rewind "$MT" -f "$TP" rewind
-check persist-write dd if="$W/p" of="$TP" bs=64k
-check persist-write-second-file dd if="$W/r1000" of="$TP" bs=1000
+check persist-write $DD if="$W/p" of="$TP" bs=64k
+check persist-write-second-file $DD if="$W/r1000" of="$TP" bs=1000
 check persist-rewind-before-stop "$MT" -f "$TP" rewind
 
 check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"
@@ -240,14 +240,14 @@ vscsid_start tape-restart --config /etc/vscsid/tape.yaml
 require wait_for persist-reattached 30 "dev_node tape persist"
 TP=/dev/n$(dev_tape persist)
 check persist-rewind-after-restart "$MT" -f "$TP" rewind
-expect_output persist-read-first-file '^16\+0 records in' dd if="$TP" of="$W/p-back" bs=64k
+expect_output persist-read-first-file '^16\+0 records in' $DD if="$TP" of="$W/p-back" bs=64k
 expect_eq persist-first-file-md5 "$(md5 "$W/p")" "$(md5 "$W/p-back")"
-expect_output persist-read-second-file '^0\+1 records in' dd if="$TP" of="$W/p-back2" bs=64k
+expect_output persist-read-second-file '^0\+1 records in' $DD if="$TP" of="$W/p-back2" bs=64k
 expect_eq persist-second-file-md5 "$(md5 "$W/r1000")" "$(md5 "$W/p-back2")"
 # The memory cartridge was not persisted: a fresh one is blank.
 T=/dev/n$(dev_tape tape0)
 check memory-rewind-after-restart "$MT" -f "$T" rewind
-expect_output memory-blank-after-restart '^0\+0 records in' dd if="$T" of=/dev/null bs=64k count=1
+expect_output memory-blank-after-restart '^0\+0 records in' $DD if="$T" of=/dev/null bs=64k count=1
 vscsid_stop vscsid-sigterm-exit-0-after-restart
 wait_for configfs-no-residue-after-restart 15 "[ -z \"\$(configfs_residue)\" ]"
 
