@@ -3,6 +3,7 @@ module github.com/vscsid/vscsid
 go 1.26.8
 
 require (
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/mdlayher/genetlink v1.4.0
 	github.com/mdlayher/netlink v1.11.2
 	github.com/prometheus/client_golang v1.25.0
