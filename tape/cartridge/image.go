@@ -42,7 +42,9 @@ type Image struct {
 	hdr   recHeader
 	hdrOK bool // hdr is the header of the record at cur
 
-	crc     uint32 // running CRC of the current block's data, for sequential reads
+	rbuf    []byte // read buffer, allocated by the first read of a block in pieces
+	rbufOK  bool   // rbuf holds the verified data of the block at cur
+	crc     uint32 // running CRC of a large block's data, for reads in order
 	crcNext int64  // data offset the running CRC has reached
 
 	dirty    bool // records written since the last fdatasync
@@ -357,6 +359,7 @@ func (s pos) next(h *recHeader) pos {
 func (m *Image) setPos(part int, s pos) {
 	m.part, m.cur = part, s
 	m.hdrOK = false
+	m.rbufOK = false
 	m.crcNext = 0
 }
 
@@ -488,9 +491,17 @@ func (m *Image) Peek() (tape.Object, error) {
 }
 
 // ReadAt reads data of the block at the current position; off is relative
-// to the start of the block. Reading a block from offset 0 to its end in
-// order also verifies its checksum: the call that reads the last byte
-// returns an error matching tape.ErrCorrupt if the data does not match.
+// to the start of the block. Block data is checked against its CRC before
+// any of it is returned: a block that does not match fails with an error
+// matching tape.ErrCorrupt. (Blocks larger than the read buffer, 1 MiB,
+// are checked as they are read in order from offset 0: the call that
+// reads the last byte fails.)
+//
+// The drive reads a block segment by segment (scsi.Buffer.WriteFromAt), and
+// TCMU segments can be as small as a page: the first call reads the whole
+// block into a reused buffer with one pread and verifies it; the next calls
+// copy from there. A call that takes the whole block at once reads
+// straight into the caller's slice.
 func (m *Image) ReadAt(b []byte, off int64) (int, error) {
 	if err := m.checkOpen(); err != nil {
 		return 0, err
@@ -512,29 +523,72 @@ func (m *Image) ReadAt(b []byte, off int64) (int, error) {
 	if off >= length {
 		return 0, io.EOF
 	}
+	base := m.parts[m.part].start + m.cur.off + recHeaderSize
 	n := min(int64(len(b)), length-off)
-	k, err := m.f.ReadAt(b[:n], m.parts[m.part].start+m.cur.off+recHeaderSize+off)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return k, corrupt("partition %d object %d: image file ends inside the block", m.part, m.cur.obj)
+	var eof error
+	if n < int64(len(b)) {
+		eof = io.EOF
+	}
+	switch {
+	case m.rbufOK:
+		return copy(b[:n], m.rbuf[off:length]), eof
+	case off == 0 && n == length:
+		if err := m.pread(b[:n], base); err != nil {
+			return 0, err
 		}
-		return k, err
+		if crc32.Checksum(b[:n], castagnoli) != h.dataCRC {
+			return 0, m.dataCorrupt()
+		}
+		return int(n), eof
+	case length <= rbufSize:
+		if m.rbuf == nil {
+			m.rbuf = make([]byte, rbufSize)
+		}
+		if err := m.pread(m.rbuf[:length], base); err != nil {
+			return 0, err
+		}
+		if crc32.Checksum(m.rbuf[:length], castagnoli) != h.dataCRC {
+			return 0, m.dataCorrupt()
+		}
+		m.rbufOK = true
+		return copy(b[:n], m.rbuf[off:length]), eof
+	}
+	// A block larger than the buffer: straight from the file, with a
+	// running CRC over reads in order.
+	if err := m.pread(b[:n], base+off); err != nil {
+		return 0, err
 	}
 	if off == 0 {
 		m.crc, m.crcNext = 0, 0
 	}
 	if off == m.crcNext {
-		m.crc = crc32.Update(m.crc, castagnoli, b[:k])
-		m.crcNext += int64(k)
+		m.crc = crc32.Update(m.crc, castagnoli, b[:n])
+		m.crcNext += n
 		if m.crcNext == length && m.crc != h.dataCRC {
 			m.crcNext = 0
-			return k, corrupt("partition %d object %d: block data checksum mismatch", m.part, m.cur.obj)
+			return int(n), m.dataCorrupt()
 		}
 	}
-	if n < int64(len(b)) {
-		return k, io.EOF
+	return int(n), eof
+}
+
+// rbufSize is the largest block ReadAt buffers (and verifies up front).
+const rbufSize = 1 << 20
+
+// pread fills b from the file at off; a file that ends first is corrupt.
+func (m *Image) pread(b []byte, off int64) error {
+	k, err := m.f.ReadAt(b, off)
+	if k == len(b) {
+		return nil
 	}
-	return k, nil
+	if err == nil || errors.Is(err, io.EOF) {
+		return corrupt("partition %d object %d: image file ends inside the block", m.part, m.cur.obj)
+	}
+	return err
+}
+
+func (m *Image) dataCorrupt() error {
+	return corrupt("partition %d object %d: block data checksum mismatch", m.part, m.cur.obj)
 }
 
 var errNotBlock = errors.New("cartridge: no block at the current position")
@@ -896,6 +950,7 @@ func (m *Image) truncate(p *partition, at pos) error {
 	p.tailDirty = false
 	p.idx.truncate(at.obj)
 	m.hdrOK = false
+	m.rbufOK = false
 	m.dirty = true
 	return nil
 }

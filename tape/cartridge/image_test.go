@@ -667,6 +667,26 @@ func TestCorruptDataDetectedOnRead(t *testing.T) {
 	}
 }
 
+func TestCorruptLargeBlockDetected(t *testing.T) {
+	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+	g := newGen(15, 1)
+	b := g.block(3 << 20) // read straight from the file, CRC at the last byte
+	mustPut(t, m, b)
+	path := m.path
+	m.Close()
+	f, _ := os.OpenFile(path, os.O_RDWR, 0)
+	f.WriteAt([]byte{0xFF ^ b.content()[1<<20]}, dataStart+recHeaderSize+1<<20)
+	f.Close()
+	m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := readBlock(m, b.n); !errors.Is(err, tape.ErrCorrupt) {
+		t.Errorf("read of a corrupted large block: %v", err)
+	}
+}
+
 func TestCorruptHeaderIsAnError(t *testing.T) {
 	m, _ := newCart(t, CartridgeOptions{})
 	g := newGen(13, 1)

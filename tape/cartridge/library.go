@@ -60,7 +60,7 @@ type CartridgeOptions struct {
 	Capacity int64
 	// EarlyWarning is how many bytes before the end of a partition the
 	// early-warning zone starts (at most a quarter of the partition);
-	// 0 means DefaultEarlyWarning.
+	// 0 means DefaultEarlyWarning (at most a quarter of Capacity).
 	EarlyWarning int64
 	// Partitions are the partition sizes, as for Format; nil means one
 	// partition of the whole capacity.
@@ -84,7 +84,7 @@ func CreateCartridge(dir, barcode string, opts CartridgeOptions) error {
 		opts.Capacity = DefaultCapacity
 	}
 	if opts.EarlyWarning == 0 {
-		opts.EarlyWarning = DefaultEarlyWarning
+		opts.EarlyWarning = min(DefaultEarlyWarning, opts.Capacity/4)
 	}
 	if opts.Capacity < MinPartitionSize || opts.Capacity > maxCapacity {
 		return fmt.Errorf("cartridge: capacity %d out of range %d..%d", opts.Capacity, MinPartitionSize, int64(maxCapacity))

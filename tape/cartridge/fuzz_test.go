@@ -1,0 +1,256 @@
+package cartridge
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/vscsid/vscsid/tape"
+)
+
+// Fuzz inputs for FuzzImage describe an image file compactly, so that the
+// mutator works on the bytes that matter rather than on megabytes of
+// zeros (the file is sparse): a little-endian uint16 length a, a uint16
+// length b, a bytes of superblock slot A, b bytes of slot B, then the data
+// area as segments {uint32 zero bytes to skip, uint16 length, bytes}.
+func fuzzImageFile(in []byte) []byte {
+	le := binary.LittleEndian
+	if len(in) < 4 {
+		return in
+	}
+	a, b := int(le.Uint16(in)), int(le.Uint16(in[2:]))
+	in = in[4:]
+	a = min(a, len(in), slotSize)
+	file := make([]byte, dataStart, dataStart+len(in))
+	copy(file, in[:a])
+	in = in[a:]
+	b = min(b, len(in), slotSize)
+	copy(file[slotSize:], in[:b])
+	in = in[b:]
+	for len(in) >= 6 {
+		skip, n := int(le.Uint32(in)), int(le.Uint16(in[4:]))
+		in = in[6:]
+		n = min(n, len(in))
+		if skip > 64<<20 || len(file)+skip > 64<<20 {
+			break // keep test files small
+		}
+		file = append(file, make([]byte, skip)...)
+		file = append(file, in[:n]...)
+		in = in[n:]
+	}
+	return file
+}
+
+// fuzzImageInput is the inverse of fuzzImageFile for a real image.
+func fuzzImageInput(file []byte) []byte {
+	le := binary.LittleEndian
+	trim := func(b []byte) []byte { return bytes.TrimRight(b, "\x00") }
+	a := trim(file[:slotSize])
+	b := trim(file[slotSize:dataStart])
+	in := le.AppendUint16(nil, uint16(len(a)))
+	in = le.AppendUint16(in, uint16(len(b)))
+	in = append(in, a...)
+	in = append(in, b...)
+	data := file[dataStart:]
+	for len(data) > 0 {
+		skip := len(data) - len(bytes.TrimLeft(data, "\x00"))
+		data = data[skip:]
+		n := min(len(data), 0xFFFF)
+		// end the segment at a long run of zeros
+		if z := bytes.Index(data[:n], make([]byte, 64)); z >= 0 {
+			n = z
+		}
+		in = le.AppendUint32(in, uint32(skip))
+		in = le.AppendUint16(in, uint16(n))
+		in = append(in, data[:n]...)
+		data = data[n:]
+	}
+	return in
+}
+
+// fuzzSeedImages returns a few small real images: one partition with
+// blocks and marks, two partitions with attributes, and a torn tail.
+func fuzzSeedImages(t testing.TB) [][]byte {
+	var out [][]byte
+	m, _ := newCart(t, CartridgeOptions{Capacity: 4 << 20, EarlyWarning: 64 << 10})
+	g := newGen(40, 300)
+	mustPut(t, m, g.block(10), g.block(33), obj{kind: tape.KindFilemark}, g.block(200), obj{kind: tape.KindSetmark}, obj{kind: tape.KindFilemark})
+	m.Sync()
+	mustPut(t, m, g.block(50)) // after the sync point
+	b, _ := os.ReadFile(m.path)
+	out = append(out, b, b[:len(b)-20])
+
+	p, _ := newCart(t, CartridgeOptions{Capacity: 8 << 20, Partitions: []int64{2 << 20, 0}, WORM: true})
+	p.SetAttribute(AttrApplicationVendor, []byte("VENDOR"))
+	p.SetAttributeIn(1, AttrVolumeCoherency, bytes.Repeat([]byte{7}, 70))
+	mustPut(t, p, g.block(20), obj{kind: tape.KindFilemark})
+	p.Locate(1, 0)
+	mustPut(t, p, g.block(40))
+	p.Close()
+	b, _ = os.ReadFile(p.path)
+	out = append(out, b)
+	return out
+}
+
+func FuzzImage(f *testing.F) {
+	for _, img := range fuzzSeedImages(f) {
+		f.Add(fuzzImageInput(img))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		path := filepath.Join(dir, "FUZZ.vtape")
+		if err := os.WriteFile(path, fuzzImageFile(in), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := OpenReadOnly(path)
+		if err != nil {
+			return // a clear error is fine; a panic is not
+		}
+		walkImage(m)
+		m.Close()
+
+		// Writing at the end of data of partition 0 either works and
+		// reads back, or fails with an error.
+		w, err := Open(path)
+		if err != nil {
+			t.Fatalf("opens read-only but not read-write: %v", err)
+		}
+		w.noSync = true
+		w.Locate(0, ^uint64(0))
+		pos := w.Pos()
+		werr := w.WriteBlock(bytes.NewReader([]byte("fuzz block")), 10)
+		w.Close()
+		if werr != nil {
+			return
+		}
+		r, err := OpenReadOnly(path)
+		if err != nil {
+			t.Fatalf("reopen after write: %v", err)
+		}
+		defer r.Close()
+		if err := r.Locate(0, pos.Object); err != nil {
+			t.Fatalf("locate the written block: %v", err)
+		}
+		got, err := readBlock(r, 10)
+		if err != nil || string(got) != "fuzz block" {
+			t.Fatalf("written block reads %q, %v", got, err)
+		}
+	})
+}
+
+// walkImage moves over every partition forwards and backwards, reading
+// every block; errors are fine, panics and endless loops are not.
+func walkImage(m *Image) {
+	buf := make([]byte, 4096)
+	for part := range m.Info().Partitions {
+		if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+			continue
+		}
+		for range 10_000 {
+			o, err := m.Peek()
+			if err != nil || o.Kind == tape.KindEOD {
+				break
+			}
+			for off := 0; o.Kind == tape.KindBlock && off < o.Len; off += len(buf) {
+				if _, err := m.ReadAt(buf, int64(off)); err != nil {
+					break
+				}
+			}
+			if m.Next() != nil {
+				break
+			}
+		}
+		for range 10_000 {
+			if _, err := m.Prev(); err != nil {
+				break
+			}
+		}
+		m.SpaceFilemarks(2)
+		m.SpaceFilemarks(-2)
+		m.Locate(part, 3)
+		_ = m.Used(part)
+	}
+	for _, id := range m.AttributeIDs(0) {
+		m.Attribute(id)
+	}
+}
+
+func FuzzSIMH(f *testing.F) {
+	for _, s := range fuzzSIMHSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m := openTemplate(t, CartridgeOptions{Capacity: 8 << 20})
+		m.noSync = true
+		st, err := ImportSIMH(m, bytes.NewReader(in), SIMHAuto)
+		if err != nil {
+			return
+		}
+		// What was imported exports and re-imports to the same objects.
+		var out bytes.Buffer
+		format := st.Format
+		if format == SIMHAuto {
+			format = SIMHPadded
+		}
+		if _, err := ExportSIMH(m, 0, &out, SIMHExportOptions{Format: format}); err != nil {
+			t.Fatalf("export of an import: %v", err)
+		}
+		m2 := openTemplate(t, CartridgeOptions{Capacity: 8 << 20})
+		m2.noSync = true
+		if _, err := ImportSIMH(m2, bytes.NewReader(out.Bytes()), format); err != nil {
+			t.Fatalf("re-import: %v", err)
+		}
+		var again bytes.Buffer
+		if _, err := ExportSIMH(m2, 0, &again, SIMHExportOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), again.Bytes()) {
+			t.Fatal("export → import → export is not stable")
+		}
+	})
+}
+
+func fuzzSIMHSeeds() [][]byte {
+	return [][]byte{
+		tap(3, "abc\x00", 3, 0, 4, "wxyz", 4, 0, 0),
+		tap(3, "abc", 3, 0, 1, "z", 1),
+		tap(uint32(0xFFFFFFFE), "\xff\xff", uint32(0xFFFFFFFE), 2, "hi", 2, uint32(0xFFFFFFFF)),
+		tap(uint32(0x80000002), "xy", uint32(0x80000002), uint32(0x10000004), "priv", uint32(0x10000004), uint32(0x70000123)),
+		tap(5, "hello", 5),
+	}
+}
+
+// TestWriteFuzzSeeds writes the seed corpus under testdata/fuzz when
+// VSCSI_WRITE_FUZZ_SEEDS is set (go test -run TestWriteFuzzSeeds).
+func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("VSCSI_WRITE_FUZZ_SEEDS") == "" {
+		t.Skip("set VSCSI_WRITE_FUZZ_SEEDS=1 to regenerate testdata/fuzz")
+	}
+	write := func(fuzz string, i int, b []byte) {
+		dir := filepath.Join("testdata", "fuzz", fuzz)
+		os.MkdirAll(dir, 0o755)
+		body := "go test fuzz v1\n[]byte(" + strconv.Quote(string(b)) + ")\n"
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed%d", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, img := range fuzzSeedImages(t) {
+		write("FuzzImage", i, fuzzImageInput(img))
+	}
+	for i, s := range fuzzSIMHSeeds() {
+		write("FuzzSIMH", i, s)
+	}
+}
+
+func TestFuzzImageLayout(t *testing.T) {
+	for _, img := range fuzzSeedImages(t) {
+		if got := fuzzImageFile(fuzzImageInput(img)); !bytes.Equal(got, img) {
+			t.Fatal("fuzz input encoding does not round-trip a real image")
+		}
+	}
+}

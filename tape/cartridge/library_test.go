@@ -1,0 +1,289 @@
+package cartridge
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+)
+
+func TestValidateBarcode(t *testing.T) {
+	for _, ok := range []string{"A", "ABC123L9", "00000001", "Z9"} {
+		if err := ValidateBarcode(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "ABCDEFGHI", "abc123", "AB/C", "..", "A.B", "A B", "../ETC", "ÄBC", "AB\x00"} {
+		if err := ValidateBarcode(bad); !errors.Is(err, ErrBadBarcode) {
+			t.Errorf("%q accepted: %v", bad, err)
+		}
+	}
+}
+
+func TestCreateListOpen(t *testing.T) {
+	dir := t.TempDir()
+	for _, b := range []string{"VOL002", "VOL001", "CLN001"} {
+		if err := CreateCartridge(dir, b, CartridgeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := CreateCartridge(dir, "VOL001", CartridgeOptions{}); !errors.Is(err, ErrExists) {
+		t.Errorf("second create: %v", err)
+	}
+	if err := CreateCartridge(dir, "bad/one", CartridgeOptions{}); !errors.Is(err, ErrBadBarcode) {
+		t.Errorf("bad barcode: %v", err)
+	}
+	for _, o := range []CartridgeOptions{{Capacity: 1000}, {EarlyWarning: -1}, {Capacity: 4 << 20, EarlyWarning: 4 << 20}, {Partitions: []int64{1, 0}}} {
+		if err := CreateCartridge(dir, "BAD", o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+	// Not cartridges: other names, temporary files, directories.
+	os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600)
+	os.WriteFile(filepath.Join(dir, ".VOL003.vtape.tmp-1234"), nil, 0o600)
+	os.WriteFile(filepath.Join(dir, "lower.vtape"), nil, 0o600)
+	os.Mkdir(filepath.Join(dir, "DIR.vtape"), 0o700)
+	got, err := ListCartridges(dir)
+	if err != nil || !slices.Equal(got, []string{"CLN001", "VOL001", "VOL002"}) {
+		t.Errorf("list: %v %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 7 {
+		t.Errorf("%d directory entries: a temporary file was left behind?", len(entries))
+	}
+	_, err = OpenCartridge(dir, "NOPE")
+	if !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), "no cartridge NOPE in "+dir+": ") {
+		t.Errorf("missing cartridge: %v", err)
+	}
+	if _, err := NewLibrary(filepath.Join(dir, "notes.txt")); err == nil {
+		t.Error("library on a file")
+	}
+}
+
+func TestCreateOptionsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	now = func() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC) }
+	defer func() { now = time.Now }()
+	opts := CartridgeOptions{Capacity: 100 << 20, EarlyWarning: 2 << 20, Partitions: []int64{10 << 20, 0}, Density: 0x5A, WORM: true}
+	if err := CreateCartridge(dir, "LTO6X1", opts); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenCartridgeReadOnly(dir, "LTO6X1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	info := m.Info()
+	want := tape.MediumInfo{Barcode: "LTO6X1", Density: 0x5A, WriteProtected: true, WORM: true, Partitions: 2,
+		Capacity: []int64{10 << 20, 90 << 20}, EarlyWarning: []int64{2 << 20, 2 << 20}}
+	// read-only opens report write protection
+	if info.Barcode != want.Barcode || info.Density != want.Density || info.WriteProtected != want.WriteProtected ||
+		info.WORM != want.WORM || info.Partitions != want.Partitions || !slices.Equal(info.Capacity, want.Capacity) ||
+		!slices.Equal(info.EarlyWarning, want.EarlyWarning) {
+		t.Errorf("info %+v\nwant %+v", info, want)
+	}
+	if v, _ := m.Attribute(AttrManufactureDate); string(v) != "20250304" {
+		t.Errorf("manufacture date %q", v)
+	}
+	if v, _ := m.Attribute(AttrBarcode); string(v) != "LTO6X1"+strings.Repeat(" ", 26) {
+		t.Errorf("barcode attribute %q", v)
+	}
+	if st, _ := os.Stat(CartridgePath(dir, "LTO6X1")); st.Mode().Perm() != 0o600 || st.Size() != dataStart {
+		t.Errorf("image file mode %v size %d", st.Mode(), st.Size())
+	}
+}
+
+func TestLocking(t *testing.T) {
+	dir := t.TempDir()
+	CreateCartridge(dir, "LOCK01", CartridgeOptions{})
+	lib, err := NewLibrary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := lib.Open("LOCK01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Open("LOCK01"); !errors.Is(err, ErrInUse) {
+		t.Errorf("second exclusive open: %v", err)
+	}
+	if _, err := OpenCartridgeReadOnly(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
+		t.Errorf("inspection while loaded: %v", err)
+	}
+	a.Close()
+	r1, err := OpenCartridgeReadOnly(dir, "LOCK01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := OpenCartridgeReadOnly(dir, "LOCK01")
+	if err != nil {
+		t.Errorf("two inspections: %v", err)
+	} else {
+		r2.Close()
+	}
+	if _, err := OpenCartridge(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
+		t.Errorf("load while inspected: %v", err)
+	}
+	r1.Close()
+	b, err := lib.Open("LOCK01")
+	if err != nil {
+		t.Fatalf("open after release: %v", err)
+	}
+	b.Close()
+}
+
+func TestLoadCount(t *testing.T) {
+	dir := t.TempDir()
+	CreateCartridge(dir, "LC", CartridgeOptions{WriteProtected: true})
+	lib, _ := NewLibrary(dir)
+	for i := range 3 {
+		med, err := lib.Open("LC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := med.Attribute(AttrLoadCount)
+		if !ok || binary.BigEndian.Uint64(v) != uint64(i+1) {
+			t.Errorf("load %d: load count %x", i+1, v)
+		}
+		med.Close()
+	}
+}
+
+func TestAttributes(t *testing.T) {
+	m, _ := newCart(t, CartridgeOptions{Partitions: []int64{1 << 20, 0}})
+	vendor := []byte("VSCSID  ")
+	if err := m.SetAttribute(AttrApplicationVendor, vendor); err != nil {
+		t.Fatal(err)
+	}
+	vci0 := bytes.Repeat([]byte{0xA0}, 70)
+	vci1 := bytes.Repeat([]byte{0xB1}, 70)
+	if err := m.SetAttributeIn(0, AttrVolumeCoherency, vci0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetAttributeIn(1, AttrVolumeCoherency, vci1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetAttribute(AttrVolumeLock, []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	// Host values are durable immediately: a crash copy has them.
+	c := crashCopy(t, m)
+	m = reopen(t, m)
+	for _, img := range []*Image{c, m} {
+		if v, ok := img.Attribute(AttrApplicationVendor); !ok || !bytes.Equal(v, vendor) {
+			t.Errorf("vendor %q %v", v, ok)
+		}
+		if v, _ := img.AttributeIn(1, AttrApplicationVendor); !bytes.Equal(v, vendor) {
+			t.Errorf("volume attribute in partition 1: %q", v)
+		}
+		if v, _ := img.AttributeIn(0, AttrVolumeCoherency); !bytes.Equal(v, vci0) {
+			t.Errorf("VCI 0 %x", v)
+		}
+		if v, _ := img.AttributeIn(1, AttrVolumeCoherency); !bytes.Equal(v, vci1) {
+			t.Errorf("VCI 1 %x", v)
+		}
+		if v, _ := img.Attribute(AttrVolumeLock); !bytes.Equal(v, []byte{1}) {
+			t.Errorf("volume lock %x", v)
+		}
+		if _, ok := img.AttributeIn(2, AttrVolumeLock); ok {
+			t.Error("attribute of partition 2 of 2")
+		}
+	}
+	ids := m.AttributeIDs(1)
+	if !slices.Contains(ids, AttrVolumeCoherency) || !slices.Contains(ids, AttrApplicationVendor) || !slices.IsSorted(ids) {
+		t.Errorf("attribute ids %x", ids)
+	}
+	// Deleting.
+	if err := m.SetAttribute(AttrVolumeLock, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Attribute(AttrVolumeLock); ok {
+		t.Error("deleted attribute still there")
+	}
+	// Read-only, too long, full: refused with the sense the drive reports.
+	for _, tc := range []struct {
+		id    uint16
+		val   []byte
+		is    error
+		sense scsi.Sense
+	}{
+		{AttrLoadCount, []byte{1}, ErrAttributeReadOnly, scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInParameterList}},
+		{AttrVolumeChangeRef, []byte{0, 0, 0, 1}, ErrAttributeReadOnly, scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInParameterList}},
+		{AttrApplicationVendor, make([]byte, 9), ErrAttributeLength, scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInParameterList}},
+	} {
+		err := m.SetAttribute(tc.id, tc.val)
+		if !errors.Is(err, tc.is) || scsi.ResponseFor(err).Sense != tc.sense {
+			t.Errorf("set %#04x: %v → %+v", tc.id, err, scsi.ResponseFor(err).Sense)
+		}
+	}
+	var err error
+	for i := uint16(0); err == nil; i++ {
+		err = m.SetAttribute(0x1800+i, make([]byte, 1000))
+	}
+	if !errors.Is(err, ErrMAMFull) || scsi.ResponseFor(err).Sense.ASC != 0x5506 {
+		t.Errorf("filling the MAM: %v", err)
+	}
+	rem, _ := m.Attribute(AttrMAMSpaceRemaining)
+	if r := binary.BigEndian.Uint64(rem); r >= 1005 {
+		t.Errorf("MAM space remaining %d after filling", r)
+	}
+	// The superblock with a full attribute area still reads back.
+	m = reopen(t, m)
+	if _, ok := m.Attribute(0x1800); !ok {
+		t.Error("attributes lost with a full MAM")
+	}
+}
+
+func TestVolumeChangeReference(t *testing.T) {
+	m, _ := newCart(t, CartridgeOptions{})
+	vcr := func() uint32 {
+		v, ok := m.Attribute(AttrVolumeChangeRef)
+		if !ok || len(v) != 4 {
+			t.Fatalf("VCR %x %v", v, ok)
+		}
+		return binary.BigEndian.Uint32(v)
+	}
+	g := newGen(30, 1)
+	v0 := vcr()
+	mustPut(t, m, g.block(10))
+	v1 := vcr()
+	if v1 == v0 {
+		t.Error("VCR unchanged by a write")
+	}
+	mustPut(t, m, g.block(10))
+	v2 := vcr()
+	if v2 == v1 {
+		t.Error("VCR unchanged by a write after it was read")
+	}
+	m.Locate(0, 0)
+	m.Erase()
+	if vcr() == v2 {
+		t.Error("VCR unchanged by an erase")
+	}
+	v3 := vcr()
+	m = reopen(t, m)
+	if vcr() != v3 {
+		t.Error("VCR not persisted")
+	}
+	m.sb.vcr = 0xFFFFFFFE
+	m.vcrFresh = false
+	mustPut(t, m, g.block(10))
+	if v := vcr(); v == 0xFFFFFFFF || v == 0 {
+		t.Errorf("VCR wrapped to %#x", v)
+	}
+}
+
+func TestLibraryOpenReturnsNilMediumOnError(t *testing.T) {
+	lib, _ := NewLibrary(t.TempDir())
+	med, err := lib.Open("MISSING")
+	if err == nil || med != nil {
+		t.Errorf("Open of a missing cartridge: %v, %v (want a nil interface)", med, err)
+	}
+}
