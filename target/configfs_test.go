@@ -126,7 +126,7 @@ var (
 )
 
 // Object attribute files configfs creates with a TCMU storage object.
-var objFiles = []string{"control", "enable", "info", "attrib/cmd_time_out", "attrib/tmr_notification", "attrib/hw_block_size", "action/block_dev"}
+var objFiles = []string{"control", "enable", "info", "attrib/cmd_time_out", "attrib/tmr_notification", "attrib/hw_block_size", "attrib/dev_config", "action/block_dev", "action/reset_ring"}
 
 func (f *fixture) Mkdir(p string) error {
 	r := f.rel(p)
@@ -214,6 +214,7 @@ func (f *fixture) WriteAttr(p, v string) error {
 		f.mu.Lock()
 		f.devCfg[obj] = strings.TrimPrefix(v, "dev_config=")
 		f.mu.Unlock()
+		f.touch(filepath.Join(p, "..", "attrib", "dev_config"), strings.TrimPrefix(v, "dev_config=")+"\n")
 	case strings.HasSuffix(r, "/enable") && v == "1":
 		// tcmu_configure_device: register the uio device.
 		f.mu.Lock()
@@ -713,5 +714,103 @@ func TestFreeHBA(t *testing.T) {
 	// fileio_0, user_1 (fixture), user_0, rd_mcp_2, pscsi_3 → 4.
 	if n, err := freeHBA(f, core); err != nil || n != 4 {
 		t.Errorf("freeHBA = %d, %v", n, err)
+	}
+}
+
+// crash stops tg's device loops and drops its lock without removing
+// anything, as a SIGKILL would.
+func crash(tg *Target) {
+	tg.cancel()
+	tg.mu.Lock()
+	for _, m := range tg.devs {
+		<-m.done
+	}
+	tg.closed = true
+	tg.mu.Unlock()
+	tg.lock.Close()
+}
+
+func TestCreateReclaimsLeftovers(t *testing.T) {
+	f := newFixture(t)
+	before := f.tree()
+	spec := DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30}
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Create(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	crash(tg)
+
+	tg, err = New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(f.Ops())
+	info, err := tg.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naa := "config/target/loopback/" + wwn("target", "disk0")
+	obj := "config/target/core/user_2/disk0"
+	want := []string{
+		"write " + obj + "/action/block_dev 1",
+		"write " + obj + "/action/reset_ring 1",
+		"open dev/uio0 0x110000",
+		"write " + obj + "/action/block_dev 0",
+		"unlink " + naa + "/tpgt_1/lun/lun_0/disk0",
+		"rmdir " + naa + "/tpgt_1/lun/lun_0",
+		"rmdir " + naa + "/tpgt_1",
+		"rmdir " + naa,
+		"close dev/uio0",
+		"rmdir " + obj,
+		"rmdir config/target/core/user_2",
+		"mkdir config/target/core/user_2",
+		"mkdir " + obj,
+	}
+	if got := f.Ops()[n : n+len(want)]; !slices.Equal(got, want) {
+		t.Errorf("reclaim ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if info.UIO != "uio1" || info.SCSI.Block == "" {
+		t.Errorf("recreated device %+v", info)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// target/loopback stays: this daemon did not create it, and another
+	// user of tcm_loop may have (the fabric directory is harmless).
+	before = append(before, "config/target/loopback")
+	slices.Sort(before)
+	if after := f.tree(); !slices.Equal(before, after) {
+		t.Errorf("left behind:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+func TestCreateReclaimsUnexportedLeftover(t *testing.T) {
+	f := newFixture(t)
+	obj := filepath.Join(f.paths.core(), "user_4", "disk0")
+	for _, n := range objFiles {
+		f.touch(filepath.Join(obj, n), "")
+	}
+	f.touch(filepath.Join(obj, "attrib", "dev_config"), "vdisk/size=1G\n")
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	// Another dev_config: not ours, refused, untouched.
+	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=2G"}); err == nil || !strings.Contains(err.Error(), "not a leftover") {
+		t.Fatalf("Create with another config: %v", err)
+	}
+	if len(f.Ops()) != 0 {
+		t.Fatalf("touched a foreign object: %v", f.Ops())
+	}
+	os.RemoveAll(filepath.Join(obj, "attrib", "hw_block_size")) // let rmdir see only fixture files
+	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G"}); err != nil {
+		t.Fatal(err)
+	}
+	if ops := f.Ops(); len(ops) < 3 || ops[0] != "rmdir config/target/core/user_4/disk0" || ops[1] != "rmdir config/target/core/user_4" || ops[2] != "mkdir config/target/core/user_2" {
+		t.Errorf("ops %v", ops[:min(len(ops), 4)])
 	}
 }

@@ -174,7 +174,9 @@ func preflight(f fsys, p Paths) error {
 
 // Create creates the device spec describes and returns once the kernel has
 // attached it (or AttachTimeout passed: then the SCSI names may be empty).
-// In order (each step undone, in reverse, if a later one fails):
+// Leftovers of the same device from a daemon that died without Close are
+// removed first (see reclaim.go). In order (each step undone, in reverse,
+// if a later one fails):
 //
 //  1. core/user_N (N the lowest index no backstore HBA uses) and
 //     core/user_N/<name>; control: dev_config, dev_size, hw_block_size,
@@ -206,8 +208,8 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		return info, fmt.Errorf("device %s: already created", spec.Name)
 	}
 	core := t.paths.core()
-	if p, ok := findObject(t.fs, core, spec.Name); ok {
-		return info, fmt.Errorf("device %s: storage object %s already exists (left by a daemon that did not stop cleanly, or made by targetcli): remove it first", spec.Name, p)
+	if err := t.reclaim(spec); err != nil {
+		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
 
 	m := &managed{done: make(chan struct{})}
