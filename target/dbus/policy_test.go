@@ -3,6 +3,7 @@ package dbus_test
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -66,7 +67,7 @@ func TestPolicyWellFormed(t *testing.T) {
 	var root string
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -167,12 +167,12 @@ func New(ctx context.Context, conn *godbus.Conn, handlers []Handler, log *zap.Lo
 		s.handlers = append(s.handlers, &handlerObject{Handler: h, log: log})
 	}
 	if err := s.exportPrimary(); err != nil {
-		s.teardown()
+		_ = s.teardown()
 		return nil, err
 	}
 	reply, err := conn.RequestName(ServiceName, godbus.NameFlagDoNotQueue)
 	if err != nil {
-		s.teardown()
+		_ = s.teardown()
 		return nil, fmt.Errorf("dbus: request name %s: %w", ServiceName, err)
 	}
 	switch reply {
@@ -184,14 +184,14 @@ func New(ctx context.Context, conn *godbus.Conn, handlers []Handler, log *zap.Lo
 	case godbus.RequestNameReplyExists:
 		s.setMode(Registered)
 		if err := s.startRegistered(ctx); err != nil {
-			s.teardown()
+			_ = s.teardown()
 			return nil, err
 		}
 		log.Info("another process owns the D-Bus name: registered the handlers with its HandlerManager1 (tcmu-runner)",
 			zap.String("name", ServiceName), zap.Strings("subtypes", s.subtypes()))
 		return s, nil
 	}
-	s.teardown()
+	_ = s.teardown()
 	return nil, fmt.Errorf("dbus: request name %s: unexpected reply %d", ServiceName, reply)
 }
 

@@ -1,6 +1,7 @@
 package netlink
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -26,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 			if ev != nil {
 				t.Fatalf("decodeEvent returned both %#v and %v", ev, err)
 			}
-			if de, ok := err.(*DecodeError); ok && de.Event != nil && de.Event.Dev().Version < 2 {
+			if de, ok := errors.AsType[*DecodeError](err); ok && de.Event != nil && de.Event.Dev().Version < 2 {
 				t.Fatalf("answerable event from a version %d message", de.Event.Dev().Version)
 			}
 			return
