@@ -215,6 +215,15 @@ func (f *fixture) WriteAttr(p, v string) error {
 		f.devCfg[obj] = strings.TrimPrefix(v, "dev_config=")
 		f.mu.Unlock()
 		f.touch(filepath.Join(p, "..", "attrib", "dev_config"), strings.TrimPrefix(v, "dev_config=")+"\n")
+	case strings.HasSuffix(r, "/action/reset_ring"):
+		// tcmu_reset_ring: complete what is in the ring, head = tail = 0.
+		f.mu.Lock()
+		ring := f.rings[f.uios[filepath.Dir(obj)]]
+		f.mu.Unlock()
+		if ring != nil {
+			atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring.mem[mbCmdHeadOff])), 0)
+			atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring.mem[mbCmdTailOff])), 0)
+		}
 	case strings.HasSuffix(r, "/enable") && v == "1":
 		// tcmu_configure_device: register the uio device.
 		f.mu.Lock()
@@ -683,6 +692,29 @@ func TestDeviceFaultLoggedOnce(t *testing.T) {
 	ds := tg.Devices()
 	if !errors.Is(ds[0].Err, ErrRingCorrupt) || !ds[0].Stats.Failed || ds[1].Err != nil || ds[1].Stats.Failed {
 		t.Fatalf("devices: %+v / %+v", ds[0].Err, ds[1].Err)
+	}
+
+	// The failed device's ring is reset and every command now fails at
+	// once with HARDWARE ERROR 44/00 instead of timing out.
+	head := (*uint32)(unsafe.Pointer(&r.mem[mbCmdHeadOff]))
+	tail := (*uint32)(unsafe.Pointer(&r.mem[mbCmdTailOff]))
+	for atomic.LoadUint32(head) != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !slices.Contains(f.Ops(), "write config/target/core/user_2/bad/action/reset_ring 2") {
+		t.Fatalf("ring not reset: %v", f.Ops())
+	}
+	e := r.mem[mbSize:]
+	ne.PutUint32(e, 120|opCmd) // TEST UNIT READY, no iovecs
+	ne.PutUint16(e[hdrCmdIDOff:], 9)
+	ne.PutUint64(e[reqCdbOffOff:], mbSize+112)
+	atomic.StoreUint32(head, 120)
+	r.events <- struct{}{}
+	for atomic.LoadUint32(tail) != 120 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if e[rspStatusOff] != 0x02 || e[rspSenseOff+2] != 0x04 || e[rspSenseOff+12] != 0x44 {
+		t.Errorf("command to a failed device: status %#x sense % x", e[rspStatusOff], e[rspSenseOff:rspSenseOff+18])
 	}
 	f.rings["uio1"].events <- struct{}{} // the other device still serves
 	if err := tg.Close(); err != nil {

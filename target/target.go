@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
 )
 
 // Errors of Target.
@@ -310,14 +312,19 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	dctx, stop := context.WithCancel(t.ctx)
 	go func() {
 		defer close(m.done)
-		if err := d.Run(dctx); err != nil {
-			m.setErr(err)
-			fields := []zap.Field{zap.Error(err)}
-			var pe *PanicError
-			if errors.As(err, &pe) {
-				fields = append(fields, zap.ByteString("stack", pe.Stack))
-			}
-			dlog.Error("device failed and stopped serving; the kernel fails its queued commands after cmd_time_out", fields...)
+		err := d.Run(dctx)
+		if err == nil || dctx.Err() != nil {
+			return
+		}
+		m.setErr(err)
+		fields := []zap.Field{zap.Error(err)}
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			fields = append(fields, zap.ByteString("stack", pe.Stack))
+		}
+		dlog.Error("device failed; every command now fails with HARDWARE ERROR 44/00", fields...)
+		if err := t.failFast(dctx, obj, rd, dlog); err != nil {
+			dlog.Warn("cannot fail commands of the failed device; they time out after cmd_time_out", zap.Error(err))
 		}
 	}()
 	m.undo.push("stop serving "+spec.Name, func() error { stop(); <-m.done; return nil })
@@ -341,6 +348,30 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		zap.Uint64("data_area_bytes", m.info.Ring.DataSize), zap.Uint16("mailbox_flags", m.info.Ring.Flags),
 		zap.Int("workers", m.info.Ring.Workers))
 	return m.info, nil
+}
+
+// internalFailure is the handler of a failed device.
+func internalFailure(context.Context, *scsi.Command) scsi.Response {
+	return scsi.ResponseFor(scsi.ErrInternal)
+}
+
+// failFast keeps a failed device's LUN answering, so that initiators see a
+// HARDWARE ERROR / INTERNAL TARGET FAILURE at once instead of waiting
+// cmd_time_out for every command (st retries an open for up to 120 of
+// them). reset_ring=2 completes what is left in the ring with CHECK
+// CONDITION and empties it (it is what a ring fault leaves unusable); a
+// new Device then answers every command. It returns when ctx is done or
+// that fails too.
+func (t *Target) failFast(ctx context.Context, obj string, rd ringDev, log *zap.Logger) error {
+	p := filepath.Join(obj, "action", "reset_ring")
+	if err := t.fs.WriteAttr(p, "2"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write 2 to %s: %w", p, err)
+	}
+	d, err := NewDevice(rd.Memory(), rd, HandlerFunc(internalFailure), log)
+	if err != nil {
+		return err
+	}
+	return d.Run(ctx)
 }
 
 // export creates the tcm_loop target for the storage object obj and links
