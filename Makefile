@@ -11,8 +11,10 @@ all: build
 # Host tools the tests use, installed with apt on a fresh Debian machine
 # (root). The VM harness installs its own (qemu, cpio, ...) the same way.
 DEPS_BIN := promtool:prometheus jq:jq systemd-analyze:systemd dbus-daemon:dbus
+DEPS_PY  := dbus:python3-dbus gi:python3-gi
 deps:
 	@missing=""; for p in $(DEPS_BIN); do command -v $${p%%:*} >/dev/null || missing="$$missing $${p#*:}"; done; \
+	for p in $(DEPS_PY); do /usr/bin/python3 -c "import $${p%%:*}" 2>/dev/null || missing="$$missing $${p#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
@@ -35,6 +37,7 @@ unit: deps
 deploy-check: deps
 	deploy/systemd/verify.sh
 	deploy/prometheus/check.sh
+	deploy/dbus/check.sh
 
 # Short coverage-guided runs of every fuzz target (not part of `make test`).
 fuzz:
