@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// sizeFlag is a byte count written with an optional unit: binary (K, KiB,
+// M, MiB, G, GiB, T, TiB; K = KiB) or decimal (KB, MB, GB, TB), e.g. 2GiB,
+// 1.5G, 500MB, 4096.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return formatSize(int64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+var sizeUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := 1.0
+	for _, u := range sizeUnits {
+		if num, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(num), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("bad size %q (want e.g. 2GiB, 500MB, 4096)", s)
+	}
+	v := f * mult
+	if v > 1<<60 {
+		return 0, fmt.Errorf("size %q too large", s)
+	}
+	if v != math.Trunc(v) {
+		return 0, fmt.Errorf("size %q is not a whole number of bytes", s)
+	}
+	return int64(v), nil
+}
+
+// formatSize prints n bytes with a binary unit: 2 GiB, 1.5 MiB, 512 B.
+func formatSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	s := strconv.FormatFloat(f, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + units[i]
+}
+
+// partitionsFlag is a comma-separated list of partition sizes; the last
+// may be 0 ("the rest").
+type partitionsFlag []int64
+
+func (p *partitionsFlag) String() string {
+	var parts []string
+	for _, s := range *p {
+		parts = append(parts, formatSize(s))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (p *partitionsFlag) Set(v string) error {
+	var sizes []int64
+	for _, f := range strings.Split(v, ",") {
+		n, err := parseSize(f)
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, n)
+	}
+	if len(sizes) < 1 || len(sizes) > 4 {
+		return fmt.Errorf("%d partitions (want 1 to 4)", len(sizes))
+	}
+	*p = sizes
+	return nil
+}
+
+// densityFlag is a density code: a number or an LTO generation.
+type densityFlag uint8
+
+// ltoDensity are the SSC density codes of LTO generations.
+var ltoDensity = map[string]uint8{
+	"lto1": 0x40, "lto2": 0x42, "lto3": 0x44, "lto4": 0x46, "lto5": 0x58,
+	"lto6": 0x5A, "lto7": 0x5C, "ltom8": 0x5D, "lto8": 0x5E, "lto9": 0x60,
+}
+
+func (d *densityFlag) String() string { return fmt.Sprintf("%#02x", uint8(*d)) }
+
+func (d *densityFlag) Set(v string) error {
+	if c, ok := ltoDensity[strings.ToLower(strings.ReplaceAll(v, "-", ""))]; ok {
+		*d = densityFlag(c)
+		return nil
+	}
+	n, err := strconv.ParseUint(v, 0, 8)
+	if err != nil {
+		return fmt.Errorf("bad density %q (want a code such as 0x5a, or lto1..lto9, ltom8)", v)
+	}
+	*d = densityFlag(n)
+	return nil
+}

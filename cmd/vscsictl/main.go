@@ -1,0 +1,181 @@
+// Command vscsictl manages what vscsid serves. Today that is the tape
+// cartridge images of a media directory (vscsictl media ...).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	var ue usageError
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &ue):
+		fmt.Fprintln(os.Stderr, "vscsictl:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "vscsictl:", err)
+		os.Exit(1)
+	}
+}
+
+// A command is one subcommand: run gets the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the dispatch table; add a subcommand here.
+var commands = []command{
+	{"media", "create, inspect, import and export tape cartridge images", runMedia},
+}
+
+// usageError is a command line mistake: main exits 2 for it.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// run executes the command line args (without the program name). It
+// returns flag.ErrHelp after printing help that was asked for.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return usagef("no command given")
+	}
+	name := args[0]
+	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
+		printUsage(stderr)
+		return flag.ErrHelp
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	printUsage(stderr)
+	return usagef("unknown command %q", name)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: vscsictl <command> [arguments]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'vscsictl <command> --help' for the command's subcommands.")
+}
+
+// subcommand is a leaf command with its own flag set.
+type subcommand struct {
+	name    string
+	args    string // synopsis after the name, e.g. "--dir DIR --barcode B"
+	summary string
+	help    string // longer description
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// dispatch runs the subcommand named by args[0] from subs.
+func dispatch(ctx context.Context, group string, subs []subcommand, args []string, stdout, stderr io.Writer) error {
+	usage := func() {
+		fmt.Fprintf(stderr, "usage: vscsictl %s <subcommand> [flags]\n\nsubcommands:\n", group)
+		for _, s := range subs {
+			fmt.Fprintf(stderr, "  %-8s %s\n", s.name, s.summary)
+		}
+		fmt.Fprintf(stderr, "\nRun 'vscsictl %s <subcommand> --help' for its flags.\n", group)
+	}
+	if len(args) == 0 {
+		usage()
+		return usagef("%s: no subcommand given", group)
+	}
+	if a := args[0]; a == "-h" || a == "-help" || a == "--help" || a == "help" {
+		usage()
+		return flag.ErrHelp
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			if err := s.run(ctx, args[1:], stdout, stderr); err != nil {
+				var ue usageError
+				if errors.As(err, &ue) {
+					return usagef("%s %s: %s", group, s.name, ue.msg)
+				}
+				if errors.Is(err, flag.ErrHelp) {
+					return err
+				}
+				return fmt.Errorf("%s %s: %w", group, s.name, err)
+			}
+			return nil
+		}
+	}
+	usage()
+	return usagef("%s: unknown subcommand %q", group, args[0])
+}
+
+// newFlagSet returns a flag set for group/sub whose usage prints the
+// synopsis, the description and the flags.
+func newFlagSet(group string, s subcommand, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(group+" "+s.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: vscsictl %s %s %s\n\n%s\n", group, s.name, s.args, strings.TrimSpace(s.help))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseInterleaved parses flags that may come before, between or after
+// the positional arguments (flag stops at the first positional one) and
+// returns the positional arguments. Everything after "--" is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		// flag.Parse swallows "--"; find it first.
+		dd := -1
+		for i, a := range args {
+			if a == "--" {
+				dd = i
+				break
+			}
+		}
+		head, tail := args, []string(nil)
+		if dd >= 0 {
+			head, tail = args[:dd], args[dd+1:]
+		}
+		if err := fs.Parse(head); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return append(pos, tail...), nil
+		}
+		pos = append(pos, rest[0])
+		args = append(rest[1:], append([]string{"--"}, tail...)...)
+		if dd < 0 {
+			args = rest[1:]
+		}
+	}
+}

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+)
+
+// vsctl runs the command line and returns stdout, stderr and the error.
+func vsctl(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, stderr, err := vsctl(t, args...)
+	if err != nil {
+		t.Fatalf("vscsictl %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return out
+}
+
+func isUsage(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue)
+}
+
+func TestUsageAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		usage  bool // usage error (exit 2)
+		help   bool // flag.ErrHelp (exit 0)
+		stderr string
+	}{
+		{nil, true, false, "usage: vscsictl <command>"},
+		{[]string{"help"}, false, true, "media"},
+		{[]string{"frobnicate"}, true, false, "usage: vscsictl <command>"},
+		{[]string{"media"}, true, false, "subcommands:"},
+		{[]string{"media", "--help"}, false, true, "import"},
+		{[]string{"media", "bogus"}, true, false, "subcommands:"},
+		{[]string{"media", "create", "--help"}, false, true, "usage: vscsictl media create --barcode B"},
+		{[]string{"media", "export", "-h"}, false, true, "--skip-setmarks"},
+		{[]string{"media", "create", "--nope"}, true, false, "flag provided but not defined"},
+		{[]string{"media", "create", "--dir", "/x"}, true, false, ""},
+		{[]string{"media", "create", "--dir", "/x", "--barcode", "B", "extra"}, true, false, ""},
+		{[]string{"media", "create", "--capacity", "lots"}, true, false, "bad size"},
+	} {
+		_, stderr, err := vsctl(t, tc.args...)
+		if isUsage(err) != tc.usage || errors.Is(err, flag.ErrHelp) != tc.help {
+			t.Errorf("%q: error %v (usage %v, help %v)", tc.args, err, tc.usage, tc.help)
+		}
+		if !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr, tc.stderr)
+		}
+	}
+}
+
+func TestCreateListInspect(t *testing.T) {
+	dir := t.TempDir()
+	out := mustRun(t, "media", "create", "--dir", dir, "--barcode", "ABC123L6", "--capacity", "100MiB",
+		"--partitions", "10MiB,0", "--density", "lto6", "--early-warning", "1MiB")
+	if out != "created "+filepath.Join(dir, "ABC123L6.vtape")+"\n" {
+		t.Errorf("create said %q", out)
+	}
+	mustRun(t, "media", "create", "--dir", dir, "--barcode", "WORM1", "--worm", "--write-protect")
+	if _, _, err := vsctl(t, "media", "create", "--dir", dir, "--barcode", "WORM1"); !errors.Is(err, cartridge.ErrExists) {
+		t.Errorf("create again: %v", err)
+	}
+
+	out = mustRun(t, "media", "list", "--dir", dir)
+	want := "BARCODE     CAPACITY        USED  PARTS  DENSITY  FLAGS\n" +
+		"ABC123L6     100 MiB         0 B      2  0x5a     \n" +
+		"WORM1          2 GiB         0 B      1  0x00     write-protected,worm\n"
+	if out != want {
+		t.Errorf("list:\n%s\nwant:\n%s", out, want)
+	}
+	var entries []listEntry
+	if err := json.Unmarshal([]byte(mustRun(t, "media", "list", "--dir", dir, "--json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Capacity != 100<<20 || entries[1].Flags[1] != "worm" {
+		t.Errorf("list --json: %+v", entries)
+	}
+
+	out = mustRun(t, "media", "inspect", "--dir", dir, "--barcode", "ABC123L6")
+	for _, line := range []string{
+		"cartridge   ABC123L6  (" + filepath.Join(dir, "ABC123L6.vtape") + ")",
+		"density     0x5a",
+		"flags       none",
+		"capacity    100 MiB (104857600 bytes), early warning 1 MiB",
+		"partitions  2",
+		"  capacity  10 MiB, early warning 1 MiB, region at offset 65536",
+		"  capacity  90 MiB, early warning 1 MiB, region at offset 10551296",
+		"  recovery  clean (ends where it was last synced)",
+	} {
+		if !strings.Contains(out, line+"\n") {
+			t.Errorf("inspect lacks %q:\n%s", line, out)
+		}
+	}
+	var ins inspectOutput
+	if err := json.Unmarshal([]byte(mustRun(t, "media", "inspect", "--dir", dir, "--barcode", "WORM1", "--json")), &ins); err != nil {
+		t.Fatal(err)
+	}
+	if !ins.WORM || !ins.WriteProtected || len(ins.Partitions) != 1 || ins.Partitions[0].Capacity != 2<<30 {
+		t.Errorf("inspect --json: %+v", ins)
+	}
+}
+
+func TestMissingAndBadCartridge(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "ABC")
+	if err == nil || !strings.HasPrefix(err.Error(), "media inspect: no cartridge ABC in "+dir+": ") {
+		t.Errorf("missing cartridge: %v", err)
+	}
+	if _, _, err := vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "../x"); !isUsage(err) {
+		t.Errorf("path in barcode: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "JUNK.vtape"), []byte("not a cartridge"), 0o600)
+	_, _, err = vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "JUNK")
+	if err == nil || !strings.Contains(err.Error(), "cartridge JUNK in "+dir) || !errors.Is(err, tape.ErrCorrupt) {
+		t.Errorf("junk cartridge: %v", err)
+	}
+	out := mustRun(t, "media", "list", "--dir", dir)
+	if !strings.Contains(out, "JUNK      error: ") {
+		t.Errorf("list with a junk file:\n%s", out)
+	}
+}
+
+// tapFile writes a SIMH image: a label, a filemark, 5 blocks, an odd
+// block, and two filemarks.
+func tapFile(t *testing.T, padded bool) (string, []byte) {
+	var b []byte
+	rec := func(d []byte) {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
+		b = append(b, d...)
+		if padded && len(d)%2 == 1 {
+			b = append(b, 0)
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
+	}
+	fm := func() { b = binary.LittleEndian.AppendUint32(b, 0) }
+	rec([]byte("VOL1" + strings.Repeat(" ", 76)))
+	fm()
+	for i := range 5 {
+		rec(bytes.Repeat([]byte{byte(i)}, 10240))
+	}
+	rec([]byte("odd"))
+	fm()
+	fm()
+	path := filepath.Join(t.TempDir(), "in.tap")
+	os.WriteFile(path, b, 0o600)
+	return path, b
+}
+
+func TestImportDumpExport(t *testing.T) {
+	dir := t.TempDir()
+	in, orig := tapFile(t, true)
+	// flags after the file name work too
+	out := mustRun(t, "media", "import", in, "--dir", dir, "--barcode", "IMP1", "--capacity", "64MiB")
+	if out != "imported "+in+" into IMP1: 7 blocks (50.1 KiB), 3 filemarks, format simh\n" {
+		t.Errorf("import said %q", out)
+	}
+	out = mustRun(t, "media", "dump", "--dir", dir, "--barcode", "IMP1")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 11 {
+		t.Fatalf("dump:\n%s", out)
+	}
+	for i, want := range map[int]string{
+		1:  "   0          0        0      0 block           80          65536 ok",
+		2:  "   0          1        0      0 filemark         0          65680 -",
+		8:  "   0          7        1      0 block            3         117264 ok",
+		10: "   0          9        2      0 filemark         0         117395 -",
+	} {
+		if lines[i] != want {
+			t.Errorf("dump line %d:\n%q\nwant\n%q", i, lines[i], want)
+		}
+	}
+	var dl dumpLine
+	first := strings.SplitN(mustRun(t, "media", "dump", "--dir", dir, "--barcode", "IMP1", "--json"), "\n", 2)[0]
+	if err := json.Unmarshal([]byte(first), &dl); err != nil || dl.Kind != "block" || dl.Length != 80 || dl.CRC != "ok" {
+		t.Errorf("dump --json first line %q: %+v %v", first, dl, err)
+	}
+	out = mustRun(t, "media", "inspect", "--dir", dir, "--barcode", "IMP1")
+	if !strings.Contains(out, "    file 1     object 2        6 blocks, 50 KiB (filemark)\n") {
+		t.Errorf("inspect files:\n%s", out)
+	}
+
+	exp := filepath.Join(t.TempDir(), "out.tap")
+	mustRun(t, "media", "export", "--dir", dir, "--barcode", "IMP1", exp)
+	if got, _ := os.ReadFile(exp); !bytes.Equal(got, orig) {
+		t.Error("export differs from the imported file")
+	}
+	if _, _, err := vsctl(t, "media", "export", "--dir", dir, "--barcode", "IMP1", exp); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("export over an existing file: %v", err)
+	}
+	mustRun(t, "media", "export", "--dir", dir, "--barcode", "IMP1", "--format", "e11", "--force", exp)
+	_, unpadded := tapFile(t, false)
+	if got, _ := os.ReadFile(exp); !bytes.Equal(got, unpadded) {
+		t.Error("e11 export is not the unpadded image")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(exp)); len(entries) != 1 {
+		t.Errorf("export left %d files", len(entries))
+	}
+}
+
+func TestImportFailureRemovesCartridge(t *testing.T) {
+	dir := t.TempDir()
+	_, orig := tapFile(t, true)
+	bad := filepath.Join(t.TempDir(), "bad.tap")
+	os.WriteFile(bad, orig[:len(orig)-30], 0o600)
+	_, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "BAD1", bad)
+	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 removed") {
+		t.Errorf("import of a truncated file: %v", err)
+	}
+	if _, err := os.Stat(cartridge.CartridgePath(dir, "BAD1")); !os.IsNotExist(err) {
+		t.Errorf("cartridge left behind: %v", err)
+	}
+	if _, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "X", "--format", "tpc", bad); !isUsage(err) {
+		t.Errorf("bad format: %v", err)
+	}
+	if _, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "X"); !isUsage(err) {
+		t.Errorf("no file: %v", err)
+	}
+}
+
+func TestImportWriteProtected(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := tapFile(t, true)
+	mustRun(t, "media", "import", "--dir", dir, "--barcode", "WP1", "--write-protect", in)
+	m, err := cartridge.OpenCartridge(dir, "WP1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !m.Info().WriteProtected || m.Used(0) == 0 {
+		t.Errorf("imported write-protected: %+v used %d", m.Info(), m.Used(0))
+	}
+}
+
+func TestSetAndInUse(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "media", "create", "--dir", dir, "--barcode", "S1")
+	if _, _, err := vsctl(t, "media", "set", "--dir", dir, "--barcode", "S1"); !isUsage(err) {
+		t.Errorf("set nothing: %v", err)
+	}
+	mustRun(t, "media", "set", "--dir", dir, "--barcode", "S1", "--write-protect")
+	if out := mustRun(t, "media", "inspect", "--dir", dir, "--barcode", "S1"); !strings.Contains(out, "flags       write-protected\n") {
+		t.Errorf("after set:\n%s", out)
+	}
+	mustRun(t, "media", "set", "--dir", dir, "--barcode", "S1", "--write-protect=false")
+
+	// A cartridge loaded in a drive (locked) is reported, not read.
+	m, err := cartridge.OpenCartridge(dir, "S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if out := mustRun(t, "media", "list", "--dir", dir); !strings.Contains(out, "S1        in use\n") {
+		t.Errorf("list while loaded:\n%s", out)
+	}
+	if _, _, err := vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "S1"); !errors.Is(err, cartridge.ErrInUse) {
+		t.Errorf("inspect while loaded: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"4096": 4096, "2GiB": 2 << 30, "2G": 2 << 30, "2gib": 2 << 30, "1.5M": 3 << 19, "500MB": 500e6,
+		"1T": 1 << 40, "16 MiB": 16 << 20, "0": 0, "10KB": 10000, "3B": 3,
+	} {
+		if got, err := parseSize(in); got != want || err != nil {
+			t.Errorf("%q: %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "G", "-1", "1.5", "2XB", "1e30", "NaN", "0.1K"} {
+		if _, err := parseSize(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 2 << 30: "2 GiB", 100 << 20: "100 MiB"} {
+		if got := formatSize(n); got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+	var d densityFlag
+	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "0x42": 0x42, "88": 88} {
+		if err := d.Set(in); err != nil || uint8(d) != want {
+			t.Errorf("density %q: %#x %v", in, uint8(d), err)
+		}
+	}
+	if err := d.Set("lto10"); err == nil {
+		t.Error("lto10 accepted")
+	}
+	var p partitionsFlag
+	if err := p.Set("1GiB,0"); err != nil || len(p) != 2 || p[0] != 1<<30 || p[1] != 0 {
+		t.Errorf("partitions: %v %v", p, err)
+	}
+	if err := p.Set("1,2,3,4,5"); err == nil {
+		t.Error("5 partitions accepted")
+	}
+}
+
+func TestDumpReportsBadChecksum(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := tapFile(t, true)
+	mustRun(t, "media", "import", "--dir", dir, "--barcode", "C1", in)
+	f, _ := os.OpenFile(cartridge.CartridgePath(dir, "C1"), os.O_RDWR, 0)
+	f.WriteAt([]byte{0xAA}, 76048+64+100) // inside object 3's data
+	f.Close()
+	out, _, err := vsctl(t, "media", "dump", "--dir", dir, "--barcode", "C1")
+	if err == nil || err.Error() != "media dump: 1 blocks do not match their checksum" {
+		t.Errorf("dump of a damaged cartridge: %v", err)
+	}
+	if !strings.Contains(out, "   0          3        1      0 block        10240          76048 tape: image corrupt: partition 0 object 3: block data checksum mismatch\n") {
+		t.Errorf("dump:\n%s", out)
+	}
+}
