@@ -23,7 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/vscsid/vscsid/internal/sdnotify"
+	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/target"
 )
