@@ -732,6 +732,13 @@ func (m *Image) SpaceFilemarks(count int64) (int64, error) {
 			}
 			return count, m.Next()
 		}
+		// The index knows every filemark up to the end of data: there are
+		// not enough of them.
+		if p.idx.fmKnown >= p.eod.obj && len(p.idx.fms) < cap(p.idx.fms) {
+			done = int64(uint64(len(p.idx.fms)) - m.cur.file)
+			m.setPos(m.part, p.eod)
+			return done, tape.ErrEndOfData
+		}
 		// Jump to the last filemark the index knows ahead, then scan.
 		if n := uint64(len(p.idx.fms)); n > 0 && n-1 > m.cur.file {
 			done = int64(n - 1 - m.cur.file)
