@@ -59,6 +59,7 @@ type Device struct {
 	h       Handler
 	log     *zap.Logger
 	namer   CommandNamer
+	reset   Resetter // nil unless the handler implements it and runs in order
 	info    RingInfo
 	readLen bool
 	epoch   time.Time
@@ -123,6 +124,7 @@ func NewDevice(mem []byte, n Notifier, h Handler, log *zap.Logger) (*Device, err
 		},
 	}
 	d.namer, _ = h.(CommandNamer)
+	d.reset, _ = h.(Resetter)
 	if ch, ok := h.(ConcurrentHandler); ok {
 		if w := ch.Concurrent(); w > 1 {
 			if r.flags&FlagOOOC != 0 {
@@ -294,6 +296,12 @@ func (d *Device) scan(head uint32) error {
 				return err
 			}
 			d.st.tmrs[typ].Add(1)
+			if (typ == TMRLUNReset || typ == TMRLUNResetPRO) && d.reset != nil && d.info.Workers == 0 {
+				// The handler's state is owned by this goroutine when
+				// commands run in ring order; a concurrent handler is
+				// not reset from here (its Reset would race its workers).
+				d.reset.Reset()
+			}
 			for i := range cnt {
 				if id := d.r.tmrID(pos, i); d.seen.has(id) {
 					d.aborted.set(id)

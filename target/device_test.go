@@ -679,3 +679,29 @@ func TestRunClosesHandler(t *testing.T) {
 		t.Error("second Run succeeded")
 	}
 }
+
+type resettable struct {
+	fill
+	resets atomic.Int32
+}
+
+func (r *resettable) Reset() { r.resets.Add(1) }
+
+func TestLUNResetReachesResetter(t *testing.T) {
+	k := targettest.NewKernel(t, targettest.Config{})
+	h := &resettable{}
+	k.Serve(h)
+	if err := k.TMR(target.TMRAbortTask); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.TMR(target.TMRLUNReset); err != nil {
+		t.Fatal(err)
+	}
+	// A command after the TMRs makes the device scan them.
+	if c := k.Submit(read10(1, 1), targettest.DataIn(512)); c.Status != scsi.StatusGood {
+		t.Fatalf("status %v", c.Status)
+	}
+	if got := h.resets.Load(); got != 1 {
+		t.Fatalf("Reset called %d times, want 1 (LUN RESET only, not ABORT TASK)", got)
+	}
+}

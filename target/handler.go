@@ -62,3 +62,12 @@ type DeviceConfig struct {
 // validates cfg.Config and returns a descriptive error that says what is
 // wrong (the error is reported to the operator or the kernel).
 type Factory func(cfg DeviceConfig, log *zap.Logger) (Handler, error)
+
+// Resetter is implemented by handlers that must learn of a LUN RESET (a
+// tape drive queues UNIT ATTENTION 29/00 and restores its mode defaults).
+// The device calls Reset from its loop when a LUN RESET TMR entry arrives
+// (attrib/tmr_notification=1), before it serves the commands queued after
+// it, and only for handlers served in ring order.
+type Resetter interface {
+	Reset()
+}
