@@ -18,9 +18,12 @@ import (
 // zeros (the file is sparse): a little-endian uint16 length a, a uint16
 // length b, a bytes of superblock slot A, b bytes of slot B, then the data
 // area as segments {uint32 zero bytes to skip, uint16 length, bytes}.
+//
+// An input that starts with the superblock magic is used as the file as
+// is, so raw image files can be fuzzed too.
 func fuzzImageFile(in []byte) []byte {
 	le := binary.LittleEndian
-	if len(in) < 4 {
+	if len(in) < 4 || bytes.HasPrefix(in, []byte(headerMagic)) {
 		return in
 	}
 	a, b := int(le.Uint16(in)), int(le.Uint16(in[2:]))
@@ -101,6 +104,7 @@ func FuzzImage(f *testing.F) {
 	for _, img := range fuzzSeedImages(f) {
 		f.Add(fuzzImageInput(img))
 	}
+	f.Add([]byte(headerMagic + "\x01\x00")) // raw: a truncated superblock
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		path := filepath.Join(dir, "FUZZ.vtape")
