@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.paths.ConfigFS, "path.configfs", "/sys/kernel/config", "configfs mount point")
 	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point")
 	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory")
-	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid.lock", "lock file that keeps a second vscsid from starting")
+	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock file that keeps a second vscsid from starting")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -191,6 +192,9 @@ func (h *handlers) get(name string) target.Handler {
 }
 
 func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error {
+	if err := os.MkdirAll(filepath.Dir(o.paths.Lock), 0o755); err != nil {
+		return fmt.Errorf("lock file: %w", err)
+	}
 	hs := &handlers{m: map[string]target.Handler{}}
 	factories := map[string]target.Factory{}
 	for name, ht := range handlerTypes {
