@@ -148,8 +148,8 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 	if d.store != nil {
 		storeBytes = d.store.Size()
 	}
+	// The logger carries the device name already (target adds it).
 	log.Info("vdisk configured",
-		zap.String("device", name),
 		zap.Uint64("blocks", d.blocks),
 		zap.Uint32("lbs", d.lbs),
 		zap.Uint32("pbs", cfg.PhysicalBlockSize()),
@@ -254,7 +254,7 @@ func (d *Disk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response
 		r.Sense.Format = d.SenseFormat
 	}
 	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
-		ce.Write(zap.String("device", d.name), zap.Uint8("opcode", uint8(cmd.CDB.OpCode())),
+		ce.Write(zap.Uint8("opcode", uint8(cmd.CDB.OpCode())),
 			zap.Stringer("status", r.Status), zap.Stringer("sense_key", r.Sense.Key),
 			zap.Stringer("asc", r.Sense.ASC), zap.Int("bytes", cmd.Data.Len()))
 	}
@@ -309,8 +309,7 @@ func (d *Disk) fault(err error, asc scsi.ASC) error {
 		return se
 	}
 	if d.faultLogged.CompareAndSwap(false, true) {
-		d.log.Error("vdisk backend failed; further failures are not logged",
-			zap.String("device", d.name), zap.Error(err))
+		d.log.Error("vdisk backend failed; further failures are not logged", zap.Error(err))
 	}
 	return scsi.NewError(scsi.MediumError, asc)
 }
