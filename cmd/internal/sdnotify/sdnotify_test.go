@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/vscsid/vscsid/internal/sdnotify"
+	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
