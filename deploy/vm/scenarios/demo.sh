@@ -44,8 +44,8 @@ for n in $names; do
 		disks=$((disks + 1))
 		banner "$n: disk /dev/$sd ($(dev_hctl "$n"))"
 		showf 'identification|revision|device type' sg_inq "/dev/$sd"
-		showf 'Logical block|blocks per|Device size' sg_readcap -l "/dev/$sd"
-		showf 'transfer length' sg_vpd -p bl "/dev/$sd"
+		showf 'Logical block length|blocks per|Lowest aligned|Device size' sg_readcap -l "/dev/$sd"
+		showf '^ *(Maximum|Optimal) transfer length' sg_vpd -p bl "/dev/$sd"
 		echo "queue: logical_block_size=$(cat /sys/block/$sd/queue/logical_block_size)" \
 			"physical_block_size=$(cat /sys/block/$sd/queue/physical_block_size)" \
 			"max_sectors_kb=$(cat /sys/block/$sd/queue/max_sectors_kb)"
@@ -69,7 +69,7 @@ done
 
 banner "metrics (excerpt)"
 if scrape_metrics "$W/metrics.txt"; then
-	grep -v '^#' "$W/metrics.txt" | grep -E '^vscsi' | head -n 25
+	grep -E '^vscsi_(device_info|scsi_commands_total|scsi_read_bytes_total|scsi_written_bytes_total)' "$W/metrics.txt"
 fi
 
 echo
