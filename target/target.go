@@ -59,6 +59,7 @@ type Options struct {
 // DeviceInfo describes a device the Target created.
 type DeviceInfo struct {
 	DeviceConfig
+	Origin Origin    // who created it: our config (Create) or another tool (Attach)
 	WWN   string     // the tcm_loop target port, naa.5001405...
 	Nexus string     // the tcm_loop initiator port
 	SCSI  SCSIDevice // what the kernel attached
@@ -97,8 +98,10 @@ type Target struct {
 }
 
 type managed struct {
-	info DeviceInfo
+	info DeviceInfo // guarded by Target.mu once registered
 	dev  *Device
+	h    Handler
+	obj  string // the storage object's configfs directory
 	undo undo
 	done chan struct{}
 	mu   sync.Mutex
@@ -308,27 +311,9 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		}
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
-	m.dev = d
-	dctx, stop := context.WithCancel(t.ctx)
-	go func() {
-		defer close(m.done)
-		err := d.Run(dctx)
-		if err == nil || dctx.Err() != nil {
-			return
-		}
-		m.setErr(err)
-		fields := []zap.Field{zap.Error(err)}
-		var pe *PanicError
-		if errors.As(err, &pe) {
-			fields = append(fields, zap.ByteString("stack", pe.Stack))
-		}
-		dlog.Error("device failed; every command now fails with HARDWARE ERROR 44/00", fields...)
-		if err := t.failFast(dctx, obj, rd, dlog); err != nil {
-			dlog.Warn("cannot fail commands of the failed device; they time out after cmd_time_out", zap.Error(err))
-		}
-	}()
-	m.undo.push("stop serving "+spec.Name, func() error { stop(); <-m.done; return nil })
-
+	m.dev, m.h, m.obj = d, h, obj
+	m.info.DeviceConfig = dc
+	t.serve(m, rd, dlog)
 	naa, nexus, addr, err := t.export(ctx, m, spec.Name, obj)
 	if err != nil {
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
@@ -348,6 +333,32 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		zap.Uint64("data_area_bytes", m.info.Ring.DataSize), zap.Uint16("mailbox_flags", m.info.Ring.Flags),
 		zap.Int("workers", m.info.Ring.Workers))
 	return m.info, nil
+}
+
+// serve starts m's device loop in its own goroutine and pushes the step
+// that stops it. A device that fails answers HARDWARE ERROR from then on
+// (failFast).
+func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
+	d, obj := m.dev, m.obj
+	dctx, stop := context.WithCancel(t.ctx)
+	go func() {
+		defer close(m.done)
+		err := d.Run(dctx)
+		if err == nil || dctx.Err() != nil {
+			return
+		}
+		m.setErr(err)
+		fields := []zap.Field{zap.Error(err)}
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			fields = append(fields, zap.ByteString("stack", pe.Stack))
+		}
+		dlog.Error("device failed; every command now fails with HARDWARE ERROR 44/00", fields...)
+		if err := t.failFast(dctx, obj, rd, dlog); err != nil {
+			dlog.Warn("cannot fail commands of the failed device; they time out after cmd_time_out", zap.Error(err))
+		}
+	}()
+	m.undo.push("stop serving "+m.info.Name, func() error { stop(); <-m.done; return nil })
 }
 
 // internalFailure is the handler of a failed device.
@@ -423,10 +434,14 @@ func (t *Target) export(ctx context.Context, m *managed, name, obj string) (naa,
 func (t *Target) Devices() []DeviceStatus {
 	t.mu.Lock()
 	devs := slices.Clone(t.devs)
+	infos := make([]DeviceInfo, len(devs))
+	for i, m := range devs {
+		infos[i] = m.info
+	}
 	t.mu.Unlock()
 	out := make([]DeviceStatus, 0, len(devs))
-	for _, m := range devs {
-		out = append(out, DeviceStatus{Info: m.info, Stats: m.dev.Stats(), Err: m.getErr()})
+	for i, m := range devs {
+		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr()})
 	}
 	return out
 }
@@ -459,6 +474,13 @@ func (t *Target) Close() error {
 	var errs []error
 	for i := len(devs) - 1; i >= 0; i-- {
 		m := devs[i]
+		if m.info.Origin == OriginAttached {
+			// Not ours to remove: let go of it, leaving nothing in flight.
+			if err := t.release(m, true); err != nil {
+				errs = append(errs, fmt.Errorf("release device %s: %w", m.info.Name, err))
+			}
+			continue
+		}
 		if err := m.undo.run(); err != nil {
 			errs = append(errs, fmt.Errorf("remove device %s: %w", m.info.Name, err))
 			continue

@@ -1,0 +1,328 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/target/netlink"
+)
+
+// Origin says who created a device.
+type Origin uint8
+
+// Origins of a device.
+const (
+	// OriginConfig: created by Create (vscsid's config file), removed by
+	// Close.
+	OriginConfig Origin = iota
+	// OriginAttached: created by another tool (targetcli, targetctl
+	// restore, an earlier vscsid) and attached by its uio name; Close lets
+	// go of it but leaves it in configfs.
+	OriginAttached
+)
+
+func (o Origin) String() string {
+	switch o {
+	case OriginConfig:
+		return "config"
+	case OriginAttached:
+		return "attached"
+	}
+	return "origin(" + strconv.Itoa(int(o)) + ")"
+}
+
+// ErrNotOurs is returned by Attach for a device whose subtype has no
+// Factory: it belongs to another daemon (tcmu-runner) and is left alone.
+var ErrNotOurs = errors.New("no handler for this subtype")
+
+// Attach serves a TCMU device that already exists, created by someone else
+// (targetcli's /backstores/user:<subtype> create, targetctl restore): name
+// is its uio device name, tcm-user/<hba>/<name>/<subtype>/<cfgstring>, as
+// /sys/class/uio/uioN/name reads. Attach checks that the subtype has a
+// Factory (else ErrNotOurs), builds the Handler with it (which validates
+// the cfgstring), opens and maps /dev/uioN and starts serving. It creates
+// nothing in configfs and exports nothing: the LUN is the creator's
+// business. A device already served is not attached twice: Attach returns
+// its description.
+//
+// A device that may have been served before (found at start-up, see Run)
+// is taken over the way the kernel supports it (tcmu-runner's sequence):
+// block_dev=1 so that no new command enters the ring, reset_ring=1 to
+// complete what is left in it, open and serve, then block_dev=0.
+func (t *Target) Attach(ctx context.Context, name string) (DeviceInfo, error) {
+	return t.attach(ctx, name, "", true)
+}
+
+// attach does Attach; uioN, when known (a netlink event carries the minor),
+// saves the lookup, and reopen selects the take-over sequence.
+func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info DeviceInfo, err error) {
+	hba, objName, subtype, cfg, err := netlink.ParseDeviceName(strings.TrimSpace(name))
+	if err != nil {
+		return info, err
+	}
+	factory, ok := t.factories[subtype]
+	if !ok {
+		return info, fmt.Errorf("device %s: subtype %q: %w (have: %s)", objName, subtype, ErrNotOurs, strings.Join(slices.Sorted(maps.Keys(t.factories)), ", "))
+	}
+	t.createMu.Lock()
+	defer t.createMu.Unlock()
+	t.mu.Lock()
+	closed := t.closed
+	var existing *managed
+	for _, m := range t.devs {
+		if m.info.HBA == hba && m.info.Name == objName {
+			existing = m
+		}
+	}
+	if existing != nil {
+		info = existing.info
+	}
+	t.mu.Unlock()
+	switch {
+	case closed:
+		return info, ErrClosed
+	case existing != nil:
+		return info, nil
+	}
+	f := t.fs
+	devConfig := subtype + "/" + cfg
+	if uioN == "" {
+		if uioN, err = findUIO(f, t.paths.SysFS, uioName(hba, objName, devConfig)); err != nil {
+			return info, fmt.Errorf("device %s: %w", objName, err)
+		}
+	}
+	obj := filepath.Join(t.paths.core(), "user_"+strconv.Itoa(hba), objName)
+	dc := DeviceConfig{Name: objName, HBA: hba, Subtype: subtype, Config: cfg, UIO: uioN, BlockSize: 512}
+	if v, err := f.ReadAttr(filepath.Join(obj, "attrib", "dev_size")); err == nil {
+		dc.Size, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	}
+	if v, err := f.ReadAttr(filepath.Join(obj, "attrib", "hw_block_size")); err == nil {
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32); err == nil && n > 0 {
+			dc.BlockSize = uint32(n)
+		}
+	}
+	dlog := t.log.With(zap.String("device", objName), zap.Int("hba", hba), zap.String("uio", uioN), zap.String("subtype", subtype))
+	h, err := factory(dc, dlog)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %s handler: %w", objName, subtype, err)
+	}
+	m := &managed{done: make(chan struct{}), h: h, obj: obj}
+	m.info = DeviceInfo{DeviceConfig: dc, Origin: OriginAttached}
+	blocked := false
+	defer func() {
+		if err != nil {
+			if c, ok := h.(io.Closer); ok && m.dev == nil {
+				c.Close()
+			}
+			if uerr := m.undo.run(); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("roll back: %w", uerr))
+			}
+			if blocked {
+				err = errors.Join(err, t.action(obj, "block_dev", "0"))
+			}
+		}
+	}()
+	if reopen {
+		if err := t.action(obj, "block_dev", "1"); err != nil {
+			return info, fmt.Errorf("device %s: %w", objName, err)
+		}
+		blocked = true
+		if err := t.action(obj, "reset_ring", "1"); err != nil {
+			return info, fmt.Errorf("device %s: %w", objName, err)
+		}
+	}
+	size, err := uioMapSize(f, t.paths.SysFS, uioN)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", objName, err)
+	}
+	rd, err := t.open(filepath.Join(t.paths.Dev, uioN), size)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", objName, err)
+	}
+	m.undo.push("close "+uioN, rd.Close)
+	d, err := NewDevice(rd.Memory(), rd, h, dlog)
+	if err != nil {
+		return info, fmt.Errorf("device %s: %w", objName, err)
+	}
+	m.dev = d
+	m.info.Ring = d.Info()
+	t.serve(m, rd, dlog)
+	if reopen {
+		blocked = false
+		if err := t.action(obj, "block_dev", "0"); err != nil {
+			return info, fmt.Errorf("device %s: %w", objName, err)
+		}
+	}
+	if lun, ok := t.findLUN(obj); ok {
+		m.info.SCSI, _ = probeSCSI(f, t.paths.SysFS, lun)
+	}
+	t.mu.Lock()
+	t.devs = append(t.devs, m)
+	t.mu.Unlock()
+	dlog.Info("device attached (created by another tool)", zap.Bool("reopened", reopen),
+		zap.String("node", m.info.SCSI.String()), zap.Uint32("cmdr_size", m.info.Ring.CmdrSize),
+		zap.Uint64("data_area_bytes", m.info.Ring.DataSize), zap.Int("workers", m.info.Ring.Workers))
+	return m.info, nil
+}
+
+// action writes v to the storage object's action/<file>. Kernels without
+// the file (before 4.14) are tolerated: there is then nothing to block or
+// reset.
+func (t *Target) action(obj, file, v string) error {
+	p := filepath.Join(obj, "action", file)
+	if err := t.fs.WriteAttr(p, v); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write %s to %s: %w", v, p, err)
+	}
+	return nil
+}
+
+// findLUN returns the SCSI address (H:C:T:L) of a tcm_loop LUN that
+// exports obj, if any.
+func (t *Target) findLUN(obj string) (string, bool) {
+	f := t.fs
+	lb := t.paths.loopback()
+	naas, _ := f.ReadDir(lb)
+	for _, naa := range naas {
+		naaDir := filepath.Join(lb, naa)
+		tpgs, _ := f.ReadDir(naaDir)
+		for _, tpg := range tpgs {
+			if !strings.HasPrefix(tpg, "tpgt_") {
+				continue
+			}
+			tpgDir := filepath.Join(naaDir, tpg)
+			luns, _ := f.ReadDir(filepath.Join(tpgDir, "lun"))
+			for _, lun := range luns {
+				n, err := strconv.Atoi(strings.TrimPrefix(lun, "lun_"))
+				if err != nil {
+					continue
+				}
+				links, _ := f.ReadDir(filepath.Join(tpgDir, "lun", lun))
+				for _, l := range links {
+					dst, err := filepath.EvalSymlinks(filepath.Join(tpgDir, "lun", lun, l))
+					if err != nil {
+						continue
+					}
+					want, err := filepath.EvalSymlinks(obj)
+					if err != nil || dst != want {
+						continue
+					}
+					v, err := f.ReadAttr(filepath.Join(tpgDir, "address"))
+					if err != nil {
+						continue
+					}
+					if addr, err := tpgAddress(v, n); err == nil {
+						return addr, true
+					}
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// find returns the registered device hba/name, or nil.
+func (t *Target) find(hba int, name string) *managed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.devs {
+		if m.info.HBA == hba && m.info.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Detach stops serving an attached device and closes its uio device,
+// without touching configfs: the kernel is removing it (REMOVED event) or
+// its creator wants it back. It reports whether the device was served.
+// A device created by Create is not detached (Close removes it).
+func (t *Target) Detach(hba int, name string) (bool, error) {
+	t.createMu.Lock()
+	defer t.createMu.Unlock()
+	m := t.find(hba, name)
+	if m == nil || m.info.Origin != OriginAttached {
+		return false, nil
+	}
+	return true, t.release(m, false)
+}
+
+// drainTimeout bounds how long release waits for in-flight commands.
+const drainTimeout = 5 * time.Second
+
+// release stops serving m and closes its uio device; the caller holds
+// createMu. With drain (the daemon stops, the device stays), it first
+// blocks the device so that no new command enters the ring, waits until
+// the ring is empty (cmd_head == cmd_tail) or drainTimeout passes, and
+// unblocks it after closing: commands sent meanwhile wait in the ring for
+// the next daemon.
+func (t *Target) release(m *managed, drain bool) error {
+	t.mu.Lock()
+	t.devs = slices.DeleteFunc(t.devs, func(x *managed) bool { return x == m })
+	t.mu.Unlock()
+	var errs []error
+	if drain {
+		if err := t.action(m.obj, "block_dev", "1"); err != nil {
+			errs = append(errs, err)
+		}
+		deadline := time.Now().Add(drainTimeout)
+		for !m.dev.idle() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !m.dev.idle() {
+			t.log.Warn("commands still in flight after the drain timeout; the next daemon resets the ring",
+				zap.String("device", m.info.Name), zap.Duration("timeout", drainTimeout))
+		}
+	}
+	if err := m.undo.run(); err != nil {
+		errs = append(errs, err)
+	}
+	if drain {
+		if err := t.action(m.obj, "block_dev", "0"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	t.log.Info("device detached", zap.String("device", m.info.Name), zap.Int("hba", m.info.HBA), zap.Bool("drained", drain))
+	return errors.Join(errs...)
+}
+
+// idle reports that every command the kernel put in the ring was
+// completed (cmd_head == cmd_tail). Safe from any goroutine.
+func (d *Device) idle() bool {
+	h, err := d.r.loadHead()
+	if err != nil {
+		return true
+	}
+	tl, err := d.r.loadTail()
+	return err == nil && h == tl
+}
+
+// errnoOf maps an attach or reconfigure error to the negative errno the
+// kernel hands to the configfs write waiting for the reply.
+func errnoOf(err error) int32 {
+	if err == nil {
+		return 0
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return -int32(en)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return -int32(syscall.ENOENT)
+	case errors.Is(err, ErrClosed):
+		return -int32(syscall.ESHUTDOWN)
+	}
+	return -int32(syscall.EINVAL)
+}
