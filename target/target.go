@@ -59,11 +59,11 @@ type Options struct {
 // DeviceInfo describes a device the Target created.
 type DeviceInfo struct {
 	DeviceConfig
-	Origin Origin    // who created it: our config (Create) or another tool (Attach)
-	WWN   string     // the tcm_loop target port, naa.5001405...
-	Nexus string     // the tcm_loop initiator port
-	SCSI  SCSIDevice // what the kernel attached
-	Ring  RingInfo   // the TCMU limits in force
+	Origin Origin     // who created it: our config (Create) or another tool (Attach)
+	WWN    string     // the tcm_loop target port, naa.5001405...
+	Nexus  string     // the tcm_loop initiator port
+	SCSI   SCSIDevice // what the kernel attached
+	Ring   RingInfo   // the TCMU limits in force
 }
 
 // DeviceStatus is a device's description and counters at one instant.
