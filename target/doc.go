@@ -42,6 +42,26 @@
 // what was created, in reverse order, LUNs first while the devices are
 // still served. A lock file keeps a second daemon out.
 //
+// Devices made by other tools (targetcli's /backstores/user:vtape create,
+// targetctl restore) are served too, side by side with ours in the
+// registry (DeviceInfo.Origin): Run attaches those that exist at start
+// (Scan: block_dev=1, reset_ring=1, open, serve, block_dev=0, the way
+// tcmu-runner takes over a ring a dead daemon left) and then follows the
+// kernel's TCM-USER netlink events (events.go): ADDED → Attach and reply
+// the Factory's verdict, REMOVED → stop serving and reply 0, RECONFIG → 0
+// when nothing changes, else the handler's optional Reconfigurer, Resizer
+// or WriteCacher, else EOPNOTSUPP. Events for subtypes without a Factory
+// are tcmu-runner's and get no reply. configfs objects of attached devices
+// are never created or removed here: Close drains them (block_dev=1, wait
+// until cmd_head == cmd_tail, close, block_dev=0) and leaves them.
+//
+// Which path a device takes at start: a device of the config file is made
+// by Create, which first removes any leftover of it (reclaim.go: the
+// tcm_loop target derived from its name, or an unexported object with the
+// same dev_config) and recreates it, so st/sd see a new device; everything
+// else of our subtypes found in /sys/class/uio is re-attached in place by
+// Scan and keeps its SCSI device nodes.
+//
 // # Testing
 //
 // Package targettest is an in-memory fake kernel with the same layout and

@@ -52,6 +52,7 @@ type Options struct {
 	// the new SCSI device (they probe asynchronously). Default 10 s.
 	AttachTimeout time.Duration
 
+	dial func() (eventConn, error)                    // default netlink.Dial
 	fs   fsys                                         // default osFS
 	open func(path string, size int) (ringDev, error) // default openUIO
 }
@@ -444,12 +445,6 @@ func (t *Target) Devices() []DeviceStatus {
 		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr()})
 	}
 	return out
-}
-
-// Run returns when ctx is done, after Close.
-func (t *Target) Run(ctx context.Context) error {
-	<-ctx.Done()
-	return t.Close()
 }
 
 // Close removes every device, newest first: unlink the LUN and remove the

@@ -1,0 +1,293 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/target/netlink"
+)
+
+// Optional interfaces a Handler implements to accept a RECONFIG event for a
+// live device. The call comes from the event loop, concurrently with
+// HandleCommand: the handler synchronises. Without them, a change is
+// refused with EOPNOTSUPP (the configfs write fails and the kernel keeps
+// the old value); writing the value in force is always accepted.
+type (
+	// A Reconfigurer accepts a new cfgstring (attrib/dev_config, the part
+	// after "<subtype>/"). It validates it as strictly as its Factory.
+	Reconfigurer interface {
+		Reconfigure(cfgstring string) error
+	}
+	// A Resizer accepts a new attrib/dev_size, in bytes.
+	Resizer interface {
+		Resize(size uint64) error
+	}
+	// A WriteCacher accepts a new attrib/emulate_write_cache.
+	WriteCacher interface {
+		SetWriteCache(enabled bool) error
+	}
+)
+
+// eventConn is what Run needs of a *netlink.Conn.
+type eventConn interface {
+	Receive(ctx context.Context) (netlink.Event, error)
+	Reply(ev netlink.Event, status int32) error
+	SetFeatures(cmdReply bool) error
+	Close() error
+}
+
+func dialNetlink() (eventConn, error) {
+	c, err := netlink.Dial()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run serves devices other tools create until ctx is done, then Closes the
+// Target. In order:
+//
+//  1. it dials the kernel's TCM-USER generic netlink family and declares
+//     that it replies to events (SET_FEATURES); without netlink (an old
+//     kernel, no CAP_NET_ADMIN) it warns and carries on: only step 2 then
+//     finds targetcli's devices;
+//  2. it attaches every TCMU device of a subtype it serves that is not
+//     served yet (Scan): made by targetcli, or left by an earlier daemon;
+//  3. it answers events, one at a time: ADDED for a subtype it serves →
+//     Attach and reply 0 or -errno (the Factory's verdict: targetcli's
+//     enable fails with it); REMOVED → stop serving (configfs is the
+//     remover's) and reply 0; RECONFIG → see reconfig. Events for other
+//     subtypes belong to tcmu-runner and get no reply.
+//
+// Our own devices (Create) have nl_reply_supported=-1: the kernel does not
+// wait for us, and their events find them already served.
+func (t *Target) Run(ctx context.Context) error {
+	c, err := t.dialEvents()
+	if err != nil {
+		t.log.Warn("no TCM-USER netlink: devices created later with targetcli will not be served until restart", zap.Error(err))
+	} else if err := c.SetFeatures(true); err != nil {
+		t.log.Warn("kernel does not take TCM-USER command replies: targetcli's enable does not wait for vscsid's verdict", zap.Error(err))
+	}
+	if _, err := t.Scan(ctx); err != nil {
+		t.log.Error("some existing TCMU devices could not be attached", zap.Error(err))
+	}
+	if c != nil {
+		t.listen(ctx, c)
+		if err := c.Close(); err != nil {
+			t.log.Warn("close TCM-USER netlink", zap.Error(err))
+		}
+	}
+	<-ctx.Done()
+	return t.Close()
+}
+
+func (t *Target) dialEvents() (eventConn, error) {
+	if t.opts.dial != nil {
+		return t.opts.dial()
+	}
+	return dialNetlink()
+}
+
+// Scan attaches every TCMU device listed in /sys/class/uio whose subtype
+// has a Factory and that is not served yet, with the take-over sequence of
+// Attach (its ring may hold commands of a daemon that died). It returns how
+// many it attached and the errors of the others.
+func (t *Target) Scan(ctx context.Context) (int, error) {
+	dir := filepath.Join(t.paths.SysFS, "class", "uio")
+	names, err := t.fs.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", dir, err)
+	}
+	n := 0
+	var errs []error
+	for _, uioN := range names {
+		v, err := t.fs.ReadAttr(filepath.Join(dir, uioN, "name"))
+		if err != nil || !strings.HasPrefix(v, "tcm-user/") {
+			continue
+		}
+		hba, name, subtype, _, err := netlink.ParseDeviceName(strings.TrimSpace(v))
+		if err != nil {
+			continue
+		}
+		if _, ok := t.factories[subtype]; !ok || t.find(hba, name) != nil {
+			continue
+		}
+		if _, err := t.attach(ctx, v, uioN, true); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// listen handles events until ctx is done or the connection fails.
+func (t *Target) listen(ctx context.Context, c eventConn) {
+	for {
+		ev, err := c.Receive(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			var de *netlink.DecodeError
+			switch {
+			case errors.As(err, &de):
+				t.log.Warn("malformed TCM-USER event", zap.Error(err))
+				if de.Event != nil && t.ours(de.Event) {
+					t.reply(c, de.Event, -int32(syscall.EINVAL))
+				}
+				continue
+			case errors.Is(err, netlink.ErrEventsLost):
+				t.log.Warn("TCM-USER events lost (socket buffer overflow): rescanning", zap.Error(err))
+				if _, err := t.Scan(ctx); err != nil {
+					t.log.Error("some existing TCMU devices could not be attached", zap.Error(err))
+				}
+				continue
+			case errors.Is(err, netlink.ErrFamilyRemoved):
+				t.log.Warn("target_core_user unloaded: no more TCM-USER events until vscsid restarts", zap.Error(err))
+			default:
+				t.log.Error("TCM-USER netlink failed: devices created from now on are not served until restart", zap.Error(err))
+			}
+			return
+		}
+		t.handle(ctx, c, ev)
+	}
+}
+
+// ours reports that ev is about a subtype we serve.
+func (t *Target) ours(ev netlink.Event) bool {
+	_, _, subtype, _, err := netlink.ParseDeviceName(ev.Dev().DeviceName)
+	_, ok := t.factories[subtype]
+	return err == nil && ok
+}
+
+// handle answers one event about a device of ours; it ignores the others.
+func (t *Target) handle(ctx context.Context, c eventConn, ev netlink.Event) {
+	d := ev.Dev()
+	hba, name, subtype, _, err := netlink.ParseDeviceName(d.DeviceName)
+	if err != nil {
+		t.log.Warn("TCM-USER event with a device name that is not ours to answer", zap.Error(err))
+		return
+	}
+	if _, ok := t.factories[subtype]; !ok {
+		if ce := t.log.Check(zap.DebugLevel, "TCM-USER event for another daemon's subtype"); ce != nil {
+			ce.Write(zap.String("uio_name", d.DeviceName))
+		}
+		return
+	}
+	log := t.log.With(zap.String("device", name), zap.Int("hba", hba), zap.String("uio", d.UIO()))
+	var status int32
+	switch e := ev.(type) {
+	case netlink.Added:
+		if _, err := t.attach(ctx, d.DeviceName, d.UIO(), false); err != nil {
+			status = errnoOf(err)
+			log.Error("refusing device created by another tool", zap.Error(err), zap.Int32("status", status))
+		}
+	case netlink.Removed:
+		if _, err := t.Detach(hba, name); err != nil {
+			log.Warn("detach of a removed device", zap.Error(err))
+		}
+	case netlink.Reconfig:
+		status = t.reconfig(hba, name, e, log)
+	}
+	t.reply(c, ev, status)
+}
+
+func (t *Target) reply(c eventConn, ev netlink.Event, status int32) {
+	err := c.Reply(ev, status)
+	switch {
+	case err == nil:
+	case errors.Is(err, netlink.ErrNotPending):
+		// Our own devices (nl_reply_supported=-1), or another daemon
+		// answered first.
+		if ce := t.log.Check(zap.DebugLevel, "TCM-USER reply not awaited"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
+	default:
+		t.log.Warn("TCM-USER reply failed", zap.Error(err), zap.Int32("status", status))
+	}
+}
+
+// reconfig answers a RECONFIG event: 0 when the value does not change (so
+// that targetctl restore, which writes every attribute, never fails), the
+// handler's verdict when it implements the matching optional interface,
+// else -EOPNOTSUPP. The kernel stores the new value only after a 0.
+func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Logger) int32 {
+	t.createMu.Lock() // against Close and Detach
+	defer t.createMu.Unlock()
+	m := t.find(hba, name)
+	if m == nil {
+		log.Warn("RECONFIG of a device that is not served (it failed to attach)")
+		return -int32(syscall.ENODEV)
+	}
+	t.mu.Lock()
+	cur := m.info.DeviceConfig
+	t.mu.Unlock()
+	refuse := func(what string, err error) int32 {
+		if err == nil {
+			log.Warn("RECONFIG refused: the handler cannot change "+what+" of a live device", zap.String("subtype", cur.Subtype))
+			return -int32(syscall.EOPNOTSUPP)
+		}
+		log.Warn("RECONFIG refused", zap.String("attribute", what), zap.Error(err))
+		return -int32(syscall.EINVAL)
+	}
+	switch {
+	case e.DevConfig != nil:
+		v := strings.TrimRight(*e.DevConfig, "\n")
+		if v == cur.Subtype+"/"+cur.Config {
+			return 0
+		}
+		sub, cfg, _ := strings.Cut(v, "/")
+		if sub != cur.Subtype {
+			return refuse("dev_config", fmt.Errorf("subtype %q cannot become %q", cur.Subtype, sub))
+		}
+		r, ok := m.h.(Reconfigurer)
+		if !ok {
+			return refuse("dev_config", nil)
+		}
+		if err := r.Reconfigure(cfg); err != nil {
+			return refuse("dev_config", err)
+		}
+		t.mu.Lock()
+		m.info.Config = cfg
+		t.mu.Unlock()
+		log.Info("device reconfigured", zap.String("config", cfg))
+	case e.DevSize != nil:
+		if *e.DevSize == cur.Size {
+			return 0
+		}
+		r, ok := m.h.(Resizer)
+		if !ok {
+			return refuse("dev_size", nil)
+		}
+		if err := r.Resize(*e.DevSize); err != nil {
+			return refuse("dev_size", err)
+		}
+		t.mu.Lock()
+		m.info.Size = *e.DevSize
+		t.mu.Unlock()
+		log.Info("device resized", zap.Uint64("size", *e.DevSize))
+	case e.WriteCache != nil:
+		p := filepath.Join(m.obj, "attrib", "emulate_write_cache")
+		if v, err := t.fs.ReadAttr(p); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (n != 0) == *e.WriteCache {
+				return 0
+			}
+		}
+		r, ok := m.h.(WriteCacher)
+		if !ok {
+			return refuse("emulate_write_cache", nil)
+		}
+		if err := r.SetWriteCache(*e.WriteCache); err != nil {
+			return refuse("emulate_write_cache", err)
+		}
+	}
+	return 0
+}
