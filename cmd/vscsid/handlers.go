@@ -94,6 +94,7 @@ func newTape(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 			return nil, err
 		}
 		lib = l
+		c.Barcode = restoreBarcode(c, dc.Name, log)
 	}
 	return tape.New(dc.Name, c, lib, log)
 }

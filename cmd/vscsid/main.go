@@ -26,6 +26,7 @@ import (
 
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 	"github.com/vscsid/vscsid/metrics"
+	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
 )
 
@@ -168,8 +169,9 @@ func isTerminal(f *os.File) bool {
 // handlers records each device's handler so that the metrics adapter can
 // read the disk's and tape's own statistics.
 type handlers struct {
-	mu sync.Mutex
-	m  map[string]target.Handler
+	mu    sync.Mutex
+	m     map[string]target.Handler
+	tapes map[string]trackedTape // drives with a media directory
 }
 
 func (h *handlers) wrap(f target.Factory) target.Factory {
@@ -180,9 +182,25 @@ func (h *handlers) wrap(f target.Factory) target.Factory {
 		}
 		h.mu.Lock()
 		h.m[dc.Name] = hd
+		if d, ok := hd.(*tape.Drive); ok {
+			if c, err := tape.ParseConfig(dc.Config); err == nil && !c.Memory {
+				h.tapes[dc.Name] = trackedTape{name: dc.Name, media: c.Media, configBarcode: c.Barcode, drive: d}
+			}
+		}
 		h.mu.Unlock()
 		return hd, nil
 	}
+}
+
+// trackedTapes returns the drives whose state is saved.
+func (h *handlers) trackedTapes() []trackedTape {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]trackedTape, 0, len(h.tapes))
+	for _, t := range h.tapes {
+		out = append(out, t)
+	}
+	return out
 }
 
 func (h *handlers) get(name string) target.Handler {
@@ -195,7 +213,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	if err := os.MkdirAll(filepath.Dir(o.paths.Lock), 0o755); err != nil {
 		return fmt.Errorf("lock file: %w", err)
 	}
-	hs := &handlers{m: map[string]target.Handler{}}
+	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
 	factories := map[string]target.Factory{}
 	for name, ht := range handlerTypes {
 		factories[name] = hs.wrap(ht.factory)
@@ -250,11 +268,22 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
-	g.Go(func() error { return mainLoop(gctx, tgt, log) })
+	tracker := &tapeTracker{}
+	g.Go(func() error { return mainLoop(gctx, tgt, hs, tracker, log) })
+	// The target serves devices other tools create until the main loop has
+	// saved the drive states for the last time; its Close unloads the
+	// drives.
+	runCtx, stopRun := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- tgt.Run(runCtx) }()
 
 	err = g.Wait()
 	sdnotify.Stopping() //nolint:errcheck // best effort
 	log.Info("stopping")
+	stopRun()
+	if rerr := <-runDone; rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	if cerr := tgt.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
@@ -268,7 +297,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 // mainLoop watches the devices and feeds systemd's watchdog: it beats only
 // while the loop itself runs, so a hung daemon stops the pings and systemd
 // restarts it.
-func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
+func mainLoop(ctx context.Context, tgt *target.Target, hs *handlers, tracker *tapeTracker, log *zap.Logger) error {
 	interval, err := sdnotify.WatchdogInterval()
 	if err != nil {
 		log.Warn("watchdog settings ignored", zap.Error(err))
@@ -290,7 +319,17 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 		case <-tick.C:
 		}
 		wd.Beat()
-		for _, d := range tgt.Devices() {
+		devs := tgt.Devices()
+		live := make(map[string]bool, len(devs))
+		for _, d := range devs {
+			live[d.Info.Name] = true
+		}
+		for _, t := range hs.trackedTapes() {
+			if live[t.name] { // a removed drive is closed, hence empty
+				tracker.note(t, log)
+			}
+		}
+		for _, d := range devs {
 			if d.Stats.Failed && !failed[d.Info.Name] {
 				failed[d.Info.Name] = true
 				sdnotify.Status("device " + d.Info.Name + " failed") //nolint:errcheck // best effort
