@@ -1,0 +1,519 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// Handler is target.Handler, restated so that this package does not
+// import the transport: any target.Handler is a Handler and the other way
+// round.
+type Handler interface {
+	HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response
+}
+
+// CommandNamer is target.CommandNamer: op= resolves command names through
+// it, and Device forwards it.
+type CommandNamer interface {
+	CommandName(op scsi.OpCode) string
+}
+
+// Positioner is implemented by a tape drive that reports its logical
+// position: the partition, the logical object number (blocks and
+// filemarks from the beginning of the partition, as READ POSITION reports
+// it) and the file number (filemarks passed). It must be cheap and safe to
+// call from the command goroutine between commands. block=, file= and
+// partition= rules and the positioning times of the tape model need it.
+type Positioner interface {
+	Position() (partition int, object, file uint64)
+}
+
+// SenseFormatReporter is implemented by a handler that can say which
+// sense format (D_SENSE) it currently uses, so that injected sense data
+// matches it. Without it the wrapper follows the handler's last CHECK
+// CONDITION.
+type SenseFormatReporter interface {
+	CurrentSenseFormat() scsi.SenseFormat
+}
+
+// HoldMargin is how long past cmd_time_out a timeout rule without a hold
+// time keeps a command: TCMU's timer fires up to a second late
+// (round_jiffies_up).
+const HoldMargin = 2 * time.Second
+
+// Options configure a Device.
+type Options struct {
+	// Kind is the command set of the wrapped handler (default Disk).
+	Kind Kind
+	// CmdTimeout is the device's TCMU cmd_time_out (0 = the kernel never
+	// expires commands). It caps every delay and sets the default hold of
+	// a timeout rule.
+	CmdTimeout time.Duration
+	// Seed seeds the pseudo-random draws of prob= rules and of the
+	// timing jitter.
+	Seed uint64
+	// SenseFormat is the sense format of injected CHECK CONDITIONs until
+	// the handler shows its own (see SenseFormatReporter).
+	SenseFormat scsi.SenseFormat
+	// Rules and Timing are installed at start (they may be empty).
+	Rules  []Rule
+	Timing Timing
+	// Clock is the time source; nil means the real clock.
+	Clock Clock
+}
+
+// Device is a Handler that injects faults and delays in front of another.
+//
+// Concurrency: HandleCommand must not be called concurrently with itself
+// (the transport's in-order loop calls it; Device deliberately does not
+// implement target.ConcurrentHandler). All other methods may be called
+// from any goroutine at any time, also while commands run.
+type Device struct {
+	h      Handler
+	namer  CommandNamer
+	pos    Positioner
+	fmtr   SenseFormatReporter
+	closer io.Closer
+	env    env
+	seed   uint64
+	cap    time.Duration // per-command delay cap, MaxInt64 = none
+	clock  Clock
+	plan   atomic.Pointer[plan]
+	st     stats
+
+	mu     sync.Mutex // serialises the writers of plan
+	nextID uint64
+
+	// Owned by the command goroutine.
+	format  scsi.SenseFormat
+	scratch [32]byte
+	sub     scsi.Command
+}
+
+// plan is the immutable set of rules and timing in force; nil when there
+// is neither.
+type plan struct {
+	rules []*bound
+	timer *timer
+}
+
+// New wraps h. It checks opts.Rules and opts.Timing against the device
+// (disk or tape, the handler's command names, whether it reports its
+// position).
+func New(h Handler, opts Options) (*Device, error) {
+	if h == nil {
+		return nil, errors.New("fault: New needs a handler")
+	}
+	if opts.Kind > Tape {
+		return nil, fmt.Errorf("fault: unknown device kind %d", opts.Kind)
+	}
+	if opts.CmdTimeout < 0 {
+		return nil, errors.New("fault: negative cmd_time_out")
+	}
+	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, format: opts.SenseFormat, cap: math.MaxInt64}
+	d.namer, _ = h.(CommandNamer)
+	d.pos, _ = h.(Positioner)
+	d.fmtr, _ = h.(SenseFormatReporter)
+	d.closer, _ = h.(io.Closer)
+	d.env = env{kind: opts.Kind, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
+	if opts.CmdTimeout > 0 {
+		d.cap = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
+	}
+	if d.clock == nil {
+		d.clock = newRealClock()
+	}
+	if err := d.SetTiming(opts.Timing); err != nil {
+		return nil, err
+	}
+	if err := d.SetRules(opts.Rules); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// MaxDelay is the cap on the delay of one command (0: none).
+func (d *Device) MaxDelay() time.Duration {
+	if d.cap == math.MaxInt64 {
+		return 0
+	}
+	return d.cap
+}
+
+// Unwrap returns the wrapped handler.
+func (d *Device) Unwrap() Handler { return d.h }
+
+// CommandName forwards to the wrapped handler's CommandNamer ("" without
+// one).
+func (d *Device) CommandName(op scsi.OpCode) string {
+	if d.namer == nil {
+		return ""
+	}
+	return d.namer.CommandName(op)
+}
+
+// Close closes the wrapped handler if it is an io.Closer.
+func (d *Device) Close() error {
+	if d.closer == nil {
+		return nil
+	}
+	return d.closer.Close()
+}
+
+// ---- rule and timing management ----
+
+// SetRules replaces all rules; their counters start at zero and they get
+// new IDs. An empty list removes every rule. On error nothing changes.
+func (d *Device) SetRules(rules []Rule) error {
+	if len(rules) > MaxRules {
+		return fmt.Errorf("fault: %d rules, at most %d per device", len(rules), MaxRules)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bs := make([]*bound, 0, len(rules))
+	for i, r := range rules {
+		b, err := bind(r, &d.env, d.nextID+uint64(i)+1, &ruleState{})
+		if err != nil {
+			return fmt.Errorf("rule %d %q: %w", i, r.String(), err)
+		}
+		bs = append(bs, b)
+	}
+	d.nextID += uint64(len(rules))
+	d.publish(bs, d.current().timer)
+	return nil
+}
+
+// AddRule appends a rule and returns its ID. The other rules keep their
+// counters.
+func (d *Device) AddRule(r Rule) (uint64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cur := d.current()
+	if len(cur.rules) >= MaxRules {
+		return 0, fmt.Errorf("fault: already %d rules, at most %d per device", len(cur.rules), MaxRules)
+	}
+	b, err := bind(r, &d.env, d.nextID+1, &ruleState{})
+	if err != nil {
+		return 0, fmt.Errorf("rule %q: %w", r.String(), err)
+	}
+	d.nextID++
+	d.publish(append(cur.rules[:len(cur.rules):len(cur.rules)], b), cur.timer)
+	return b.id, nil
+}
+
+// ErrNoRule is returned by RemoveRule for an ID that is not installed.
+var ErrNoRule = errors.New("fault: no such rule")
+
+// RemoveRule removes the rule with the given ID; the others keep their
+// counters.
+func (d *Device) RemoveRule(id uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cur := d.current()
+	for i, b := range cur.rules {
+		if b.id == id {
+			rest := make([]*bound, 0, len(cur.rules)-1)
+			rest = append(append(rest, cur.rules[:i]...), cur.rules[i+1:]...)
+			d.publish(rest, cur.timer)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %d", ErrNoRule, id)
+}
+
+// Clear removes every rule (the timing stays).
+func (d *Device) Clear() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.publish(nil, d.current().timer)
+}
+
+// SetTiming replaces the timing model; its state (token bucket, tape
+// buffer and position estimate) starts afresh. The zero Timing removes it.
+func (d *Device) SetTiming(t Timing) error {
+	var tm *timer
+	if !t.IsZero() {
+		var err error
+		if tm, err = newTimer(t, d.env.kind); err != nil {
+			return fmt.Errorf("timing %q: %w", t.String(), err)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.publish(d.current().rules, tm)
+	return nil
+}
+
+// Timing returns the timing model in force.
+func (d *Device) Timing() Timing {
+	if p := d.plan.Load(); p != nil && p.timer != nil {
+		return p.timer.cfg
+	}
+	return Timing{}
+}
+
+// Rules returns the installed rules in evaluation order.
+func (d *Device) Rules() []Rule {
+	p := d.plan.Load()
+	if p == nil {
+		return nil
+	}
+	out := make([]Rule, len(p.rules))
+	for i, b := range p.rules {
+		out[i] = b.Rule
+	}
+	return out
+}
+
+// Injected returns the counters of the installed rules, in evaluation
+// order.
+func (d *Device) Injected() []RuleStats {
+	p := d.plan.Load()
+	if p == nil {
+		return nil
+	}
+	out := make([]RuleStats, len(p.rules))
+	for i, b := range p.rules {
+		out[i] = RuleStats{
+			ID: b.id, Rule: b.Rule, Action: b.Action(),
+			Matched: b.st.matched.Load(), Injected: b.st.injected.Load(), Spent: b.spent(),
+		}
+	}
+	return out
+}
+
+// Stats returns the delay and timeout counters.
+func (d *Device) Stats() Stats { return d.st.snapshot() }
+
+// current returns the plan in force, never nil. Callers hold d.mu.
+func (d *Device) current() *plan {
+	if p := d.plan.Load(); p != nil {
+		return p
+	}
+	return &plan{}
+}
+
+// publish installs a new plan (nil when empty: the fast path).
+func (d *Device) publish(rules []*bound, tm *timer) {
+	if len(rules) == 0 && tm == nil {
+		d.plan.Store(nil)
+		return
+	}
+	d.plan.Store(&plan{rules: rules, timer: tm})
+}
+
+// ---- the command path ----
+
+// HandleCommand implements target.Handler.
+func (d *Device) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	p := d.plan.Load()
+	if p == nil {
+		return d.h.HandleCommand(ctx, cmd)
+	}
+	return d.handle(ctx, p, cmd)
+}
+
+var (
+	busy         = scsi.Response{Status: scsi.StatusBusy}
+	taskSetFull  = scsi.Response{Status: scsi.StatusTaskSetFull}
+	earlyWarning = scsi.Sense{Key: scsi.NoSense, ASC: scsi.EndOfPartitionMediumDetected, EOM: true, Valid: true}
+)
+
+func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Response {
+	var c cmdInfo
+	decode(d.env.kind, cmd.CDB, &c)
+	var (
+		pos      position
+		delay    time.Duration
+		armed    uint64 // post rules that passed their gate
+		ew       uint64 // early_warning_after rules that passed their filter
+		term     *bound
+		firstBad uint64
+	)
+	for i, b := range p.rules {
+		fb, ok := b.match(&c, &pos, d.pos)
+		if !ok {
+			continue
+		}
+		if b.act.kind == actEarlyWarning {
+			ew |= 1 << i
+		}
+		if !b.gate(d.seed) {
+			continue
+		}
+		if b.act.kind == actDelay {
+			delay = satAdd(delay, b.act.dur)
+			b.st.injected.Add(1)
+			continue
+		}
+		if b.act.post() {
+			armed |= 1 << i
+			continue
+		}
+		term, firstBad = b, fb
+		break
+	}
+	if term != nil && term.act.kind == actTimeout {
+		return d.hold(ctx, term)
+	}
+	tm := p.timer
+	if tm != nil {
+		delay = satAdd(delay, tm.latency(d.seed))
+	}
+	budget := d.cap
+	var slept time.Duration
+	clamped := false
+	if delay > 0 {
+		if delay > budget {
+			delay, clamped = budget, true
+		}
+		budget -= delay
+		slept = delay
+		if err := d.clock.Sleep(ctx, delay); err != nil {
+			d.st.interrupted.Add(1)
+			d.account(slept, clamped)
+			return busy
+		}
+	}
+	if term != nil {
+		d.account(slept, clamped)
+		return d.inject(ctx, term, &c, cmd, firstBad)
+	}
+	var arr time.Duration
+	if tm != nil {
+		tm.before(&c, d.pos)
+		arr = d.clock.Now()
+	}
+	r := d.h.HandleCommand(ctx, cmd)
+	d.learn(&r)
+	if tm != nil {
+		var moved uint64
+		if cmd.Data != nil {
+			moved = uint64(cmd.Data.Written() + cmd.Data.Consumed())
+		}
+		done := tm.after(arr, &c, moved, &r, d.pos)
+		if wait := done - d.clock.Now(); wait > 0 {
+			if wait > budget {
+				wait, clamped = budget, true
+			}
+			slept += wait
+			if err := d.clock.Sleep(ctx, wait); err != nil {
+				d.st.interrupted.Add(1)
+			}
+		}
+	}
+	d.account(slept, clamped)
+	if ew != 0 && r.Status == scsi.StatusGood && c.class&classWrite != 0 && cmd.Data != nil {
+		for i, b := range p.rules {
+			if ew&(1<<i) != 0 {
+				b.st.written.Add(uint64(cmd.Data.Consumed()))
+			}
+		}
+	}
+	if armed != 0 && r.Status == scsi.StatusGood {
+		return d.post(p, armed, r)
+	}
+	return r
+}
+
+// account records the delay one command got.
+func (d *Device) account(slept time.Duration, clamped bool) {
+	if clamped {
+		d.st.clamped.Add(1)
+	}
+	if slept > 0 {
+		d.st.observe(slept)
+	}
+}
+
+// learn follows the handler's sense format.
+func (d *Device) learn(r *scsi.Response) {
+	if r.Status == scsi.StatusCheckCondition {
+		d.format = r.Sense.Format
+	}
+}
+
+func (d *Device) senseFormat() scsi.SenseFormat {
+	if d.fmtr != nil {
+		return d.fmtr.CurrentSenseFormat()
+	}
+	return d.format
+}
+
+// inject answers a command with a terminal action instead of the handler.
+func (d *Device) inject(ctx context.Context, b *bound, c *cmdInfo, cmd *scsi.Command, firstBad uint64) scsi.Response {
+	switch b.act.kind {
+	case actBusy:
+		b.st.injected.Add(1)
+		return busy
+	case actTaskSetFull:
+		b.st.injected.Add(1)
+		return taskSetFull
+	}
+	key := b.act.key
+	if d.env.kind == Disk && c.desc.prefix && c.hasRange && firstBad > c.lba &&
+		(key == scsi.MediumError || key == scsi.HardwareError) {
+		// The blocks before the first failing LBA are transferred: sd
+		// completes (INFORMATION - LBA) blocks of the request as good.
+		d.sub = scsi.Command{CDB: setLength(d.scratch[:], cmd.CDB, c.desc.lay, firstBad-c.lba), Data: cmd.Data}
+		r := d.h.HandleCommand(ctx, &d.sub)
+		d.sub = scsi.Command{}
+		d.learn(&r)
+		if r.Status != scsi.StatusGood {
+			return r // a genuine failure of the good part wins
+		}
+	}
+	b.st.injected.Add(1)
+	return scsi.CheckCondition(b.sense(d.env.kind, c, firstBad, d.senseFormat()))
+}
+
+// hold is the timeout action: no answer within cmd_time_out.
+func (d *Device) hold(ctx context.Context, b *bound) scsi.Response {
+	dur := b.act.dur
+	if dur == 0 {
+		dur = d.env.cmdTimeout + HoldMargin
+	}
+	b.st.injected.Add(1)
+	d.st.held.Add(1)
+	if err := d.clock.Sleep(ctx, dur); err != nil {
+		d.st.interrupted.Add(1)
+		return busy
+	}
+	// The kernel has failed the command by now; this completion only
+	// frees its ring slot.
+	return scsi.CheckCondition(scsi.Sense{Key: scsi.AbortedCommand, ASC: scsi.LogicalUnitCommunicationTimeout, Format: d.senseFormat()})
+}
+
+// post applies the first armed recovered or early-warning rule that
+// fires to r, a GOOD response.
+func (d *Device) post(p *plan, armed uint64, r scsi.Response) scsi.Response {
+	for i, b := range p.rules {
+		if armed&(1<<i) == 0 {
+			continue
+		}
+		switch b.act.kind {
+		case actRecovered:
+			s := scsi.Sense{Key: scsi.RecoveredError, ASC: b.act.asc, Format: d.senseFormat()}
+			if !b.act.ascSet {
+				s.ASC = scsi.RecoveredDataWithRetries
+			}
+			b.st.injected.Add(1)
+			return scsi.CheckCondition(s)
+		case actEarlyWarning:
+			if b.st.written.Load() >= b.act.bytes {
+				b.st.injected.Add(1)
+				s := earlyWarning
+				s.Format = d.senseFormat()
+				return scsi.CheckCondition(s)
+			}
+		}
+	}
+	return r
+}

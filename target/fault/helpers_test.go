@@ -1,0 +1,146 @@
+package fault_test
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target/fault"
+)
+
+// recorder is a Handler that records the CDBs it runs and answers GOOD,
+// producing the Data-In a READ asks for (512-byte blocks of the LBA's low
+// byte) and consuming all Data-Out.
+type recorder struct {
+	calls []scsi.CDB
+	resp  scsi.Response
+	names map[scsi.OpCode]string
+	onCmd func(scsi.CDB) // called for every command
+	// position, for the Positioner variant
+	part         int
+	object, file uint64
+}
+
+func (r *recorder) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
+	r.calls = append(r.calls, append(scsi.CDB(nil), cmd.CDB...))
+	if r.onCmd != nil {
+		r.onCmd(cmd.CDB)
+	}
+	if cmd.Data == nil || r.resp.Status != scsi.StatusGood {
+		return r.resp
+	}
+	switch cmd.CDB.OpCode() {
+	case scsi.Read10: // 512-byte blocks filled with the LBA's low byte
+		if len(cmd.CDB) >= 10 {
+			blk := make([]byte, 512)
+			for i := range int(cmd.CDB.Uint16(7)) {
+				for j := range blk {
+					blk[j] = byte(int(cmd.CDB.Uint32(2)) + i)
+				}
+				cmd.Data.Write(blk)
+			}
+		}
+	case scsi.Read6, scsi.Read12, scsi.Read16:
+		cmd.Data.WriteZeros(cmd.Data.Len())
+	case scsi.Write6, scsi.Write10, scsi.Write12, scsi.Write16:
+		cmd.Data.Discard(cmd.Data.Len())
+	}
+	return r.resp
+}
+
+func (r *recorder) CommandName(op scsi.OpCode) string { return r.names[op] }
+
+// positioned is a recorder that reports a tape position.
+type positioned struct{ recorder }
+
+func (p *positioned) Position() (int, uint64, uint64) { return p.part, p.object, p.file }
+
+// fakeClock advances only when slept on (or by the test).
+type fakeClock struct {
+	now    time.Duration
+	sleeps []time.Duration
+}
+
+func (c *fakeClock) Now() time.Duration { return c.now }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.sleeps = append(c.sleeps, d)
+	c.now += d
+	return nil
+}
+
+// slept returns the sleeps since the last call.
+func (c *fakeClock) take() []time.Duration {
+	s := c.sleeps
+	c.sleeps = nil
+	return s
+}
+
+func newDevice(t testing.TB, h fault.Handler, o fault.Options, rules ...string) *fault.Device {
+	t.Helper()
+	for _, s := range rules {
+		r, err := fault.ParseRule(s)
+		if err != nil {
+			t.Fatalf("ParseRule(%q): %v", s, err)
+		}
+		o.Rules = append(o.Rules, r)
+	}
+	d, err := fault.New(h, o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return d
+}
+
+// run sends one command with a buffer of n bytes.
+func run(d fault.Handler, cdb []byte, n int) (scsi.Response, *scsi.Buffer) {
+	buf := scsi.NewBuffer(make([]byte, n))
+	r := d.HandleCommand(context.Background(), &scsi.Command{CDB: cdb, Data: buf})
+	return r, buf
+}
+
+// CDB builders.
+
+func read6(lba uint32, n uint8) []byte {
+	return []byte{0x08, byte(lba >> 16 & 0x1f), byte(lba >> 8), byte(lba), n, 0}
+}
+
+func rw10(op byte, lba uint32, n uint16) []byte {
+	c := make([]byte, 10)
+	c[0] = op
+	binary.BigEndian.PutUint32(c[2:], lba)
+	binary.BigEndian.PutUint16(c[7:], n)
+	return c
+}
+
+func rw12(op byte, lba, n uint32) []byte {
+	c := make([]byte, 12)
+	c[0] = op
+	binary.BigEndian.PutUint32(c[2:], lba)
+	binary.BigEndian.PutUint32(c[6:], n)
+	return c
+}
+
+func rw16(op byte, lba uint64, n uint32) []byte {
+	c := make([]byte, 16)
+	c[0] = op
+	binary.BigEndian.PutUint64(c[2:], lba)
+	binary.BigEndian.PutUint32(c[10:], n)
+	return c
+}
+
+// tape6 builds a tape READ(6)/WRITE(6)/VERIFY(6)/WRITE FILEMARKS(6) CDB.
+func tape6(op byte, fixed bool, n uint32) []byte {
+	c := []byte{op, 0, byte(n >> 16), byte(n >> 8), byte(n), 0}
+	if fixed {
+		c[1] = 1
+	}
+	return c
+}
+
+var tur = []byte{0, 0, 0, 0, 0, 0}

@@ -1,0 +1,470 @@
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// A Rule is one parsed fault rule: a filter (op, lba or tape position), a
+// gate (every, after, count, prob) and one action. It is an immutable
+// value; ParseRule builds one and String gives it back in canonical form.
+// The zero Rule has no action and is rejected by SetRules.
+type Rule struct {
+	ops     []opToken // empty: any command
+	lba     span      // disk
+	block   span      // tape logical objects
+	file    span      // tape file numbers
+	part    int       // tape partition, -1 = any
+	every   uint64    // 0 or 1: every matching command
+	after   uint64    // let the first `after` matching commands pass
+	count   uint64    // 0: unlimited
+	prob    float64   // 0: not set (always)
+	hasPart bool
+	act     action
+}
+
+// span is [start, start+n); n == 0 means "not set".
+type span struct{ start, n uint64 }
+
+func (s span) set() bool { return s.n != 0 }
+
+// opToken is one alternative of op=: a class, an opcode or a command name
+// (resolved against the handler when the rule is installed).
+type opToken struct {
+	class uint8
+	op    uint8
+	isOp  bool
+	name  string
+}
+
+type actionKind uint8
+
+const (
+	actNone actionKind = iota
+	actSense
+	actRecovered
+	actBusy
+	actTaskSetFull
+	actTimeout
+	actDelay
+	actEarlyWarning
+)
+
+// actionNames are the values of Rule.Action and of the `action` metric
+// label.
+var actionNames = [...]string{
+	actNone:         "none",
+	actSense:        "sense",
+	actRecovered:    "recovered",
+	actBusy:         "busy",
+	actTaskSetFull:  "task_set_full",
+	actTimeout:      "timeout",
+	actDelay:        "delay",
+	actEarlyWarning: "early_warning",
+}
+
+type action struct {
+	kind   actionKind
+	key    scsi.SenseKey
+	asc    scsi.ASC
+	ascSet bool
+	dur    time.Duration // delay=, timeout= (0: cmd_time_out + HoldMargin)
+	bytes  uint64        // early_warning_after=
+}
+
+// Action names the rule's action, a bounded label value: sense, recovered,
+// busy, task_set_full, timeout, delay or early_warning.
+func (r Rule) Action() string { return actionNames[r.act.kind] }
+
+// SenseKey is the sense key a sense= or recovered rule reports (RECOVERED
+// ERROR for recovered, NO SENSE for early_warning_after), and false for
+// the other actions.
+func (r Rule) SenseKey() (scsi.SenseKey, bool) {
+	switch r.act.kind {
+	case actSense, actRecovered:
+		return r.act.key, true
+	case actEarlyWarning:
+		return scsi.NoSense, true
+	}
+	return 0, false
+}
+
+// terminal reports whether the action answers the command instead of
+// the handler and ends rule evaluation.
+func (a *action) terminal() bool {
+	switch a.kind {
+	case actSense, actBusy, actTaskSetFull, actTimeout:
+		return true
+	}
+	return false
+}
+
+// post reports whether the action is applied to the handler's response.
+func (a *action) post() bool { return a.kind == actRecovered || a.kind == actEarlyWarning }
+
+// String returns the rule in canonical form (keys in a fixed order,
+// defaults omitted), which ParseRule accepts and maps to an equal rule.
+func (r Rule) String() string {
+	var b strings.Builder
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+	}
+	if len(r.ops) > 0 {
+		b.WriteString("op=")
+		for i, t := range r.ops {
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(t.String())
+		}
+	}
+	if r.lba.set() {
+		sep()
+		b.WriteString("lba=0x" + strconv.FormatUint(r.lba.start, 16))
+		if r.lba.n != 1 {
+			b.WriteString("+" + strconv.FormatUint(r.lba.n, 10))
+		}
+	}
+	if r.hasPart {
+		sep()
+		b.WriteString("partition=" + strconv.Itoa(r.part))
+	}
+	for _, s := range []struct {
+		key string
+		sp  span
+	}{{"file", r.file}, {"block", r.block}} {
+		if s.sp.set() {
+			sep()
+			b.WriteString(s.key + "=" + strconv.FormatUint(s.sp.start, 10))
+			if s.sp.n != 1 {
+				b.WriteString("+" + strconv.FormatUint(s.sp.n, 10))
+			}
+		}
+	}
+	for _, g := range []struct {
+		key string
+		v   uint64
+		def uint64
+	}{{"every", r.every, 1}, {"after", r.after, 0}, {"count", r.count, 0}} {
+		if g.v != g.def && !(g.key == "every" && g.v == 0) {
+			sep()
+			b.WriteString(g.key + "=" + strconv.FormatUint(g.v, 10))
+		}
+	}
+	if r.prob != 0 && r.prob != 1 {
+		sep()
+		b.WriteString("prob=" + strconv.FormatFloat(r.prob, 'g', -1, 64))
+	}
+	sep()
+	a := r.act
+	switch a.kind {
+	case actSense:
+		b.WriteString("sense=" + a.key.String())
+		if a.ascSet {
+			b.WriteString("/" + hexByte(uint8(a.asc>>8)) + "/" + hexByte(uint8(a.asc)))
+		}
+	case actRecovered:
+		b.WriteString("recovered")
+		if a.ascSet {
+			b.WriteString("=" + hexByte(uint8(a.asc>>8)) + "/" + hexByte(uint8(a.asc)))
+		}
+	case actBusy:
+		b.WriteString("busy")
+	case actTaskSetFull:
+		b.WriteString("task_set_full")
+	case actTimeout:
+		b.WriteString("timeout")
+		if a.dur != 0 {
+			b.WriteString("=" + a.dur.String())
+		}
+	case actDelay:
+		b.WriteString("delay=" + a.dur.String())
+	case actEarlyWarning:
+		b.WriteString("early_warning_after=" + formatSize(a.bytes))
+	default:
+		return strings.TrimSuffix(b.String(), ";")
+	}
+	return b.String()
+}
+
+func hexByte(v uint8) string {
+	const hex = "0123456789abcdef"
+	return "0x" + string(hex[v>>4]) + string(hex[v&0xf])
+}
+
+func (t opToken) String() string {
+	switch {
+	case t.isOp:
+		return hexByte(t.op)
+	case t.name != "":
+		return t.name
+	}
+	if t.class == 0 {
+		return "any"
+	}
+	for _, c := range classNames {
+		if c.class == t.class {
+			return c.name
+		}
+	}
+	return "any"
+}
+
+// ---- installed rules ----
+
+// ruleState is the mutable part of an installed rule. It survives AddRule
+// and RemoveRule of other rules, and is fresh after SetRules.
+type ruleState struct {
+	matched  atomic.Uint64 // commands that passed the filter
+	injected atomic.Uint64 // times the action was applied
+	written  atomic.Uint64 // early_warning_after: bytes written by successful WRITEs
+}
+
+// bound is a Rule resolved against one device.
+type bound struct {
+	Rule
+	id       uint64
+	ops      [4]uint64 // opcode bitmap; all ones for any command
+	classes  uint8     // command classes the op= classes name
+	hasProb  bool
+	thresh   uint64 // prob threshold on a 53-bit draw
+	salt     uint64 // the rule's PRNG stream: FNV-1a of its canonical text
+	needsPos bool
+	st       *ruleState
+}
+
+// MaxRules is the most rules one device holds; it bounds the `rule`
+// metric label.
+const MaxRules = 64
+
+// env is what binding a rule needs to know about the device.
+type env struct {
+	kind       Kind
+	namer      CommandNamer
+	positioner bool
+	cmdTimeout time.Duration
+}
+
+// bind checks r against the device and resolves its command names.
+func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
+	if r.act.kind == actNone {
+		return nil, errors.New("no action")
+	}
+	b := &bound{Rule: r, id: id, st: st}
+	if e.kind == Disk {
+		switch {
+		case r.block.set(), r.file.set(), r.hasPart:
+			return nil, errors.New("block=, file= and partition= are tape positions; this is a disk (use lba=)")
+		case r.act.kind == actEarlyWarning:
+			return nil, errors.New("early_warning_after= is a tape action; this is a disk")
+		}
+	} else {
+		if r.lba.set() {
+			return nil, errors.New("lba= is a disk range; this is a tape (use block=, file=, partition=)")
+		}
+		if r.block.set() || r.file.set() || r.hasPart {
+			if !e.positioner {
+				return nil, errors.New("block=, file= and partition= need a drive that reports its position (fault.Positioner)")
+			}
+			b.needsPos = true
+		}
+	}
+	if r.act.kind == actTimeout && r.act.dur == 0 && e.cmdTimeout == 0 {
+		return nil, errors.New("timeout: cmd_time_out is 0 (the kernel never fails the command), so give a hold time: timeout=DURATION")
+	}
+	if len(r.ops) == 0 {
+		b.ops = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
+	for _, t := range r.ops {
+		switch {
+		case t.isOp:
+			b.ops[t.op>>6] |= 1 << (t.op & 63)
+		case t.name != "":
+			op, ok := lookupName(e, t.name)
+			if !ok {
+				return nil, fmt.Errorf("op=%s: the %s has no command of that name", t.name, e.kind)
+			}
+			b.ops[op>>6] |= 1 << (op & 63)
+		case t.class == 0:
+			b.ops = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		default:
+			b.classes |= t.class
+		}
+	}
+	if r.prob != 0 && r.prob < 1 {
+		b.hasProb = true
+		b.thresh = uint64(r.prob * (1 << 53))
+	}
+	h := fnv.New64a()
+	h.Write([]byte(r.String()))
+	b.salt = h.Sum64()
+	return b, nil
+}
+
+// lookupName finds the opcode the handler names name (CommandNamer), or
+// failing that the opcode whose scsi.OpCode name it is.
+func lookupName(e *env, name string) (uint8, bool) {
+	if e.namer != nil {
+		for op := range 256 {
+			if e.namer.CommandName(scsi.OpCode(op)) == name {
+				return uint8(op), true
+			}
+		}
+	}
+	for op := range 256 {
+		if scsi.OpCode(op).String() == name {
+			return uint8(op), true
+		}
+	}
+	return 0, false
+}
+
+// position is the tape position before the command, loaded on first use.
+type position struct {
+	loaded bool
+	part   int
+	object uint64
+	file   uint64
+}
+
+// match applies the filter to one command. firstBad is the first LBA the
+// rule's range shares with a disk command's range (the command's own LBA
+// without lba=).
+func (b *bound) match(c *cmdInfo, p *position, pos Positioner) (firstBad uint64, ok bool) {
+	if b.ops[c.op>>6]&(1<<(c.op&63)) == 0 && b.classes&c.class == 0 {
+		return 0, false
+	}
+	firstBad = c.lba
+	if b.lba.set() {
+		n := c.n
+		if c.toEnd {
+			n = ^uint64(0)
+		}
+		if !c.hasRange || !intersect(c.lba, n, b.lba.start, b.lba.n) {
+			return 0, false
+		}
+		firstBad = max(c.lba, b.lba.start)
+	}
+	if b.needsPos {
+		if !p.loaded {
+			p.part, p.object, p.file = pos.Position()
+			p.loaded = true
+		}
+		if b.hasPart && p.part != b.part {
+			return 0, false
+		}
+		if b.file.set() && !intersect(p.file, 1, b.file.start, b.file.n) {
+			return 0, false
+		}
+		if b.block.set() && !intersect(p.object, c.objects(), b.block.start, b.block.n) {
+			return 0, false
+		}
+	}
+	if b.act.kind == actEarlyWarning && c.class&(classWrite|classFilemarks) == 0 {
+		return 0, false
+	}
+	return firstBad, true
+}
+
+// gate counts a matching command and decides whether the action applies
+// to it: not spent (count), past after=, the every=-th, and the
+// pseudo-random draw under prob=.
+func (b *bound) gate(seed uint64) bool {
+	m := b.st.matched.Add(1)
+	if b.count != 0 && b.st.injected.Load() >= b.count {
+		return false
+	}
+	if m <= b.after {
+		return false
+	}
+	if b.every > 1 && (m-b.after)%b.every != 0 {
+		return false
+	}
+	if b.hasProb && draw(seed, b.salt, m)>>11 >= b.thresh {
+		return false
+	}
+	return true
+}
+
+// spent reports whether a count= rule has used up its count.
+func (b *bound) spent() bool { return b.count != 0 && b.st.injected.Load() >= b.count }
+
+// draw is a counter-based pseudo-random 64-bit value (the SplitMix64
+// finaliser over the seed, a stream and an index): the n-th draw of a
+// stream depends on nothing else, so a rule's faults do not shift when
+// other rules or commands come and go.
+func draw(seed, stream, n uint64) uint64 {
+	return mix(mix(seed^stream) + n*0x9e3779b97f4a7c15)
+}
+
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// defaultASC is the additional sense code of a sense= action without one.
+func defaultASC(k scsi.SenseKey, c *cmdInfo) scsi.ASC {
+	switch k {
+	case scsi.MediumError:
+		if c.class&(classWrite|classFilemarks) != 0 {
+			return scsi.WriteError
+		}
+		return scsi.UnrecoveredReadError
+	case scsi.RecoveredError:
+		return scsi.RecoveredDataWithRetries
+	case scsi.NotReady:
+		return scsi.LogicalUnitNotReadyCause
+	case scsi.HardwareError:
+		return scsi.InternalTargetFailure
+	case scsi.IllegalRequest:
+		return scsi.InvalidFieldInCDB
+	case scsi.UnitAttention:
+		return scsi.PowerOnResetOrBusDeviceReset
+	case scsi.DataProtect:
+		return scsi.WriteProtected
+	case scsi.BlankCheck:
+		return scsi.EndOfDataDetected
+	case scsi.VolumeOverflow:
+		return scsi.EndOfPartitionMediumDetected
+	}
+	return scsi.NoAdditionalSense
+}
+
+// sense builds the CHECK CONDITION sense of a sense= action for command c
+// (see the package documentation for INFORMATION).
+func (b *bound) sense(kind Kind, c *cmdInfo, firstBad uint64, f scsi.SenseFormat) scsi.Sense {
+	s := scsi.Sense{Key: b.act.key, ASC: b.act.asc, Format: f}
+	if !b.act.ascSet {
+		s.ASC = defaultASC(b.act.key, c)
+	}
+	if kind == Disk {
+		if (s.Key == scsi.MediumError || s.Key == scsi.HardwareError) && c.hasRange {
+			s.Valid, s.Info = true, int64(firstBad) // AppendDescriptor writes the full 64 bits
+		}
+		return s
+	}
+	switch {
+	case c.hasLen && c.class&(classRead|classWrite|classVerify) != 0:
+		// SSC-5 4.2.x: INFORMATION = requested minus actual (nothing moved).
+		s.Valid, s.Info = true, int64(c.n)
+	case c.hasLen && c.class == classPosition:
+		s.Valid, s.Info = true, c.count
+	}
+	if s.Key == scsi.VolumeOverflow {
+		s.EOM = true
+	}
+	return s
+}
