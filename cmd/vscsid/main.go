@@ -50,7 +50,10 @@ const usage = `Usage: vscsid [flags]
 vscsid serves emulated SCSI tape drives (vtape) and disks (vdisk) to the local
 kernel through TCMU (target_core_user) and tcm_loop. It creates the devices of
 its config file at start, removes them on SIGINT/SIGTERM, and exports
-per-command Prometheus metrics. With no --config it serves a built-in default:
+per-command Prometheus metrics. It also serves the user:vtape and user:vdisk
+backstores made with targetcli (found at start and announced by the kernel
+over netlink), and announces those subtypes to targetcli on the system D-Bus.
+With no --config it serves a built-in default:
 one 1 GiB fake_rw disk and one LTO-9 tape drive with a cartridge under
 /var/lib/vscsid/media.
 
@@ -72,6 +75,7 @@ type options struct {
 	web         *web.FlagConfig
 	noMetrics   bool
 	paths       target.Paths
+	dbus        string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -97,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.paths.ConfigFS, "path.configfs", "/sys/kernel/config", "configfs mount point")
 	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point")
 	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory")
+	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1): auto (if the bus is reachable), on (fail without it), off")
 	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock file that keeps a second vscsid from starting")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -109,6 +114,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	case "auto", "json", "console":
 	default:
 		return nil, fmt.Errorf("--log.format %q: want json, console or auto", o.logFormat)
+	}
+	switch o.dbus {
+	case "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("--dbus %q: want auto, on or off", o.dbus)
 	}
 	return o, nil
 }
@@ -263,12 +273,18 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		g.Go(func() error { return metrics.Serve(gctx, reg, o.web, slog) })
 	}
 
+	tracker := &tapeTracker{}
+	stopDBus, err := startDBus(ctx, o.dbus, hs, tracker, log.Named("dbus"))
+	if err != nil {
+		return errors.Join(err, tgt.Close())
+	}
+	defer stopDBus()
+
 	// READY only now: every configured device is attached.
 	if err := sdnotify.Ready(); err != nil {
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
-	tracker := &tapeTracker{}
 	g.Go(func() error { return mainLoop(gctx, tgt, hs, tracker, log) })
 	// The target serves devices other tools create until the main loop has
 	// saved the drive states for the last time; its Close unloads the
@@ -280,6 +296,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	err = g.Wait()
 	sdnotify.Stopping() //nolint:errcheck // best effort
 	log.Info("stopping")
+	stopDBus() // no changemedium while the drives close
 	stopRun()
 	if rerr := <-runDone; rerr != nil {
 		err = errors.Join(err, rerr)

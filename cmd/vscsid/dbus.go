@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	godbus "github.com/godbus/dbus/v5"
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/target/dbus"
+)
+
+// logger is the one logger type, named for brevity in signatures.
+type logger = *zap.Logger
+
+// dbusHandlers describes our subtypes for targetcli: ConfigDesc, the strict
+// cfgstring check of the config file, and changemedium for tape drives.
+func dbusHandlers(hs *handlers, tr *tapeTracker, log logger) []dbus.Handler {
+	var out []dbus.Handler
+	for _, name := range typeNames() {
+		ht := handlerTypes[name]
+		h := dbus.Handler{
+			Subtype:    name,
+			ConfigDesc: ht.desc,
+			CheckConfig: func(cfg string) error {
+				_, err := ht.check(cfg)
+				return err
+			},
+		}
+		if name == "vtape" {
+			h.ChangeMedium = func(dev string, _ uint64, cfg string) error {
+				barcode, err := mediumBarcode(cfg)
+				if err != nil {
+					return err
+				}
+				if err := hs.loadMedium(tr, dev, barcode, log); err != nil {
+					return err
+				}
+				log.Info("medium changed (targetcli changemedium)", zap.String("device", dev), zap.String("medium", barcode))
+				return nil
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// startDBus announces our handlers to targetcli on the system bus. With
+// mode "auto" a missing bus or a refused name is logged and the daemon
+// carries on; with "on" it is an error. It returns a function that
+// withdraws them.
+func startDBus(ctx context.Context, mode string, hs *handlers, tr *tapeTracker, log logger) (func(), error) {
+	nop := func() {}
+	if mode == "off" {
+		return nop, nil
+	}
+	conn, err := godbus.ConnectSystemBus()
+	if err != nil {
+		if mode == "on" {
+			return nop, fmt.Errorf("--dbus=on: connect to the system bus: %w", err)
+		}
+		log.Info("no system D-Bus: targetcli will not list user:vtape and user:vdisk (devices made with targetcli are still served)", zap.Error(err))
+		return nop, nil
+	}
+	svc, err := dbus.New(ctx, conn, dbusHandlers(hs, tr, log), log)
+	if err != nil {
+		conn.Close()
+		if mode == "on" {
+			return nop, fmt.Errorf("--dbus=on: %w", err)
+		}
+		log.Warn("cannot serve targetcli on D-Bus (is deploy/dbus/org.kernel.TCMUService1.conf installed?)", zap.Error(err))
+		return nop, nil
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if err := svc.Close(); err != nil {
+				log.Warn("D-Bus teardown", zap.Error(err))
+			}
+			conn.Close()
+		})
+	}, nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+	"github.com/vscsid/vscsid/target"
+)
+
+func TestMediumBarcode(t *testing.T) {
+	for _, tc := range []struct {
+		cfg, want, err string
+	}{
+		{"", "", ""},
+		{"barcode=ABC001L9", "ABC001L9", ""},
+		{"media=/m;barcode=X1", "X1", ""},
+		{"media=/m", "", ""},
+		{"barcode=A;size=1", "", "barcode"},
+		{"colour=red", "", "colour"},
+	} {
+		got, err := mediumBarcode(tc.cfg)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("mediumBarcode(%q) = %q, %v; want %q, error containing %q", tc.cfg, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// newTestDrive registers a file-backed drive named tape0 with cartridges
+// A1 and B2, A1 loaded.
+func newTestDrive(t *testing.T) (*handlers, *tapeTracker, string) {
+	t.Helper()
+	media := t.TempDir()
+	for _, b := range []string{"A1", "B2"} {
+		if err := cartridge.CreateCartridge(media, b, cartridge.CartridgeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
+	h, err := hs.wrap(newTape)(target.DeviceConfig{Name: "tape0", Subtype: "vtape", Config: "media=" + media + ";barcode=A1"}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.(*tape.Drive).Close() })
+	return hs, &tapeTracker{}, media
+}
+
+func TestChangeMediumOverDBusHandlers(t *testing.T) {
+	hs, tr, media := newTestDrive(t)
+	log := zaptest.NewLogger(t)
+	hd := dbusHandlers(hs, tr, log)
+	if len(hd) != 2 || hd[0].Subtype != "vdisk" || hd[1].Subtype != "vtape" || hd[0].ChangeMedium != nil || hd[1].ConfigDesc != tape.ConfigDesc {
+		t.Fatalf("handlers %+v", hd)
+	}
+	if err := hd[0].CheckConfig("size=1G;lbs=4096"); err != nil {
+		t.Errorf("CheckConfig of a good vdisk cfgstring: %v", err)
+	}
+	if err := hd[0].CheckConfig("size=1G;colour=red"); err == nil {
+		t.Error("CheckConfig accepted an unknown key")
+	}
+	vt := hd[1]
+	if err := vt.ChangeMedium("tape0", 0, "barcode=B2"); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := hs.drive("tape0")
+	if got := d.Stats().Barcode; got != "B2" {
+		t.Errorf("drive holds %q after changemedium B2", got)
+	}
+	if s, _, _ := loadDriveState(media, "tape0"); s.Barcode != "B2" {
+		t.Errorf("saved state %+v, want B2", s)
+	}
+	for _, tc := range []struct {
+		dev, cfg string
+		errno    unix.Errno
+	}{
+		{"tape0", "barcode=NOPE", unix.ENOENT},
+		{"nodev", "barcode=B2", unix.ENODEV},
+		{"tape0", "barcode=bad/name", unix.EINVAL},
+	} {
+		err := vt.ChangeMedium(tc.dev, 0, tc.cfg)
+		var en unix.Errno
+		if !errors.As(err, &en) || en != tc.errno {
+			t.Errorf("ChangeMedium(%s, %s) = %v, want errno %v", tc.dev, tc.cfg, err, tc.errno)
+		}
+	}
+	if got := d.Stats().Barcode; got != "B2" {
+		t.Errorf("a refused changemedium left the drive with %q, want B2 still loaded", got)
+	}
+	if err := vt.ChangeMedium("tape0", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Stats().Barcode; got != "" {
+		t.Errorf("drive holds %q after changemedium to nothing", got)
+	}
+	if err := hs.unloadMedium(tr, "tape0", log); !errors.Is(err, unix.ENOMEDIUM) {
+		t.Errorf("unload of an empty drive: %v, want ENOMEDIUM", err)
+	}
+}
