@@ -155,6 +155,14 @@ func TestAttachErrors(t *testing.T) {
 	if _, err := tg.Attach(ctx, good); err != nil {
 		t.Fatal(err)
 	}
+	// targetcli links the LUN after enable: Devices finds it then.
+	if ds := tg.Devices(); len(ds) != 1 || ds[0].Info.SCSI.Address != "" {
+		t.Fatalf("Devices before the LUN exists: %+v", ds)
+	}
+	f.exportForeign("naa.5001405000000002", "2", "d1")
+	if ds := tg.Devices(); len(ds) != 1 || ds[0].Info.SCSI.Address != "3:0:1:0" || ds[0].Info.SCSI.Block != "sda" {
+		t.Errorf("Devices after targetcli linked the LUN: %+v", ds[0].Info.SCSI)
+	}
 	if ok, err := tg.Detach(2, "d1"); !ok || err != nil {
 		t.Fatalf("Detach: %v %v", ok, err)
 	}

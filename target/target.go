@@ -440,6 +440,19 @@ func (t *Target) Devices() []DeviceStatus {
 		infos[i] = m.info
 	}
 	t.mu.Unlock()
+	for i, m := range devs {
+		if infos[i].Origin == OriginAttached && infos[i].SCSI.Address == "" {
+			// targetcli links the LUN after enabling the device: look
+			// for it until it appears.
+			if addr, ok := t.findLUN(m.obj); ok {
+				sd, _ := probeSCSI(t.fs, t.paths.SysFS, addr)
+				infos[i].SCSI = sd
+				t.mu.Lock()
+				m.info.SCSI = sd
+				t.mu.Unlock()
+			}
+		}
+	}
 	out := make([]DeviceStatus, 0, len(devs))
 	for i, m := range devs {
 		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr()})
