@@ -76,6 +76,7 @@ type options struct {
 	noMetrics   bool
 	paths       target.Paths
 	dbus        string
+	control     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -102,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point")
 	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory")
 	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1): auto (if the bus is reachable), on (fail without it), off")
+	fs.StringVar(&o.control, "control.socket", "/run/vscsid/vscsid.sock", "unix socket (mode 0600) for vscsictl devices/stats/load/unload; empty disables it")
 	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock file that keeps a second vscsid from starting")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -285,6 +287,10 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
+	if o.control != "" {
+		d := &daemon{tgt: tgt, hs: hs, tr: tracker, log: log.Named("control")}
+		g.Go(func() error { return serveControl(gctx, o.control, d, d.log) })
+	}
 	g.Go(func() error { return mainLoop(gctx, tgt, hs, tracker, log) })
 	// The target serves devices other tools create until the main loop has
 	// saved the drive states for the last time; its Close unloads the

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/target"
+)
+
+// The control socket: HTTP/1.1 over a unix socket (root only, mode 0600),
+// for vscsictl. Version 1 of the protocol:
+//
+//	GET  /v1/devices                  → [deviceJSON]
+//	GET  /v1/devices/{name}/stats     → statsJSON
+//	POST /v1/devices/{name}/load      {"barcode": "..."} → 204
+//	POST /v1/devices/{name}/unload    → 204
+//
+// Errors are a JSON {"error": "...", "errno": "ENOENT"} with a 4xx/5xx
+// status. vscsictl has its own copy of these types (it is a separate
+// program); its tests pin the same JSON.
+
+type deviceJSON struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`    // disk | tape
+	Subtype string `json:"subtype"` // vdisk | vtape
+	Origin  string `json:"origin"`  // config | attached
+	HBA     int    `json:"hba"`
+	UIO     string `json:"uio"`
+	Address string `json:"scsi_address,omitempty"`
+	Node    string `json:"node,omitempty"`
+	Generic string `json:"generic,omitempty"`
+	Barcode string `json:"barcode,omitempty"` // tape drives: the loaded cartridge
+	Failed  bool   `json:"failed"`
+	Error   string `json:"error,omitempty"`
+}
+
+type commandJSON struct {
+	OpCode          uint8   `json:"opcode"`
+	Name            string  `json:"name"`
+	Count           uint64  `json:"count"`
+	CheckConditions uint64  `json:"check_conditions"`
+	MeanSeconds     float64 `json:"mean_seconds"`
+	// P50Seconds and P99Seconds are upper bounds: the bucket boundary the
+	// quantile falls under (-1: above the last bucket).
+	P50Seconds float64 `json:"p50_seconds"`
+	P99Seconds float64 `json:"p99_seconds"`
+}
+
+type statsJSON struct {
+	Name            string            `json:"name"`
+	Commands        []commandJSON     `json:"commands"`
+	ReadBytes       uint64            `json:"read_bytes"`  // Data-In
+	WriteBytes      uint64            `json:"write_bytes"` // Data-Out
+	CheckConditions map[string]uint64 `json:"check_conditions"`
+	InFlight        int64             `json:"in_flight"`
+	Aborted         uint64            `json:"aborted"`
+	Failed          bool              `json:"failed"`
+}
+
+type errorJSON struct {
+	Error string `json:"error"`
+	Errno string `json:"errno,omitempty"`
+}
+
+// controller is what the control socket serves; *daemon implements it, the
+// tests fake it.
+type controller interface {
+	devices() []deviceJSON
+	stats(name string) (statsJSON, error)
+	load(name, barcode string) error
+	unload(name string) error
+}
+
+// daemon is the running vscsid as the control socket sees it.
+type daemon struct {
+	tgt *target.Target
+	hs  *handlers
+	tr  *tapeTracker
+	log *zap.Logger
+}
+
+func (d *daemon) devices() []deviceJSON {
+	var out []deviceJSON
+	for _, ds := range d.tgt.Devices() {
+		i := ds.Info
+		dj := deviceJSON{
+			Name: i.Name, Type: typeOf(i.Subtype), Subtype: i.Subtype, Origin: i.Origin.String(),
+			HBA: i.HBA, UIO: i.UIO, Address: i.SCSI.Address, Generic: i.SCSI.Generic, Failed: ds.Stats.Failed,
+		}
+		if i.SCSI.Address != "" {
+			dj.Node = i.SCSI.String()
+		}
+		if ds.Err != nil {
+			dj.Error = ds.Err.Error()
+		}
+		if t, ok := d.hs.get(i.Name).(*tape.Drive); ok {
+			dj.Barcode = t.Stats().Barcode
+		}
+		out = append(out, dj)
+	}
+	return out
+}
+
+func (d *daemon) stats(name string) (statsJSON, error) {
+	for _, ds := range d.tgt.Devices() {
+		if ds.Info.Name == name {
+			return statsOf(name, &ds.Stats), nil
+		}
+	}
+	return statsJSON{}, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
+}
+
+func (d *daemon) load(name, barcode string) error {
+	if barcode == "" {
+		return fmt.Errorf("%w: no barcode", unix.EINVAL)
+	}
+	if err := d.hs.loadMedium(d.tr, name, barcode, d.log); err != nil {
+		return err
+	}
+	d.log.Info("medium loaded (vscsictl)", zap.String("device", name), zap.String("medium", barcode))
+	return nil
+}
+
+func (d *daemon) unload(name string) error {
+	if err := d.hs.unloadMedium(d.tr, name, d.log); err != nil {
+		return err
+	}
+	d.log.Info("medium unloaded (vscsictl)", zap.String("device", name))
+	return nil
+}
+
+// statsOf summarises a device's counters for people.
+func statsOf(name string, s *target.DeviceStats) statsJSON {
+	out := statsJSON{
+		Name:            name,
+		Commands:        []commandJSON{},
+		ReadBytes:       s.Transfer(target.DirRead).Bytes,
+		WriteBytes:      s.Transfer(target.DirWrite).Bytes,
+		CheckConditions: map[string]uint64{},
+		InFlight:        s.InFlight,
+		Aborted:         s.Aborted,
+		Failed:          s.Failed,
+	}
+	for _, c := range s.Commands {
+		cj := commandJSON{OpCode: uint8(c.OpCode), Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
+			P50Seconds: quantile(c.Duration, 0.5), P99Seconds: quantile(c.Duration, 0.99)}
+		if c.Duration.Count > 0 {
+			cj.MeanSeconds = c.Duration.Sum / float64(c.Duration.Count)
+		}
+		out.Commands = append(out.Commands, cj)
+	}
+	for k, n := range s.CheckConditions {
+		if n > 0 {
+			out.CheckConditions[scsi.SenseKey(k).String()] = n
+		}
+	}
+	return out
+}
+
+// quantile returns the upper bound of the bucket holding quantile q of h,
+// -1 when it is above the last bound, 0 for an empty histogram.
+func quantile(h target.Histogram, q float64) float64 {
+	if h.Count == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(h.Count)))
+	var acc uint64
+	for i, n := range h.Counts {
+		acc += n
+		if acc >= rank {
+			if i < len(h.Bounds) {
+				return h.Bounds[i]
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// controlHandler is the HTTP side of the control socket.
+func controlHandler(c controller) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/devices", func(w http.ResponseWriter, _ *http.Request) {
+		devs := c.devices()
+		if devs == nil {
+			devs = []deviceJSON{}
+		}
+		writeJSON(w, http.StatusOK, devs)
+	})
+	mux.HandleFunc("GET /v1/devices/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
+		s, err := c.stats(r.PathValue("name"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s)
+	})
+	mux.HandleFunc("POST /v1/devices/{name}/load", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Barcode string `json:"barcode"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, fmt.Errorf("%w: request: %w", unix.EINVAL, err))
+			return
+		}
+		if err := c.load(r.PathValue("name"), req.Barcode); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /v1/devices/{name}/unload", func(w http.ResponseWriter, r *http.Request) {
+		if err := c.unload(r.PathValue("name")); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError maps the errno an error wraps to an HTTP status.
+func writeError(w http.ResponseWriter, err error) {
+	status, name := http.StatusInternalServerError, ""
+	var en unix.Errno
+	if errors.As(err, &en) {
+		name = unix.ErrnoName(en)
+		switch en {
+		case unix.ENODEV, unix.ENOENT:
+			status = http.StatusNotFound
+		case unix.EBUSY, unix.ENOMEDIUM:
+			status = http.StatusConflict
+		case unix.EINVAL, unix.ENOTSUP:
+			status = http.StatusBadRequest
+		}
+	}
+	writeJSON(w, status, errorJSON{Error: err.Error(), Errno: name})
+}
+
+// serveControl listens on path (a stale socket of an earlier daemon is
+// replaced: we hold the lock file) and serves c until ctx is done.
+func serveControl(ctx context.Context, path string, c controller, log *zap.Logger) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&fs.ModeSocket == 0 {
+			return fmt.Errorf("control socket %s: exists and is not a socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("control socket: remove stale %s: %w", path, err)
+		}
+	}
+	old := syscall.Umask(0o177) // the socket is created 0600: root only
+	l, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	srv := &http.Server{Handler: controlHandler(c), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("control socket listening", zap.String("path", path))
+	err = srv.Serve(l)
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("control socket: %w", err)
+}
