@@ -1,5 +1,7 @@
-// Command vscsictl manages what vscsid serves. Today that is the tape
-// cartridge images of a media directory (vscsictl media ...).
+// Command vscsictl manages what vscsid serves: the tape cartridge images of
+// a media directory (vscsictl media ...), and, through the running
+// daemon's control socket, its devices, their statistics and the
+// cartridges in its tape drives (devices, stats, load, unload, eject).
 package main
 
 import (

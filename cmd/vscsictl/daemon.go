@@ -1,0 +1,399 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// Subcommands that talk to the running daemon over its control socket
+// (vscsid --control.socket): HTTP/1.1 over a unix socket, JSON bodies.
+// The wire types below mirror cmd/vscsid/control.go.
+
+const defaultSocket = "/run/vscsid/vscsid.sock"
+
+type deviceJSON struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	Origin  string `json:"origin"`
+	HBA     int    `json:"hba"`
+	UIO     string `json:"uio"`
+	Address string `json:"scsi_address,omitempty"`
+	Node    string `json:"node,omitempty"`
+	Generic string `json:"generic,omitempty"`
+	Barcode string `json:"barcode,omitempty"`
+	Failed  bool   `json:"failed"`
+	Error   string `json:"error,omitempty"`
+}
+
+type commandJSON struct {
+	OpCode          uint8   `json:"opcode"`
+	Name            string  `json:"name"`
+	Count           uint64  `json:"count"`
+	CheckConditions uint64  `json:"check_conditions"`
+	MeanSeconds     float64 `json:"mean_seconds"`
+	P50Seconds      float64 `json:"p50_seconds"`
+	P99Seconds      float64 `json:"p99_seconds"`
+}
+
+type statsJSON struct {
+	Name            string            `json:"name"`
+	Commands        []commandJSON     `json:"commands"`
+	ReadBytes       uint64            `json:"read_bytes"`
+	WriteBytes      uint64            `json:"write_bytes"`
+	CheckConditions map[string]uint64 `json:"check_conditions"`
+	InFlight        int64             `json:"in_flight"`
+	Aborted         uint64            `json:"aborted"`
+	Failed          bool              `json:"failed"`
+}
+
+// client talks to vscsid's control socket.
+type client struct {
+	socket string
+	hc     *http.Client
+}
+
+func newClient(socket string) *client {
+	return &client{socket: socket, hc: &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		}},
+	}}
+}
+
+// do sends a request and decodes a JSON answer into out (if not nil).
+func (c *client) do(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://vscsid"+path, r)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.dialError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return errors.New(e.Error)
+		}
+		return fmt.Errorf("vscsid answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("bad answer from vscsid: %w", err)
+	}
+	return nil
+}
+
+// dialError explains why the daemon cannot be reached.
+func (c *client) dialError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("vscsid is not running (no socket at %s): start it with systemctl start vscsid", c.socket)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("cannot talk to vscsid at %s: permission denied (run as root)", c.socket)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot talk to vscsid at %s: %w", c.socket, err)
+}
+
+// daemonFlags are the flags every daemon subcommand takes.
+type daemonFlags struct {
+	socket string
+	json   bool
+}
+
+func (d *daemonFlags) add(fs *flag.FlagSet, withJSON bool) {
+	fs.StringVar(&d.socket, "socket", defaultSocket, "vscsid's control socket (vscsid --control.socket)")
+	if withJSON {
+		fs.BoolVar(&d.json, "json", false, "print JSON (for scripts)")
+	}
+}
+
+// parseDaemonCmd parses the flags of a daemon subcommand and checks the
+// number of positional arguments.
+func parseDaemonCmd(s subcommand, args []string, stderr io.Writer, n int, setup func(*flag.FlagSet)) ([]string, error) {
+	fs := flag.NewFlagSet(s.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: vscsictl %s %s\n\n%s\n\nflags:\n", s.name, s.args, strings.TrimSpace(s.help))
+		fs.PrintDefaults()
+	}
+	setup(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != n {
+		fs.Usage()
+		return nil, usagef("%s: want %s", s.name, s.args)
+	}
+	return pos, nil
+}
+
+// leaf wraps a subcommand so that it is a top-level command.
+func leaf(s subcommand) func(context.Context, []string, io.Writer, io.Writer) error {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if err := s.run(ctx, args, stdout, stderr); err != nil {
+			var ue usageError
+			if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		return nil
+	}
+}
+
+var devicesCmd = subcommand{
+	name: "devices", args: "[--json] [--socket PATH]", summary: "list the devices vscsid serves",
+	help: `Lists every device the running vscsid serves: those of its config file
+(origin config) and those made with targetcli (origin attached), with
+their SCSI address and device node, uio device, the cartridge in each
+tape drive, and whether the device failed.`,
+}
+
+var statsCmd = subcommand{
+	name: "stats", args: "DEVICE [--watch DURATION] [--json] [--socket PATH]", summary: "show a device's live statistics",
+	help: `Shows a device's live statistics: per SCSI command the count, CHECK
+CONDITIONs, mean latency and the 50th/99th percentile (as the upper bound of
+the histogram bucket it falls in, e.g. <=64us), bytes read and written, and
+CHECK CONDITIONs by sense key. With --watch, repeats every DURATION.`,
+}
+
+var loadCmd = subcommand{
+	name: "load", args: "DEVICE BARCODE [--socket PATH]", summary: "load a cartridge into a tape drive",
+	help: `Loads the cartridge BARCODE (an image in the drive's media directory) into
+the tape drive DEVICE, unloading the one it holds first. The drive reports
+UNIT ATTENTION 28/00 (medium may have changed) to the initiator. The choice
+survives a restart of vscsid.`,
+}
+
+var unloadCmd = subcommand{
+	name: "unload", args: "DEVICE [--socket PATH]", summary: "unload the cartridge of a tape drive",
+	help: `Unloads the cartridge of the tape drive DEVICE, as its eject button would:
+it fails while an initiator prevents medium removal (PREVENT ALLOW MEDIUM
+REMOVAL, e.g. while st has the device open with a lock).`,
+}
+
+var ejectCmd = subcommand{
+	name: "eject", args: "DEVICE [--socket PATH]", summary: "same as unload",
+	help: `Same as unload: ejects the cartridge of the tape drive DEVICE.`,
+}
+
+func init() {
+	devicesCmd.run = runDevices
+	statsCmd.run = runStats
+	loadCmd.run = runLoad
+	unloadCmd.run = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return runUnload(ctx, unloadCmd, args, stdout, stderr)
+	}
+	ejectCmd.run = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return runUnload(ctx, ejectCmd, args, stdout, stderr)
+	}
+	commands = append(commands,
+		command{"devices", devicesCmd.summary, leaf(devicesCmd)},
+		command{"stats", statsCmd.summary, leaf(statsCmd)},
+		command{"load", loadCmd.summary, leaf(loadCmd)},
+		command{"unload", unloadCmd.summary, leaf(unloadCmd)},
+		command{"eject", ejectCmd.summary, leaf(ejectCmd)},
+	)
+}
+
+func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	if _, err := parseDaemonCmd(devicesCmd, args, stderr, 0, func(fs *flag.FlagSet) { df.add(fs, true) }); err != nil {
+		return err
+	}
+	var devs []deviceJSON
+	if err := newClient(df.socket).do(ctx, http.MethodGet, "/v1/devices", nil, &devs); err != nil {
+		return err
+	}
+	if df.json {
+		return writeJSONOut(stdout, devs)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tSUBTYPE\tORIGIN\tADDRESS\tNODE\tSG\tUIO\tMEDIUM\tSTATE")
+	for _, d := range devs {
+		state := "ok"
+		if d.Failed {
+			state = "FAILED"
+			if d.Error != "" {
+				state += ": " + d.Error
+			}
+		}
+		medium := dash(d.Barcode)
+		if d.Type == "tape" && d.Barcode == "" {
+			medium = "(empty)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Type, d.Subtype, d.Origin,
+			dash(d.Address), dash(d.Node), dash(d.Generic), dash(d.UIO), medium, state)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSONOut(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	var watch time.Duration
+	pos, err := parseDaemonCmd(statsCmd, args, stderr, 1, func(fs *flag.FlagSet) {
+		df.add(fs, true)
+		fs.DurationVar(&watch, "watch", 0, "repeat every DURATION (e.g. 2s) until interrupted")
+	})
+	if err != nil {
+		return err
+	}
+	if watch < 0 || (watch > 0 && watch < 100*time.Millisecond) {
+		return usagef("stats: --watch %v: want at least 100ms", watch)
+	}
+	c := newClient(df.socket)
+	for {
+		var s statsJSON
+		if err := c.do(ctx, http.MethodGet, "/v1/devices/"+url.PathEscape(pos[0])+"/stats", nil, &s); err != nil {
+			return err
+		}
+		if df.json {
+			if err := json.NewEncoder(stdout).Encode(s); err != nil {
+				return err
+			}
+		} else {
+			if watch > 0 {
+				fmt.Fprintf(stdout, "--- %s\n", time.Now().Format(time.TimeOnly))
+			}
+			if err := printStats(stdout, &s); err != nil {
+				return err
+			}
+		}
+		if watch == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(watch):
+		}
+	}
+}
+
+func printStats(w io.Writer, s *statsJSON) error {
+	state := ""
+	if s.Failed {
+		state = ", FAILED"
+	}
+	fmt.Fprintf(w, "%s: %s read, %s written, %d in flight, %d aborted%s\n\n", s.Name,
+		formatSize(int64(s.ReadBytes)), formatSize(int64(s.WriteBytes)), s.InFlight, s.Aborted, state)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "COMMAND\tOPCODE\tCOUNT\tCHECK\tMEAN\tP50\tP99\t")
+	for _, c := range s.Commands {
+		name := c.Name
+		if name == "" {
+			name = "?"
+		}
+		fmt.Fprintf(tw, "%s\t%#02x\t%d\t%d\t%s\t%s\t%s\t\n", name, c.OpCode, c.Count, c.CheckConditions,
+			formatSeconds(c.MeanSeconds), bound(c.P50Seconds), bound(c.P99Seconds))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.CheckConditions) > 0 {
+		keys := make([]string, 0, len(s.CheckConditions))
+		for k := range s.CheckConditions {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", k, s.CheckConditions[k])
+		}
+		fmt.Fprintf(w, "\ncheck conditions by sense key: %s\n", strings.Join(parts, ", "))
+	}
+	return nil
+}
+
+// bound prints a quantile's bucket bound.
+func bound(s float64) string {
+	switch {
+	case s < 0:
+		return ">max"
+	case s == 0:
+		return "-"
+	}
+	return "<=" + formatSeconds(s)
+}
+
+func formatSeconds(s float64) string {
+	if s == 0 {
+		return "-"
+	}
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond / 10).String()
+}
+
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	pos, err := parseDaemonCmd(loadCmd, args, stderr, 2, func(fs *flag.FlagSet) { df.add(fs, false) })
+	if err != nil {
+		return err
+	}
+	body := map[string]string{"barcode": pos[1]}
+	if err := newClient(df.socket).do(ctx, http.MethodPost, "/v1/devices/"+url.PathEscape(pos[0])+"/load", body, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: loaded %s\n", pos[0], pos[1])
+	return nil
+}
+
+func runUnload(ctx context.Context, s subcommand, args []string, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	pos, err := parseDaemonCmd(s, args, stderr, 1, func(fs *flag.FlagSet) { df.add(fs, false) })
+	if err != nil {
+		return err
+	}
+	if err := newClient(df.socket).do(ctx, http.MethodPost, "/v1/devices/"+url.PathEscape(pos[0])+"/unload", nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: unloaded\n", pos[0])
+	return nil
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeDaemon serves the control protocol of cmd/vscsid/control.go with the
+// same JSON its tests pin.
+type fakeDaemon struct {
+	socket string
+	mu     sync.Mutex
+	calls  []string
+}
+
+func startFakeDaemon(t *testing.T) *fakeDaemon {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	d := &fakeDaemon{socket: filepath.Join(dir, "vscsid.sock")}
+	l, err := net.Listen("unix", d.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/devices", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `[{"name":"tape0","type":"tape","subtype":"vtape","origin":"config","hba":2,"uio":"uio1","scsi_address":"3:0:1:0","node":"/dev/nst0","generic":"sg2","barcode":"A1","failed":false},`+
+			`{"name":"tc0","type":"disk","subtype":"vdisk","origin":"attached","hba":5,"uio":"uio2","failed":true,"error":"ring corrupt"}]`+"\n")
+	})
+	mux.HandleFunc("GET /v1/devices/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("name") != "tape0" {
+			w.WriteHeader(404)
+			io.WriteString(w, `{"error":"no such device: no device \"`+r.PathValue("name")+`\"","errno":"ENODEV"}`)
+			return
+		}
+		io.WriteString(w, `{"name":"tape0","commands":[{"opcode":8,"name":"READ(6)","count":3,"check_conditions":1,"mean_seconds":0.000012,"p50_seconds":0.000016,"p99_seconds":0.000064},`+
+			`{"opcode":10,"name":"WRITE(6)","count":5,"check_conditions":0,"mean_seconds":0.002,"p50_seconds":0.004096,"p99_seconds":-1}],`+
+			`"read_bytes":1048576,"write_bytes":2097152,"check_conditions":{"medium_error":1},"in_flight":0,"aborted":0,"failed":false}`)
+	})
+	mux.HandleFunc("POST /v1/devices/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		d.mu.Lock()
+		d.calls = append(d.calls, r.PathValue("action")+" "+r.PathValue("name")+" "+string(b))
+		d.mu.Unlock()
+		if strings.Contains(string(b), "NOPE") {
+			w.WriteHeader(404)
+			io.WriteString(w, `{"error":"no such file or directory: cartridge NOPE: file does not exist","errno":"ENOENT"}`)
+			return
+		}
+		w.WriteHeader(204)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return d
+}
+
+func TestDaemonCommands(t *testing.T) {
+	d := startFakeDaemon(t)
+	s := "--socket=" + d.socket
+	out := mustRun(t, "devices", s)
+	want := `NAME   TYPE  SUBTYPE  ORIGIN    ADDRESS  NODE       SG   UIO   MEDIUM  STATE
+tape0  tape  vtape    config    3:0:1:0  /dev/nst0  sg2  uio1  A1      ok
+tc0    disk  vdisk    attached  -        -          -    uio2  -       FAILED: ring corrupt
+`
+	if out != want {
+		t.Errorf("devices:\n%s\nwant:\n%s", out, want)
+	}
+	out = mustRun(t, "devices", "--json", s)
+	if !strings.Contains(out, `"origin": "attached"`) || !strings.Contains(out, `"scsi_address": "3:0:1:0"`) {
+		t.Errorf("devices --json:\n%s", out)
+	}
+	out = mustRun(t, "stats", "tape0", s)
+	want = `tape0: 1 MiB read, 2 MiB written, 0 in flight, 0 aborted
+
+ COMMAND  OPCODE  COUNT  CHECK  MEAN     P50      P99
+ READ(6)    0x08      3      1  12µs   <=16µs   <=64µs
+WRITE(6)    0x0a      5      0   2ms  <=4.096ms   >max
+
+check conditions by sense key: medium_error 1
+`
+	if strings.Join(strings.Fields(out), " ") != strings.Join(strings.Fields(want), " ") {
+		t.Errorf("stats:\n%s\nwant:\n%s", out, want)
+	}
+	if out := mustRun(t, "stats", s, "--json", "tape0"); !strings.HasPrefix(out, `{"name":"tape0"`) {
+		t.Errorf("stats --json: %s", out)
+	}
+	if out := mustRun(t, "load", "tape0", "B2", s); out != "tape0: loaded B2\n" {
+		t.Errorf("load: %q", out)
+	}
+	mustRun(t, "unload", "tape0", s)
+	mustRun(t, "eject", s, "tape0")
+	want2 := []string{`load tape0 {"barcode":"B2"}`, "unload tape0 ", "unload tape0 "}
+	d.mu.Lock()
+	if strings.Join(d.calls, "|") != strings.Join(want2, "|") {
+		t.Errorf("daemon saw %q, want %q", d.calls, want2)
+	}
+	d.mu.Unlock()
+
+	// Errors: the daemon's message, usage mistakes.
+	if _, _, err := vsctl(t, "load", "tape0", "NOPE", s); err == nil || err.Error() != "load: no such file or directory: cartridge NOPE: file does not exist" {
+		t.Errorf("load NOPE: %v", err)
+	}
+	if _, _, err := vsctl(t, "stats", "zz", s); err == nil || !strings.Contains(err.Error(), `no device "zz"`) {
+		t.Errorf("stats zz: %v", err)
+	}
+	for _, args := range [][]string{{"load", "tape0"}, {"stats"}, {"unload", "a", "b"}, {"devices", "x"}, {"stats", "tape0", "--watch", "1ms"}} {
+		if _, _, err := vsctl(t, append(args, s)...); !isUsage(err) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestStatsWatchStopsOnCancel(t *testing.T) {
+	d := startFakeDaemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out strings.Builder
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"stats", "tape0", "--watch", "100ms", "--socket", d.socket}, pw, io.Discard); pw.Close() }()
+	buf := make([]byte, 4096)
+	for strings.Count(out.String(), "--- ") < 2 {
+		n, err := pr.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(buf[:n])
+	}
+	cancel()
+	go io.Copy(io.Discard, pr)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDaemonNotRunning(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "none.sock")
+	_, _, err := vsctl(t, "devices", "--socket", sock)
+	want := "devices: vscsid is not running (no socket at " + sock + "): start it with systemctl start vscsid"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
