@@ -127,7 +127,10 @@ func TestStatsWatchStopsOnCancel(t *testing.T) {
 	var out strings.Builder
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"stats", "tape0", "--watch", "100ms", "--socket", d.socket}, pw, io.Discard); pw.Close() }()
+	go func() {
+		done <- run(ctx, []string{"stats", "tape0", "--watch", "100ms", "--socket", d.socket}, pw, io.Discard)
+		pw.Close()
+	}()
 	buf := make([]byte, 4096)
 	for strings.Count(out.String(), "--- ") < 2 {
 		n, err := pr.Read(buf)
