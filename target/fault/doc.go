@@ -50,7 +50,7 @@
 //	delay=       yes, after the delay.
 //	recovered    yes; a GOOD response becomes CHECK CONDITION RECOVERED
 //	             ERROR (the data, if any, is returned with it via READ_LEN).
-//	early_warning_after= yes; once the bytes written by successful tape
+//	early_warning_after= yes; once the bytes the drive took from tape
 //	             WRITEs reach the threshold, successful WRITE and WRITE
 //	             FILEMARKS answer CHECK CONDITION NO SENSE, EOM, 00/02 with
 //	             INFORMATION 0: st treats that as "all written at early
@@ -60,7 +60,8 @@
 // the first failing LBA (the command's LBA or the start of the rule's
 // range, whichever is larger), as real disks and scsi_debug report it. On a
 // tape, READ, WRITE and VERIFY carry the residue (the whole transfer length:
-// blocks in fixed mode, bytes in variable mode), SPACE the count not spaced,
+// blocks in fixed mode, bytes in variable mode), WRITE FILEMARKS the count
+// not written, SPACE the count not spaced,
 // and VOLUME OVERFLOW sets EOM. The sense format (fixed or descriptor)
 // follows the handler's current D_SENSE when the handler reports it
 // (SenseFormatReporter), else the format of the handler's last CHECK

@@ -410,7 +410,9 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Re
 		}
 	}
 	d.account(slept, clamped)
-	if ew != 0 && r.Status == scsi.StatusGood && c.class&classWrite != 0 && cmd.Data != nil {
+	if ew != 0 && c.class&classWrite != 0 && cmd.Data != nil {
+		// What the drive took, whatever it answered (its own early
+		// warning or a VOLUME OVERFLOW may still have written data).
 		for i, b := range p.rules {
 			if ew&(1<<i) != 0 {
 				b.st.written.Add(uint64(cmd.Data.Consumed()))

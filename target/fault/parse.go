@@ -54,9 +54,10 @@ action (exactly one):
              it, then drop it (scsi_debug opts=4)
   delay      DURATION (500us, 2ms, 1.5s): wait, then go on with the next
              rules and run the command
-  early_warning_after  SIZE (bytes, K/M/G/T, KiB.., KB..): tape; once the
-             successful WRITEs have written SIZE bytes, successful WRITE
-             and WRITE FILEMARKS answer NO SENSE, EOM, 00/02 (early warning)`
+  early_warning_after  SIZE (bytes, K/M/G/T, KiB.., KB..): tape; once
+             WRITEs have written SIZE bytes, successful WRITE and WRITE
+             FILEMARKS answer NO SENSE, EOM, 00/02 (early warning): st
+             returns ENOSPC once, then allows trailer writes`
 
 // ruleKeys are the keys of the grammar, in canonical order.
 var ruleKeys = []string{

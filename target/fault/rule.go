@@ -96,16 +96,6 @@ func (r Rule) SenseKey() (scsi.SenseKey, bool) {
 	return 0, false
 }
 
-// terminal reports whether the action answers the command instead of
-// the handler and ends rule evaluation.
-func (a *action) terminal() bool {
-	switch a.kind {
-	case actSense, actBusy, actTaskSetFull, actTimeout:
-		return true
-	}
-	return false
-}
-
 // post reports whether the action is applied to the handler's response.
 func (a *action) post() bool { return a.kind == actRecovered || a.kind == actEarlyWarning }
 
@@ -457,8 +447,9 @@ func (b *bound) sense(kind Kind, c *cmdInfo, firstBad uint64, f scsi.SenseFormat
 		return s
 	}
 	switch {
-	case c.hasLen && c.class&(classRead|classWrite|classVerify) != 0:
-		// SSC-5 4.2.x: INFORMATION = requested minus actual (nothing moved).
+	case c.hasLen && c.class&(classRead|classWrite|classVerify|classFilemarks) != 0:
+		// INFORMATION = requested minus actual: nothing moved, so the
+		// whole TRANSFER LENGTH (or filemark count).
 		s.Valid, s.Info = true, int64(c.n)
 	case c.hasLen && c.class == classPosition:
 		s.Valid, s.Info = true, c.count

@@ -349,7 +349,9 @@ func TestRealClock(t *testing.T) {
 		t.Errorf("cancelled: %v", r.Status)
 	}
 	// The timer is reused after a cancelled sleep.
-	d.SetTiming(fault.MustParseTiming("latency=1ms"))
+	if err := d.SetTiming(fault.MustParseTiming("latency=1ms")); err != nil {
+		t.Fatal(err)
+	}
 	start = time.Now()
 	run(d, tur, 0)
 	if el := time.Since(start); el < time.Millisecond {
