@@ -53,9 +53,10 @@ const HoldMargin = 2 * time.Second
 type Options struct {
 	// Kind is the command set of the wrapped handler (default Disk).
 	Kind Kind
-	// CmdTimeout is the device's TCMU cmd_time_out (0 = the kernel never
-	// expires commands). It caps every delay and sets the default hold of
-	// a timeout rule.
+	// CmdTimeout is the device's TCMU cmd_time_out in force (0 = the
+	// kernel never expires commands). It caps every delay and sets the
+	// default hold of a timeout rule. Pass the effective value: a daemon
+	// setting of 0 that keeps the kernel default is 30 s here.
 	CmdTimeout time.Duration
 	// Seed seeds the pseudo-random draws of prob= rules and of the
 	// timing jitter.
@@ -77,17 +78,17 @@ type Options struct {
 // implement target.ConcurrentHandler). All other methods may be called
 // from any goroutine at any time, also while commands run.
 type Device struct {
-	h      Handler
-	namer  CommandNamer
-	pos    Positioner
-	fmtr   SenseFormatReporter
-	closer io.Closer
-	env    env
-	seed   uint64
-	cap    time.Duration // per-command delay cap, MaxInt64 = none
-	clock  Clock
-	plan   atomic.Pointer[plan]
-	st     stats
+	h        Handler
+	namer    CommandNamer
+	pos      Positioner
+	fmtr     SenseFormatReporter
+	closer   io.Closer
+	env      env
+	seed     uint64
+	maxDelay time.Duration // per-command delay cap, MaxInt64 = none
+	clock    Clock
+	plan     atomic.Pointer[plan]
+	st       stats
 
 	mu     sync.Mutex // serialises the writers of plan
 	nextID uint64
@@ -118,14 +119,14 @@ func New(h Handler, opts Options) (*Device, error) {
 	if opts.CmdTimeout < 0 {
 		return nil, errors.New("fault: negative cmd_time_out")
 	}
-	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, format: opts.SenseFormat, cap: math.MaxInt64}
+	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, format: opts.SenseFormat, maxDelay: math.MaxInt64}
 	d.namer, _ = h.(CommandNamer)
 	d.pos, _ = h.(Positioner)
 	d.fmtr, _ = h.(SenseFormatReporter)
 	d.closer, _ = h.(io.Closer)
 	d.env = env{kind: opts.Kind, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
-		d.cap = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
+		d.maxDelay = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
 	}
 	if d.clock == nil {
 		d.clock = newRealClock()
@@ -141,10 +142,10 @@ func New(h Handler, opts Options) (*Device, error) {
 
 // MaxDelay is the cap on the delay of one command (0: none).
 func (d *Device) MaxDelay() time.Duration {
-	if d.cap == math.MaxInt64 {
+	if d.maxDelay == math.MaxInt64 {
 		return 0
 	}
-	return d.cap
+	return d.maxDelay
 }
 
 // Unwrap returns the wrapped handler.
@@ -367,7 +368,7 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Re
 	if tm != nil {
 		delay = satAdd(delay, tm.latency(d.seed))
 	}
-	budget := d.cap
+	budget := d.maxDelay
 	var slept time.Duration
 	clamped := false
 	if delay > 0 {
