@@ -70,12 +70,15 @@ func dialNetlink() (eventConn, error) {
 // wait for us, and their events find them already served.
 func (t *Target) Run(ctx context.Context) error {
 	c, err := t.dialEvents()
+	var replier eventConn // c, if the kernel takes replies
 	if err != nil {
 		t.log.Warn("no TCM-USER netlink: devices created later with targetcli will not be served until restart", zap.Error(err))
 	} else if err := c.SetFeatures(true); err != nil {
 		t.log.Warn("kernel does not take TCM-USER command replies: targetcli's enable does not wait for vscsid's verdict", zap.Error(err))
+	} else {
+		replier = c
 	}
-	if _, err := t.Scan(ctx); err != nil {
+	if _, err := t.scan(ctx, replier); err != nil {
 		t.log.Error("some existing TCMU devices could not be attached", zap.Error(err))
 	}
 	if c != nil {
@@ -99,7 +102,15 @@ func (t *Target) dialEvents() (eventConn, error) {
 // has a Factory and that is not served yet, with the take-over sequence of
 // Attach (its ring may hold commands of a daemon that died). It returns how
 // many it attached and the errors of the others.
-func (t *Target) Scan(ctx context.Context) (int, error) {
+func (t *Target) Scan(ctx context.Context) (int, error) { return t.scan(ctx, nil) }
+
+// scan does Scan. With c, it also answers the ADDED event each attached
+// device may have sent while no daemon listened: the kernel's enable then
+// still waits for a reply, without a timeout (a targetcli create hangs
+// until a daemon answers). The reply is matched on the device index,
+// statistics/scsi_dev/indx; the kernel refuses it (ErrNotPending, logged
+// at Debug) when nothing waits.
+func (t *Target) scan(ctx context.Context, c eventConn) (int, error) {
 	dir := filepath.Join(t.paths.SysFS, "class", "uio")
 	names, err := t.fs.ReadDir(dir)
 	if err != nil {
@@ -119,13 +130,34 @@ func (t *Target) Scan(ctx context.Context) (int, error) {
 		if _, ok := t.factories[subtype]; !ok || t.find(hba, name) != nil {
 			continue
 		}
-		if _, err := t.attach(ctx, v, uioN, true); err != nil {
+		info, err := t.attach(ctx, v, uioN, true)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		n++
+		if c != nil {
+			t.answerLost(c, info, strings.TrimSpace(v))
+		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// answerLost replies 0 to an ADDED event of info that may have gone
+// unanswered.
+func (t *Target) answerLost(c eventConn, info DeviceInfo, uioName string) {
+	p := filepath.Join(t.paths.core(), "user_"+strconv.Itoa(info.HBA), info.Name, "statistics", "scsi_dev", "indx")
+	v, err := t.fs.ReadAttr(p)
+	if err != nil {
+		return
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return
+	}
+	minor, _ := strconv.ParseUint(strings.TrimPrefix(info.UIO, "uio"), 10, 32)
+	ev := netlink.Added{Device: netlink.Device{DeviceName: uioName, Minor: uint32(minor), DeviceID: uint32(id), Version: 2}}
+	t.reply(c, ev, 0)
 }
 
 // listen handles events until ctx is done or the connection fails.
@@ -146,7 +178,7 @@ func (t *Target) listen(ctx context.Context, c eventConn) {
 				continue
 			case errors.Is(err, netlink.ErrEventsLost):
 				t.log.Warn("TCM-USER events lost (socket buffer overflow): rescanning", zap.Error(err))
-				if _, err := t.Scan(ctx); err != nil {
+				if _, err := t.scan(ctx, c); err != nil {
 					t.log.Error("some existing TCMU devices could not be attached", zap.Error(err))
 				}
 				continue

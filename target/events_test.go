@@ -119,10 +119,17 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	}
 	// Left by targetcli before the daemon started: Run's scan takes it
 	// over (block, reset, open, unblock).
-	f.foreign("4", "early", "vtape/media=/m")
+	early := f.foreign("4", "early", "vtape/media=/m")
+	// Its ADDED event was lost (no daemon listened) and its enable still
+	// waits: the scan answers it, matched on the device index.
+	f.touch(filepath.Join(f.paths.ConfigFS, "target", "core", "user_4", "early", "statistics", "scsi_dev", "indx"), "42\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- tg.Run(ctx) }()
+	want := netlink.Added{Device: netlink.Device{DeviceName: early, Minor: 0, DeviceID: 42, Version: 2}}
+	if r := c.next(t); r.ev != want || r.status != 0 {
+		t.Fatalf("reply to the lost ADDED: %+v, want %+v status 0", r, want)
+	}
 
 	// ADDED for a device targetcli just enabled.
 	name := f.foreign("5", "tc0", "vdisk/size=1M")
