@@ -364,6 +364,7 @@ func (f *fixture) options(log *zap.Logger) Options {
 		AttachTimeout: time.Second,
 		fs:            f,
 		open:          f.open,
+		dial:          func() (eventConn, error) { return nil, errors.New("no netlink in unit tests") },
 	}
 }
 
