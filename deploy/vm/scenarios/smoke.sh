@@ -7,7 +7,7 @@
 # fail harmlessly on a CPU without PCLMUL.
 for m in configfs uio target_core_mod target_core_user tcm_loop scsi_mod sd_mod st sg; do
 	u=$(echo "$m" | tr - _)
-	check_sh "module-$m" "grep -q '^$u ' /proc/modules || grep -qE '/$m\\.ko\$|/$u\\.ko\$' /lib/modules/\$(uname -r)/modules.builtin"
+	check_sh "module-$m" "grep -q '^$u ' /proc/modules || grep -E >/dev/null '/$m\\.ko\$|/$u\\.ko\$' /lib/modules/\$(uname -r)/modules.builtin"
 done
 check_sh insmod-no-errors "! grep -v -e '^ok ' -e 'crct10dif-pclmul' /run/vmtest/insmod.log"
 
@@ -45,7 +45,7 @@ wait_for loopback-host-gone 5 "[ ! -e /sys/class/scsi_host/host$host ]"
 
 # The dynamically linked tools find their libraries.
 check tool-sg_inq sg_inq --version
-check_sh tool-sg_raw "{ sg_raw --version 2>&1 || true; } | grep -q '^sg_raw '"
+check_sh tool-sg_raw "{ sg_raw --version 2>&1 || true; } | grep >/dev/null '^sg_raw '"
 check tool-mt-st "$MT" --version
 check tool-gnu-tar "$TAR" --version
 check tool-lsscsi lsscsi --version

@@ -43,7 +43,7 @@ for n in $TAPES; do
 	require wait_for "$n-attached" 30 "dev_node tape $n && [ -e /dev/n\$(dev_tape $n) ] && dev_node sg $n"
 done
 # The daemon creates a missing cartridge image in the media directory.
-check_sh persist-image-created "ls $MEDIA | grep -q PERS01L6"
+check_sh persist-image-created "ls $MEDIA | grep >/dev/null PERS01L6"
 
 # The empty drive. O_NONBLOCK opens without a cartridge; the read then
 # fails with ENOMEDIUM.
@@ -68,8 +68,8 @@ tape_id() {
 	_st=$(dev_tape "$1")
 	_h=$(dev_hctl "$1")
 	note "$1 is /dev/$_st, /dev/n$_st ($_h)"
-	check_sh "$1-dmesg-sequential-access" "dmesg_since daemon | grep -qE 'scsi $_h: Sequential-Access +$2 +$3 '"
-	check_sh "$1-dmesg-attached-st" "dmesg_since daemon | grep -q 'st $_h: Attached scsi tape $_st\$'"
+	check_sh "$1-dmesg-sequential-access" "dmesg_since daemon | grep -E >/dev/null 'scsi $_h: Sequential-Access +$2 +$3 '"
+	check_sh "$1-dmesg-attached-st" "dmesg_since daemon | grep >/dev/null 'st $_h: Attached scsi tape $_st\$'"
 	check "$1-sysfs-scsi_tape" test -d "/sys/class/scsi_tape/$_st"
 	expect_eq "$1-sysfs-type-1" 1 "$(cat /sys/class/scsi_device/$_h/device/type)"
 	expect_eq "$1-sysfs-vendor" "$2" "$(sed 's/ *$//' /sys/class/scsi_device/$_h/device/vendor)"
