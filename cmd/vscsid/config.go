@@ -47,6 +47,8 @@ type DeviceConfig struct {
 	// a mapping of the same keys.
 	Config       string `yaml:"-"`
 	HWMaxSectors int    `yaml:"hw_max_sectors"`
+	// Fault is the device's fault injection and timing, if any.
+	Fault *FaultConfig `yaml:"fault"`
 }
 
 // UnmarshalYAML accepts config as a string or a mapping.
@@ -55,9 +57,9 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			switch k.Value {
-			case "name", "type", "config", "hw_max_sectors":
+			case "name", "type", "config", "hw_max_sectors", "fault":
 			default:
-				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors, fault)", k.Line, k.Value)
 			}
 		}
 	}
@@ -148,6 +150,11 @@ func parseConfig(data []byte) (*Config, error) {
 		}
 		if _, err := handlerTypes[d.Type].check(d.Config); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
+		}
+		if d.Fault != nil {
+			if _, _, err := d.Fault.parse(); err != nil {
+				return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
+			}
 		}
 	}
 	return &c, nil

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -29,6 +30,11 @@ import (
 //	GET  /v1/devices/{name}/stats     → statsJSON
 //	POST /v1/devices/{name}/load      {"barcode": "..."} → 204
 //	POST /v1/devices/{name}/unload    → 204
+//	GET    /v1/devices/{name}/faults          → faultsJSON
+//	POST   /v1/devices/{name}/faults          {"rule": "..."} → {"id": N}
+//	DELETE /v1/devices/{name}/faults          → 204 (every rule)
+//	DELETE /v1/devices/{name}/faults/{id}     → 204
+//	PUT    /v1/devices/{name}/faults/timing   {"timing": "..."} → 204
 //
 // Errors are a JSON {"error": "...", "errno": "ENOENT"} with a 4xx/5xx
 // status. vscsictl has its own copy of these types (it is a separate
@@ -84,14 +90,54 @@ type controller interface {
 	stats(name string) (statsJSON, error)
 	load(name, barcode string) error
 	unload(name string) error
+	faultList(name string) (faultsJSON, error)
+	faultAdd(name, rule string) (uint64, error)
+	faultRemove(name string, id uint64) error
+	faultClear(name string) error
+	faultTiming(name, timing string) error
 }
 
 // daemon is the running vscsid as the control socket sees it.
 type daemon struct {
 	tgt *target.Target
 	hs  *handlers
+	fs  *faults
 	tr  *tapeTracker
 	log *zap.Logger
+}
+
+func (d *daemon) faultList(name string) (faultsJSON, error) { return d.fs.list(name) }
+
+func (d *daemon) faultAdd(name, rule string) (uint64, error) {
+	id, err := d.fs.add(name, rule)
+	if err == nil {
+		d.log.Info("fault rule added (vscsictl)", zap.String("device", name), zap.Uint64("id", id), zap.String("rule", rule))
+	}
+	return id, err
+}
+
+func (d *daemon) faultRemove(name string, id uint64) error {
+	err := d.fs.remove(name, id)
+	if err == nil {
+		d.log.Info("fault rule removed (vscsictl)", zap.String("device", name), zap.Uint64("id", id))
+	}
+	return err
+}
+
+func (d *daemon) faultClear(name string) error {
+	err := d.fs.clear(name)
+	if err == nil {
+		d.log.Info("fault rules cleared (vscsictl)", zap.String("device", name))
+	}
+	return err
+}
+
+func (d *daemon) faultTiming(name, timing string) error {
+	err := d.fs.setTiming(name, timing)
+	if err == nil {
+		d.log.Info("fault timing set (vscsictl)", zap.String("device", name), zap.String("timing", timing))
+	}
+	return err
 }
 
 func (d *daemon) devices() []deviceJSON {
@@ -214,10 +260,7 @@ func controlHandler(c controller) http.Handler {
 		var req struct {
 			Barcode string `json:"barcode"`
 		}
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			writeError(w, fmt.Errorf("%w: request: %w", unix.EINVAL, err))
+		if !readJSON(w, r, &req) {
 			return
 		}
 		if err := c.load(r.PathValue("name"), req.Barcode); err != nil {
@@ -233,7 +276,72 @@ func controlHandler(c controller) http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
+		f, err := c.faultList(r.PathValue("name"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, f)
+	})
+	mux.HandleFunc("POST /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Rule string `json:"rule"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		id, err := c.faultAdd(r.PathValue("name"), req.Rule)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]uint64{"id": id})
+	})
+	mux.HandleFunc("DELETE /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
+		if err := c.faultClear(r.PathValue("name")); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("DELETE /v1/devices/{name}/faults/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+		if err != nil {
+			writeError(w, fmt.Errorf("%w: rule id %q: want a number", unix.EINVAL, r.PathValue("id")))
+			return
+		}
+		if err := c.faultRemove(r.PathValue("name"), id); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("PUT /v1/devices/{name}/faults/timing", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Timing string `json:"timing"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := c.faultTiming(r.PathValue("name"), req.Timing); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	return mux
+}
+
+// readJSON decodes a small request body strictly; it answers 400 itself.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, fmt.Errorf("%w: request: %w", unix.EINVAL, err))
+		return false
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -56,6 +56,36 @@ func (f *fakeController) unload(name string) error {
 	return fmt.Errorf("%w: empty", unix.ENOMEDIUM)
 }
 
+func (f *fakeController) faultList(name string) (faultsJSON, error) {
+	return faultsJSON{Name: name, Rules: []faultRuleJSON{{ID: 1, Rule: "every=100;timeout", Action: "timeout", Matched: 7}}}, nil
+}
+
+func (f *fakeController) faultAdd(name, rule string) (uint64, error) {
+	f.record("fault add " + name + " " + rule)
+	return 2, nil
+}
+
+func (f *fakeController) faultRemove(name string, id uint64) error {
+	f.record(fmt.Sprintf("fault del %s %d", name, id))
+	return nil
+}
+
+func (f *fakeController) faultClear(name string) error {
+	f.record("fault clear " + name)
+	return nil
+}
+
+func (f *fakeController) faultTiming(name, timing string) error {
+	f.record("fault timing " + name + " " + timing)
+	return nil
+}
+
+func (f *fakeController) record(s string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, s)
+	f.mu.Unlock()
+}
+
 // startControl serves c on a socket in a temporary directory.
 func startControl(t *testing.T, c controller) (string, *http.Client) {
 	t.Helper()
@@ -123,13 +153,19 @@ func TestControlSocket(t *testing.T) {
 		{"POST", "/v1/devices/tape0/load", `{"barcod":"B2"}`, 400, ``},
 		{"POST", "/v1/devices/tape0/unload", ``, 409, `{"error":"no medium found: empty","errno":"ENOMEDIUM"}`},
 		{"DELETE", "/v1/devices", ``, 405, ``},
+		{"GET", "/v1/devices/d0/faults", "", 200, `{"name":"d0","timing":"","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":7,"injected":0,"spent":false}],"delayed":0,"clamped":0,"held":0,"interrupted":0}`},
+		{"POST", "/v1/devices/d0/faults", `{"rule":"busy"}`, 200, `{"id":2}`},
+		{"DELETE", "/v1/devices/d0/faults/2", ``, 204, ``},
+		{"DELETE", "/v1/devices/d0/faults/x", ``, 400, ``},
+		{"DELETE", "/v1/devices/d0/faults", ``, 204, ``},
+		{"PUT", "/v1/devices/d0/faults/timing", `{"timing":"latency=1ms"}`, 204, ``},
 	} {
 		status, body := do(tc.method, tc.url, tc.body)
 		if status != tc.status || (tc.want != "" && body != tc.want) || (tc.want == "" && tc.status == 204 && body != "") {
 			t.Errorf("%s %s %s: %d %s\nwant %d %s", tc.method, tc.url, tc.body, status, body, tc.status, tc.want)
 		}
 	}
-	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0"}; !reflect.DeepEqual(f.calls, want) {
+	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0", "fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms"};  !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}
 }

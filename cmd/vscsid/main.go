@@ -226,9 +226,10 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		return fmt.Errorf("lock file: %w", err)
 	}
 	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
+	flt := newFaults(cfg)
 	factories := map[string]target.Factory{}
 	for name, ht := range handlerTypes {
-		factories[name] = hs.wrap(ht.factory)
+		factories[name] = flt.wrap(hs.wrap(ht.factory))
 	}
 	tgt, err := target.New(target.Options{
 		Factories: factories,
@@ -288,7 +289,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
 	if o.control != "" {
-		d := &daemon{tgt: tgt, hs: hs, tr: tracker, log: log.Named("control")}
+		d := &daemon{tgt: tgt, hs: hs, fs: flt, tr: tracker, log: log.Named("control")}
 		g.Go(func() error { return serveControl(gctx, o.control, d, d.log) })
 	}
 	g.Go(func() error { return mainLoop(gctx, tgt, hs, tracker, log) })
