@@ -165,7 +165,7 @@ func TestControlSocket(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s\nwant %d %s", tc.method, tc.url, tc.body, status, body, tc.status, tc.want)
 		}
 	}
-	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0", "fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms"};  !reflect.DeepEqual(f.calls, want) {
+	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0", "fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms"}; !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}
 }
