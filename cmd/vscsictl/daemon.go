@@ -157,7 +157,7 @@ func parseDaemonCmd(s subcommand, args []string, stderr io.Writer, n int, setup 
 	}
 	if len(pos) != n {
 		fs.Usage()
-		return nil, usagef("%s: want %s", s.name, s.args)
+		return nil, usagef("want %s", s.args)
 	}
 	return pos, nil
 }
@@ -167,7 +167,10 @@ func leaf(s subcommand) func(context.Context, []string, io.Writer, io.Writer) er
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := s.run(ctx, args, stdout, stderr); err != nil {
 			var ue usageError
-			if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+			if errors.As(err, &ue) {
+				return usagef("%s: %s", s.name, ue.msg)
+			}
+			if errors.Is(err, flag.ErrHelp) {
 				return err
 			}
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -287,7 +290,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if watch < 0 || (watch > 0 && watch < 100*time.Millisecond) {
-		return usagef("stats: --watch %v: want at least 100ms", watch)
+		return usagef("--watch %v: want at least 100ms", watch)
 	}
 	c := newClient(df.socket)
 	for {

@@ -47,6 +47,25 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 			`{"opcode":10,"name":"WRITE(6)","count":5,"check_conditions":0,"mean_seconds":0.002,"p50_seconds":0.004096,"p99_seconds":-1}],`+
 			`"read_bytes":1048576,"write_bytes":2097152,"check_conditions":{"medium_error":1},"in_flight":0,"aborted":0,"failed":false}`)
 	})
+	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"name":"d0","timing":"latency=1ms","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":250,"injected":2,"spent":false},`+
+			`{"id":3,"rule":"op=read;count=1;sense=medium_error","action":"sense","matched":1,"injected":1,"spent":true}],"delayed":10,"clamped":0,"held":2,"interrupted":0}`)
+	})
+	faultCall := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		d.mu.Lock()
+		d.calls = append(d.calls, r.Method+" "+r.URL.Path+" "+string(b))
+		d.mu.Unlock()
+		if r.Method == "POST" {
+			io.WriteString(w, `{"id":4}`)
+			return
+		}
+		w.WriteHeader(204)
+	}
+	mux.HandleFunc("POST /v1/devices/{name}/faults", faultCall)
+	mux.HandleFunc("DELETE /v1/devices/{name}/faults", faultCall)
+	mux.HandleFunc("DELETE /v1/devices/{name}/faults/{id}", faultCall)
+	mux.HandleFunc("PUT /v1/devices/{name}/faults/timing", faultCall)
 	mux.HandleFunc("POST /v1/devices/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		d.mu.Lock()
@@ -152,5 +171,47 @@ func TestDaemonNotRunning(t *testing.T) {
 	want := "devices: vscsid is not running (no socket at " + sock + "): start it with systemctl start vscsid"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
+
+func TestFaultCommands(t *testing.T) {
+	d := startFakeDaemon(t)
+	s := "--socket=" + d.socket
+	out := mustRun(t, "fault", "list", "d0", s)
+	want := `d0: timing latency=1ms; 10 commands delayed (0 clamped to cmd_time_out), 2 held
+ID  ACTION         MATCHED  INJECTED  RULE
+1   timeout        250      2         every=100;timeout
+3   sense (spent)  1        1         op=read;count=1;sense=medium_error
+`
+	if out != want {
+		t.Errorf("fault list:\n%s\nwant:\n%s", out, want)
+	}
+	if out := mustRun(t, "fault", "add", "d0", "every=10;busy", s); out != "d0: rule 4 added\n" {
+		t.Errorf("fault add: %q", out)
+	}
+	mustRun(t, "fault", "del", "d0", "4", s)
+	mustRun(t, "fault", "clear", "d0", s)
+	mustRun(t, "fault", "timing", "d0", "", s)
+	wantCalls := []string{
+		`POST /v1/devices/d0/faults {"rule":"every=10;busy"}`,
+		`DELETE /v1/devices/d0/faults/4 `,
+		`DELETE /v1/devices/d0/faults `,
+		`PUT /v1/devices/d0/faults/timing {"timing":""}`,
+	}
+	d.mu.Lock()
+	if strings.Join(d.calls, "|") != strings.Join(wantCalls, "|") {
+		t.Errorf("daemon saw\n%q\nwant\n%q", d.calls, wantCalls)
+	}
+	d.mu.Unlock()
+	if out := mustRun(t, "fault", "help"); !strings.Contains(out, "fault rule:") || !strings.Contains(out, "fault timing:") {
+		t.Errorf("fault help: %s", out)
+	}
+	for _, args := range [][]string{{"fault", "del", "d0", "x", s}, {"fault", "add", "d0", s}, {"fault", "list", s}} {
+		if _, _, err := vsctl(t, args...); !isUsage(err) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if _, _, err := vsctl(t, "fault", "del", "d0", "x", s); err == nil || err.Error() != `fault del: rule ID "x": want the number 'vscsictl fault list' shows` {
+		t.Errorf("message: %v", err)
 	}
 }

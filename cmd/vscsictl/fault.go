@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/vscsid/vscsid/target/fault"
+)
+
+// vscsictl fault: the fault rules and timing of a running device, over the
+// control socket (cmd/vscsid/faults.go). The grammar is target/fault's.
+
+type faultRuleJSON struct {
+	ID       uint64 `json:"id"`
+	Rule     string `json:"rule"`
+	Action   string `json:"action"`
+	Matched  uint64 `json:"matched"`
+	Injected uint64 `json:"injected"`
+	Spent    bool   `json:"spent"`
+}
+
+type faultsJSON struct {
+	Name        string          `json:"name"`
+	Timing      string          `json:"timing"`
+	Rules       []faultRuleJSON `json:"rules"`
+	Delayed     uint64          `json:"delayed"`
+	Clamped     uint64          `json:"clamped"`
+	Held        uint64          `json:"held"`
+	Interrupted uint64          `json:"interrupted"`
+}
+
+var faultSubs = []subcommand{
+	{name: "list", args: "DEVICE [--json] [--socket PATH]", summary: "show the rules (with ID, matched, injected) and the timing",
+		help: "Shows the device's fault rules in evaluation order with their counters, and its timing model."},
+	{name: "add", args: "DEVICE RULE [--socket PATH]", summary: "append a rule; the others keep their counters",
+		help: "Appends RULE (see 'vscsictl fault help') and prints its ID."},
+	{name: "del", args: "DEVICE ID [--socket PATH]", summary: "remove the rule with that ID",
+		help: "Removes the rule with the ID 'vscsictl fault list' shows."},
+	{name: "clear", args: "DEVICE [--socket PATH]", summary: "remove every rule (the timing stays)",
+		help: "Removes every rule of the device; the timing model stays."},
+	{name: "timing", args: "DEVICE TIMING [--socket PATH]", summary: `set the timing model ("" removes it)`,
+		help: "Replaces the device's timing model (see 'vscsictl fault help'); an empty TIMING removes it."},
+	{name: "help", args: "", summary: "print the rule and timing grammar",
+		help: "Prints the grammar of fault rules and timing models."},
+}
+
+func init() {
+	for i := range faultSubs {
+		s := &faultSubs[i]
+		s.run = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runFault(ctx, *s, args, stdout, stderr)
+		}
+	}
+	commands = append(commands, command{"fault", "inject faults and set timing on a running device", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if len(args) > 0 && args[0] == "help" { // the grammar; --help lists the subcommands
+			return runFault(ctx, faultSubs[len(faultSubs)-1], args[1:], stdout, stderr)
+		}
+		return dispatch(ctx, "fault", faultSubs, args, stdout, stderr)
+	}})
+}
+
+func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr io.Writer) error {
+	if s.name == "help" {
+		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
+			return usagef("help takes no arguments")
+		}
+		fmt.Fprintf(stdout, "%s\n\n%s\n", fault.RuleDesc, fault.TimingDesc)
+		return nil
+	}
+	n := map[string]int{"list": 1, "add": 2, "del": 2, "clear": 1, "timing": 2}[s.name]
+	var df daemonFlags
+	s.name = "fault " + s.name
+	pos, err := parseDaemonCmd(s, args, stderr, n, func(fs *flag.FlagSet) { df.add(fs, s.name == "fault list") })
+	if err != nil {
+		return err
+	}
+	c := newClient(df.socket)
+	base := "/v1/devices/" + url.PathEscape(pos[0]) + "/faults"
+	switch s.name {
+	case "fault list":
+		var f faultsJSON
+		if err := c.do(ctx, http.MethodGet, base, nil, &f); err != nil {
+			return err
+		}
+		if df.json {
+			return writeJSONOut(stdout, f)
+		}
+		timing := f.Timing
+		if timing == "" {
+			timing = "(none)"
+		}
+		fmt.Fprintf(stdout, "%s: timing %s; %d commands delayed (%d clamped to cmd_time_out), %d held\n", f.Name, timing, f.Delayed, f.Clamped, f.Held)
+		if len(f.Rules) == 0 {
+			fmt.Fprintln(stdout, "no rules")
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tACTION\tMATCHED\tINJECTED\tRULE")
+		for _, r := range f.Rules {
+			action := r.Action
+			if r.Spent {
+				action += " (spent)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\n", r.ID, action, r.Matched, r.Injected, r.Rule)
+		}
+		return tw.Flush()
+	case "fault add":
+		var res struct {
+			ID uint64 `json:"id"`
+		}
+		if err := c.do(ctx, http.MethodPost, base, map[string]string{"rule": pos[1]}, &res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: rule %d added\n", pos[0], res.ID)
+	case "fault del":
+		id, err := strconv.ParseUint(pos[1], 10, 64)
+		if err != nil {
+			return usagef("rule ID %q: want the number 'vscsictl fault list' shows", pos[1])
+		}
+		if err := c.do(ctx, http.MethodDelete, base+"/"+strconv.FormatUint(id, 10), nil, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: rule %d removed\n", pos[0], id)
+	case "fault clear":
+		if err := c.do(ctx, http.MethodDelete, base, nil, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: rules cleared\n", pos[0])
+	case "fault timing":
+		if err := c.do(ctx, http.MethodPut, base+"/timing", map[string]string{"timing": pos[1]}, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: timing set\n", pos[0])
+	}
+	return nil
+}
