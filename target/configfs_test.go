@@ -781,6 +781,9 @@ func TestCreateReclaimsLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(f.Ops())
+	// Another cfgstring: the leftover cannot be re-attached in place
+	// (adopt.go) and is removed first.
+	spec.Config, spec.Size = "size=2G", 2<<30
 	info, err := tg.Create(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -845,5 +848,67 @@ func TestCreateReclaimsUnexportedLeftover(t *testing.T) {
 	}
 	if ops := f.Ops(); len(ops) < 3 || ops[0] != "rmdir config/target/core/user_4/disk0" || ops[1] != "rmdir config/target/core/user_4" || ops[2] != "mkdir config/target/core/user_2" {
 		t.Errorf("ops %v", ops[:min(len(ops), 4)])
+	}
+}
+
+func TestCreateAdoptsIntactLeftover(t *testing.T) {
+	f := newFixture(t)
+	before := f.tree()
+	spec := DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "media=/m", Size: 1 << 30}
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := tg.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash(tg)
+
+	tg, err = New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(f.Ops())
+	info, err := tg.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := "config/target/core/user_2/tape0"
+	want := []string{
+		"write " + obj + "/action/block_dev 1",
+		"write " + obj + "/action/reset_ring 1",
+		"open dev/uio0 0x110000",
+		"write " + obj + "/action/block_dev 0",
+	}
+	if got := f.Ops()[n:]; !slices.Equal(got, want) {
+		t.Errorf("adopt ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The same SCSI device, the same node: st keeps /dev/nst0.
+	first.Ring, info.Ring = RingInfo{}, RingInfo{}
+	if info != first || info.SCSI.Tape != "st0" || info.Origin != OriginConfig {
+		t.Errorf("adopted %+v\nwant   %+v", info, first)
+	}
+	n = len(f.Ops())
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	naa := "config/target/loopback/" + wwn("target", "tape0")
+	wantClose := []string{
+		"unlink " + naa + "/tpgt_1/lun/lun_0/tape0",
+		"rmdir " + naa + "/tpgt_1/lun/lun_0",
+		"rmdir " + naa + "/tpgt_1",
+		"rmdir " + naa,
+		"close dev/uio0",
+		"rmdir " + obj,
+		"rmdir config/target/core/user_2",
+	}
+	if got := f.Ops()[n:]; !slices.Equal(got, wantClose) {
+		t.Errorf("close ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantClose, "\n"))
+	}
+	before = append(before, "config/target/loopback")
+	slices.Sort(before)
+	if after := f.tree(); !slices.Equal(before, after) {
+		t.Errorf("left behind:\nbefore %v\nafter  %v", before, after)
 	}
 }

@@ -56,11 +56,12 @@
 // until cmd_head == cmd_tail, close, block_dev=0) and leaves them.
 //
 // Which path a device takes at start: a device of the config file is made
-// by Create, which first removes any leftover of it (reclaim.go: the
-// tcm_loop target derived from its name, or an unexported object with the
-// same dev_config) and recreates it, so st/sd see a new device; everything
-// else of our subtypes found in /sys/class/uio is re-attached in place by
-// Scan and keeps its SCSI device nodes.
+// by Create. If a daemon that did not stop cleanly left it intact (our
+// tcm_loop target with LUN 0 linked to the object, the same dev_config, its
+// uio device), Create re-attaches it in place (adopt.go) and st/sd keep
+// their device nodes; otherwise it removes the leftover (reclaim.go) and
+// creates the device anew. Everything else of our subtypes found in
+// /sys/class/uio is re-attached in place by Scan.
 //
 // # Testing
 //

@@ -104,9 +104,11 @@ type managed struct {
 	h    Handler
 	obj  string // the storage object's configfs directory
 	undo undo
-	done chan struct{}
-	mu   sync.Mutex
-	err  error
+	// served is where the serving steps begin in undo (adopt).
+	served int
+	done   chan struct{}
+	mu     sync.Mutex
+	err    error
 }
 
 func (m *managed) setErr(err error) {
@@ -214,6 +216,13 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		return info, fmt.Errorf("device %s: already created", spec.Name)
 	}
 	core := t.paths.core()
+	switch info, ok, err := t.adopt(spec, factory); {
+	case ok:
+		return info, nil
+	case err != nil:
+		t.log.Warn("cannot re-attach the leftover of this device in place; removing and creating it anew",
+			zap.String("device", spec.Name), zap.Error(err))
+	}
 	if err := t.reclaim(spec); err != nil {
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}

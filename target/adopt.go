@@ -1,0 +1,163 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// A daemon that did not stop cleanly (SIGKILL, a crash, the watchdog)
+// leaves its devices in place, still exported: st and sd still hold
+// /dev/nstN and /dev/sdX, and a backup job may have the tape open. When the
+// leftover is exactly what the config asks for, Create re-attaches it in
+// place (adopt) instead of removing and recreating it (reclaim.go), so the
+// SCSI device and its node survive the restart. The conditions, all
+// required:
+//
+//   - the tcm_loop target vscsid derives from the device name exists, with
+//     LUN 0 linked to the storage object of that name;
+//   - the storage object's attrib/dev_config is the one being created;
+//   - its uio device exists (tcm-user/<hba>/<name>/<dev_config>).
+//
+// Anything else (a changed cfgstring, an unexported object, a missing LUN)
+// takes the reclaim path: remove, then create anew, and the SCSI device is
+// new. Other attributes (dev_size, hw_max_sectors, cmd_time_out) are not
+// compared: the kernel refuses most of them while the LUN is exported, so a
+// change to them needs a stop of vscsid (which removes the device) and a
+// start.
+//
+// Adopting takes the ring over as tcmu-runner does (block_dev=1,
+// reset_ring=1: what the dead daemon left in the ring is completed, and
+// the initiator retries it; open, serve, block_dev=0). The new Handler
+// starts from power-on: a tape drive reports UNIT ATTENTION 29/00, so st
+// knows the position may be lost. Close then removes the adopted device
+// like one it created.
+func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bool, err error) {
+	f := t.fs
+	naaDir := filepath.Join(t.paths.loopback(), wwn("target", spec.Name))
+	tpg := filepath.Join(naaDir, "tpgt_1")
+	lun := filepath.Join(tpg, "lun", "lun_0")
+	link := filepath.Join(lun, spec.Name)
+	obj, objOK := findObject(f, t.paths.core(), spec.Name)
+	if !objOK || !f.Exists(link) {
+		return info, false, nil
+	}
+	dst, err1 := filepath.EvalSymlinks(link)
+	want, err2 := filepath.EvalSymlinks(obj)
+	if err1 != nil || err2 != nil || dst != want {
+		return info, false, nil
+	}
+	if cfg, err := f.ReadAttr(filepath.Join(obj, "attrib", "dev_config")); err != nil || strings.TrimSpace(cfg) != spec.devConfig() {
+		return info, false, nil
+	}
+	hba, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(obj)), "user_"))
+	if err != nil {
+		return info, false, nil
+	}
+	uioN, err := findUIO(f, t.paths.SysFS, uioName(hba, spec.Name, spec.devConfig()))
+	if err != nil {
+		return info, false, nil
+	}
+	t.log.Info("re-attaching in place a device left by a daemon that did not stop cleanly",
+		zap.String("device", spec.Name), zap.String("object", obj), zap.String("uio", uioN))
+
+	m := &managed{done: make(chan struct{}), obj: obj}
+	blocked := false
+	defer func() {
+		if err != nil {
+			// Leave the configfs objects: they are still the kernel's
+			// live device; the caller falls back to reclaiming them.
+			if uerr := m.undo.runFrom(m.served); uerr != nil {
+				err = errors.Join(err, uerr)
+			}
+			if blocked {
+				err = errors.Join(err, t.action(obj, "block_dev", "0"))
+			}
+		}
+	}()
+	// Close removes it as Create's undo would: LUN first, then the ring,
+	// then the storage object and its HBA.
+	hbaDir := filepath.Dir(obj)
+	m.undo.push("remove "+hbaDir, func() error {
+		if err := f.Rmdir(hbaDir); err != nil && !isBusy(err) {
+			return err
+		}
+		return nil
+	})
+	m.undo.push("remove "+obj, func() error { return f.Rmdir(obj) })
+	m.served = len(m.undo)
+	if err := t.action(obj, "block_dev", "1"); err != nil {
+		return info, false, err
+	}
+	blocked = true
+	if err := t.action(obj, "reset_ring", "1"); err != nil {
+		return info, false, err
+	}
+	size, err := uioMapSize(f, t.paths.SysFS, uioN)
+	if err != nil {
+		return info, false, err
+	}
+	rd, err := t.open(filepath.Join(t.paths.Dev, uioN), size)
+	if err != nil {
+		return info, false, err
+	}
+	m.undo.push("close "+uioN, rd.Close)
+	dc := DeviceConfig{Name: spec.Name, HBA: hba, Subtype: spec.Subtype, Config: spec.Config, Size: spec.Size, BlockSize: spec.BlockSize, UIO: uioN}
+	if dc.BlockSize == 0 {
+		dc.BlockSize = 512
+	}
+	dlog := t.log.With(zap.String("device", spec.Name), zap.Int("hba", hba), zap.String("uio", uioN), zap.String("subtype", spec.Subtype))
+	h, err := factory(dc, dlog)
+	if err != nil {
+		return info, false, fmt.Errorf("%s handler: %w", spec.Subtype, err)
+	}
+	d, err := NewDevice(rd.Memory(), rd, h, dlog)
+	if err != nil {
+		_ = closeHandler(h)
+		return info, false, err
+	}
+	m.dev, m.h = d, h
+	m.info.DeviceConfig = dc
+	t.serve(m, rd, dlog)
+	blocked = false
+	if err := t.action(obj, "block_dev", "0"); err != nil {
+		return info, false, err
+	}
+	for _, p := range []string{naaDir, tpg, lun} {
+		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
+	}
+	m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
+
+	nexus, _ := f.ReadAttr(filepath.Join(tpg, "nexus"))
+	var sd SCSIDevice
+	if v, err := f.ReadAttr(filepath.Join(tpg, "address")); err == nil {
+		if addr, err := tpgAddress(v, 0); err == nil {
+			sd, _ = probeSCSI(f, t.paths.SysFS, addr)
+		}
+	}
+	m.info = DeviceInfo{DeviceConfig: dc, WWN: filepath.Base(naaDir), Nexus: strings.TrimSpace(nexus), SCSI: sd, Ring: d.Info()}
+	t.mu.Lock()
+	t.devs = append(t.devs, m)
+	t.mu.Unlock()
+	dlog.Info("device re-attached in place", zap.String("node", sd.String()), zap.String("address", sd.Address))
+	return m.info, true, nil
+}
+
+func closeHandler(h Handler) error {
+	if c, ok := h.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// runFrom runs the steps pushed from index i on, in reverse, and drops
+// them: the earlier ones are kept.
+func (u *undo) runFrom(i int) error {
+	tail := (*u)[i:]
+	*u = (*u)[:i]
+	return tail.run()
+}
