@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target"
+)
+
+// The handlers as vscsid serves them: every device behind its fault
+// wrapper (faults.go), with no rule or timing installed. Compare with
+// disk's BenchmarkRead4K/BenchmarkWrite4K (the bare handler).
+func benchWired(b *testing.B, cdb scsi.CDB) {
+	fs := newFaults(&Config{})
+	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
+	h, err := fs.wrap(hs.wrap(newDisk))(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	seg := [][]byte{make([]byte, 4096)}
+	buf := scsi.NewBuffer(seg...)
+	cmd := &scsi.Command{CDB: cdb, Data: buf}
+	ctx := context.Background()
+	h.HandleCommand(ctx, cmd) // the power-on UNIT ATTENTION
+	b.SetBytes(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset(seg)
+		if r := h.HandleCommand(ctx, cmd); r.Status != scsi.StatusGood {
+			b.Fatal(r)
+		}
+	}
+}
+
+func BenchmarkWiredRead4K(b *testing.B) {
+	benchWired(b, scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0})
+}
+
+func BenchmarkWiredWrite4K(b *testing.B) {
+	benchWired(b, scsi.CDB{0x2a, 0, 0, 0, 0x10, 0, 0, 0, 8, 0})
+}
+
+// With rules installed that do not match (an LBA range elsewhere), the
+// cost of evaluating them.
+func BenchmarkWiredRead4KRules(b *testing.B) {
+	fs := newFaults(&Config{Devices: []DeviceConfig{{Name: "d0", Fault: &FaultConfig{Rules: []string{
+		"op=read;lba=100000+10;sense=medium_error", "op=write;every=1000000;busy"}}}}})
+	h, err := fs.wrap(newDisk)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	seg := [][]byte{make([]byte, 4096)}
+	buf := scsi.NewBuffer(seg...)
+	cmd := &scsi.Command{CDB: scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0}, Data: buf}
+	ctx := context.Background()
+	h.HandleCommand(ctx, cmd)
+	b.SetBytes(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset(seg)
+		if r := h.HandleCommand(ctx, cmd); r.Status != scsi.StatusGood {
+			b.Fatal(r)
+		}
+	}
+}
