@@ -107,9 +107,9 @@ func (t *Target) Scan(ctx context.Context) (int, error) { return t.scan(ctx, nil
 // scan does Scan. With c, it also answers the ADDED event each attached
 // device may have sent while no daemon listened: the kernel's enable then
 // still waits for a reply, without a timeout (a targetcli create hangs
-// until a daemon answers). The reply is matched on the device index,
-// statistics/scsi_dev/indx; the kernel refuses it (ErrNotPending, logged
-// at Debug) when nothing waits.
+// until a daemon answers): its enable attribute reads 0 although its uio
+// device exists. The reply is matched on the device index,
+// statistics/scsi_dev/indx.
 func (t *Target) scan(ctx context.Context, c eventConn) (int, error) {
 	dir := filepath.Join(t.paths.SysFS, "class", "uio")
 	names, err := t.fs.ReadDir(dir)
@@ -144,9 +144,15 @@ func (t *Target) scan(ctx context.Context, c eventConn) (int, error) {
 }
 
 // answerLost replies 0 to an ADDED event of info that may have gone
-// unanswered.
+// unanswered: its enable write is still blocked in the kernel.
 func (t *Target) answerLost(c eventConn, info DeviceInfo, uioName string) {
-	p := filepath.Join(t.paths.core(), "user_"+strconv.Itoa(info.HBA), info.Name, "statistics", "scsi_dev", "indx")
+	obj := filepath.Join(t.paths.core(), "user_"+strconv.Itoa(info.HBA), info.Name)
+	// enable reads 1 once the device is configured, that is once the
+	// enable write has returned; 0 with a uio device means it still waits.
+	if v, err := t.fs.ReadAttr(filepath.Join(obj, "enable")); err != nil || strings.TrimSpace(v) != "0" {
+		return
+	}
+	p := filepath.Join(obj, "statistics", "scsi_dev", "indx")
 	v, err := t.fs.ReadAttr(p)
 	if err != nil {
 		return

@@ -123,10 +123,16 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	// Its ADDED event was lost (no daemon listened) and its enable still
 	// waits: the scan answers it, matched on the device index.
 	f.touch(filepath.Join(f.paths.ConfigFS, "target", "core", "user_4", "early", "statistics", "scsi_dev", "indx"), "42\n")
+	f.touch(filepath.Join(f.paths.ConfigFS, "target", "core", "user_4", "early", "enable"), "0\n") // still waiting
+	// One whose enable returned long ago gets no reply (the kernel would
+	// log that nothing waits).
+	f.foreign("3", "done", "vtape/media=/m")
+	f.touch(filepath.Join(f.paths.ConfigFS, "target", "core", "user_3", "done", "statistics", "scsi_dev", "indx"), "41\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- tg.Run(ctx) }()
 	want := netlink.Added{Device: netlink.Device{DeviceName: early, Minor: 0, DeviceID: 42, Version: 2}}
+	// (the only reply: the scan attaches "done" silently)
 	if r := c.next(t); r.ev != want || r.status != 0 {
 		t.Fatalf("reply to the lost ADDED: %+v, want %+v status 0", r, want)
 	}
@@ -134,7 +140,7 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	// ADDED for a device targetcli just enabled.
 	name := f.foreign("5", "tc0", "vdisk/size=1M")
 	f.touch(filepath.Join(f.paths.ConfigFS, "target", "core", "user_5", "tc0", "attrib", "emulate_write_cache"), "0\n")
-	c.events <- netlink.Added{Device: dev(name, 1, 10)}
+	c.events <- netlink.Added{Device: dev(name, 2, 10)}
 	if r := c.next(t); r.status != 0 || r.ev.Dev().DeviceID != 10 {
 		t.Fatalf("ADDED reply %+v, want 0 for device 10", r)
 	}
@@ -150,14 +156,14 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	// Another daemon's subtype: no reply at all; the bad config: -EINVAL.
 	rbd := f.foreign("6", "img", "rbd/pool/img")
 	bad := f.foreign("7", "bad0", "vdisk/bad")
-	c.events <- netlink.Added{Device: dev(rbd, 2, 11)}
-	c.events <- netlink.Added{Device: dev(bad, 3, 12)}
+	c.events <- netlink.Added{Device: dev(rbd, 3, 11)}
+	c.events <- netlink.Added{Device: dev(bad, 4, 12)}
 	if r := c.next(t); r.ev.Dev().DeviceID != 12 || r.status != -int32(syscall.EINVAL) {
 		t.Errorf("reply %+v, want -EINVAL for device 12 only (none for tcmu-runner's 11)", r)
 	}
 
 	// RECONFIG: unchanged values are accepted, changes go to the handler.
-	d := dev(name, 1, 10)
+	d := dev(name, 2, 10)
 	for _, tc := range []struct {
 		ev   netlink.Reconfig
 		want int32
@@ -170,7 +176,7 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 		{netlink.Reconfig{Device: d, DevSize: ptr(uint64(1 << 30))}, -int32(syscall.EOPNOTSUPP)},
 		{netlink.Reconfig{Device: d, WriteCache: ptr(false)}, 0},
 		{netlink.Reconfig{Device: d, WriteCache: ptr(true)}, -int32(syscall.EOPNOTSUPP)},
-		{netlink.Reconfig{Device: dev(bad, 3, 12), DevSize: ptr(uint64(1))}, -int32(syscall.ENODEV)},
+		{netlink.Reconfig{Device: dev(bad, 4, 12), DevSize: ptr(uint64(1))}, -int32(syscall.ENODEV)},
 	} {
 		c.events <- tc.ev
 		if r := c.next(t); r.status != tc.want {
@@ -193,10 +199,10 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	if r := c.next(t); r.status != 0 {
 		t.Errorf("REMOVED reply %d", r.status)
 	}
-	if got := f.Ops()[n:]; !slices.Equal(got, []string{"close dev/uio1"}) {
+	if got := f.Ops()[n:]; !slices.Equal(got, []string{"close dev/uio2"}) {
 		t.Errorf("REMOVED ops %v, want only the uio closed", got)
 	}
-	if ds := tg.Devices(); len(ds) != 1 || ds[0].Info.Name != "early" {
+	if ds := tg.Devices(); len(ds) != 2 || ds[0].Info.Name == "tc0" || ds[1].Info.Name == "tc0" {
 		t.Errorf("Devices after REMOVED: %+v", ds)
 	}
 	cancel()
