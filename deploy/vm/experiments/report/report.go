@@ -1,0 +1,290 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Report renders one experiment.
+type Report struct {
+	Res *Results
+	In  string // artefacts/exp-NAME
+	Out string
+}
+
+// about explains what each experiment asks; the numbers come from the run.
+var about = map[string]string{
+	"seed001": "Seed 001, \"Merging fails reading /dev/uba1\" (2005): reading a partition whose size is not a multiple of 4 KiB was 5x slower than reading the whole disk, because the block device's soft block size fell to 512 and the kernel issued 512-byte requests. Here: a 512e disk (512-byte logical, 4 KiB physical blocks) with p1 of an odd number of sectors and p2 of a multiple of 8 sectors, buffered `dd bs=10k` through the whole disk, p1, p2, and p1 after `blockdev --setbsz 4096`; then the same on a disk whose Block Limits VPD caps a command at 8 blocks (`max_blks=8`). The transfer-size histogram is what vscsid saw per SCSI command.",
+	"seed003": "Seed 003, \"scsi_sgtable and Large IO sg-chaining\" (2007): sg_dd direct I/O through /dev/sgN with 128, 256 and 2048 pages per command on a 32 GiB fake_rw disk. More than 128 scatterlist entries needs chained scatterlists; beyond tcm_loop's sg_tablesize (256 entries of up to 4 KiB = 1 MiB) the kernel refuses the command before it reaches vscsid.",
+	"seed002": "Seed 002, \"direct-to-BIO for O_DIRECT\" (2002): throughput and CPU cost of buffered dd, O_DIRECT dd and sg_dd on one fake_rw disk, reads and writes, at 4 KiB, 64 KiB and 1 MiB blocks.",
+	"seed004": "Seed 004, \"st try_direct_io\" (2006): tape read speed with st's direct I/O on and off, fixed 1 KiB blocks vs variable 32 KiB blocks, on a DAT72-personality vtape.",
+	"seed000": "Seed 000, \"IO buffer alignment for block devices\" (2004): O_DIRECT transfers with user buffers at various alignments through st, sd and sg.",
+}
+
+// Markdown builds report.md (and writes the SVG charts next to it).
+func (rep *Report) Markdown() (string, error) {
+	res := rep.Res
+	var b strings.Builder
+	exp := res.Info["experiment"]
+	fmt.Fprintf(&b, "# Experiment %s\n\n", exp)
+	if a := about[exp]; a != "" {
+		fmt.Fprintf(&b, "%s\n\n", a)
+	}
+	env := readEnv(filepath.Join(filepath.Dir(rep.In), "guest.env"))
+	fmt.Fprintf(&b, "- Guest kernel (`uname -r` in the guest): **%s**", res.Info["kernel"])
+	if env["suite"] != "" {
+		fmt.Fprintf(&b, " (Debian %s, %s)", env["suite"], env["kernel_pkg"])
+	}
+	b.WriteString("\n")
+	if env["repo_rev"] != "" {
+		fmt.Fprintf(&b, "- vscsid built from revision %s\n", env["repo_rev"])
+	}
+	fmt.Fprintf(&b, "- Artefacts: `%s`\n", rep.In)
+	b.WriteString("- Emulated x86-64 under qemu TCG (no KVM): absolute MB/s and CPU figures measure the emulator as much as the kernel; compare runs within this report, not with hardware.\n\n")
+
+	if len(res.InfoKeys) > 0 {
+		b.WriteString("## Facts recorded in the guest\n\n| key | value |\n|---|---|\n")
+		for _, k := range res.InfoKeys {
+			if k == "kernel" || k == "experiment" {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s |\n", k, cell(res.Info[k]))
+		}
+		b.WriteString("\n")
+	}
+	if cfg, err := os.ReadFile(filepath.Join(rep.In, "vscsid.yaml")); err == nil {
+		fmt.Fprintf(&b, "## vscsid config\n\n```yaml\n%s```\n\n", cfg)
+	}
+
+	rep.runsTable(&b)
+	rep.commandsTable(&b)
+	for _, h := range []struct{ title, name, dir, unit, file string }{
+		{"Read transfer size per command (`vscsi_scsi_transfer_bytes_bucket{direction=\"read\"}` delta)", "vscsi_scsi_transfer_bytes", "read", "bytes", "transfer-read.svg"},
+		{"Write transfer size per command (`vscsi_scsi_transfer_bytes_bucket{direction=\"write\"}` delta)", "vscsi_scsi_transfer_bytes", "write", "bytes", "transfer-write.svg"},
+		{"Data segments per command (`vscsi_scsi_data_segments` delta)", "vscsi_scsi_data_segments", "", "segments", "segments.svg"},
+	} {
+		if err := rep.histTable(&b, h.title, h.name, h.dir, h.unit, h.file); err != nil {
+			return "", err
+		}
+	}
+	rep.outputs(&b)
+	return b.String(), nil
+}
+
+func (rep *Report) runsTable(b *strings.Builder) {
+	var extra []string
+	seen := map[string]bool{}
+	for _, r := range rep.Res.Runs {
+		for _, k := range r.Extra {
+			if !seen[k] {
+				seen[k] = true
+				extra = append(extra, k)
+			}
+		}
+	}
+	b.WriteString("## Runs\n\nMB/s is the bytes vscsid moved (metrics delta) over the guest's wall time for the run (10^6 bytes). CPU is the share of both guest CPUs from /proc/stat: `sys` = system+irq+softirq, `busy` = all but idle and iowait.\n\n")
+	b.WriteString("| run | device |")
+	for _, k := range extra {
+		fmt.Fprintf(b, " %s |", k)
+	}
+	b.WriteString(" exit | wall s | MiB read | MiB written | MB/s | data cmds | avg KiB/cmd | misaligned | sys % | busy % | tool's last line |\n|---|---|")
+	for range extra {
+		b.WriteString("---|")
+	}
+	b.WriteString("---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range rep.Res.Runs {
+		rd, wr := r.Bytes()
+		wall := r.Wall()
+		cmds := r.DataCommands("read") + r.DataCommands("write")
+		fmt.Fprintf(b, "| %s | %s |", r.Name, r.KV["device"])
+		for _, k := range extra {
+			fmt.Fprintf(b, " %s |", cell(r.KV[k]))
+		}
+		mbs := "–"
+		if wall > 0 {
+			mbs = fmt.Sprintf("%.1f", (rd+wr)/wall/1e6)
+		}
+		avg := "–"
+		if cmds > 0 {
+			avg = fmt.Sprintf("%.1f", (rd+wr)/cmds/1024)
+		}
+		mis := r.delta("vscsi_disk_misaligned_commands_total", r.dev())
+		sys, busy, ok := r.CPU()
+		cpu := "– | –"
+		if ok {
+			cpu = fmt.Sprintf("%.0f | %.0f", sys, busy)
+		}
+		fmt.Fprintf(b, " %s | %.2f | %.1f | %.1f | %s | %.0f | %s | %.0f | %s | %s |\n",
+			r.KV["rc"], wall, rd/(1<<20), wr/(1<<20), mbs, cmds, avg, mis, cpu, cell(lastLine(r.Output)))
+	}
+	b.WriteString("\n")
+}
+
+func (rep *Report) commandsTable(b *strings.Builder) {
+	names := map[string]bool{}
+	per := make([]map[string]float64, len(rep.Res.Runs))
+	for i, r := range rep.Res.Runs {
+		per[i] = r.Commands()
+		for k, v := range per[i] {
+			if v != 0 {
+				names[k] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	cols := sortedKeys(names)
+	b.WriteString("## SCSI commands seen by vscsid (`vscsi_scsi_commands_total` delta)\n\n| run |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString("\n|---|")
+	for range cols {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for i, r := range rep.Res.Runs {
+		fmt.Fprintf(b, "| %s |", r.Name)
+		for _, c := range cols {
+			fmt.Fprintf(b, " %.0f |", per[i][c])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file string) error {
+	runs := rep.Res.Runs
+	hs := make([][]Bucket, len(runs))
+	used := map[float64]bool{}
+	for i, r := range runs {
+		want := r.dev()
+		if dir != "" {
+			want["direction"] = dir
+		}
+		hs[i] = HistDelta(r.Before, r.After, name, want)
+		for _, bk := range hs[i] {
+			if bk.Count != 0 {
+				used[bk.Le] = true
+			}
+		}
+	}
+	if len(used) == 0 {
+		return nil
+	}
+	var les []float64
+	for le := range used {
+		les = append(les, le)
+	}
+	sort.Float64s(les)
+	fmt.Fprintf(b, "## %s\n\nCommands per bin; a column is the bin up to and including its bound (only bins with counts are shown).\n\n| run |", title)
+	for _, le := range les {
+		fmt.Fprintf(b, " ≤ %s |", human(le, unit))
+	}
+	b.WriteString("\n|---|")
+	for range les {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	rows := make([][]float64, len(runs))
+	for i, r := range runs {
+		fmt.Fprintf(b, "| %s |", r.Name)
+		rows[i] = make([]float64, len(les))
+		for j, le := range les {
+			for _, bk := range hs[i] {
+				if bk.Le == le {
+					rows[i][j] = bk.Count
+				}
+			}
+			fmt.Fprintf(b, " %.0f |", rows[i][j])
+		}
+		b.WriteString("\n")
+	}
+	labels := make([]string, len(les))
+	for j, le := range les {
+		labels[j] = "≤" + human(le, unit)
+	}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Name
+	}
+	if err := os.WriteFile(filepath.Join(rep.Out, file), []byte(barSVG(title, names, labels, rows)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "\n![%s](%s)\n\n", file, file)
+	return nil
+}
+
+func (rep *Report) outputs(b *strings.Builder) {
+	b.WriteString("## Tool output per run\n\n")
+	for _, r := range rep.Res.Runs {
+		out := strings.TrimRight(r.Output, "\n")
+		if len(out) > 1500 {
+			out = "…" + out[len(out)-1500:]
+		}
+		fmt.Fprintf(b, "**%s** (exit %s)\n\n```\n%s\n```\n\n", r.Name, r.KV["rc"], out)
+	}
+}
+
+func human(v float64, unit string) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	if unit != "bytes" {
+		return fmt.Sprintf("%.0f", v)
+	}
+	switch {
+	case v >= 1<<20 && math.Mod(v, 1<<20) == 0:
+		return fmt.Sprintf("%.0f MiB", v/(1<<20))
+	case v >= 1024 && math.Mod(v, 1024) == 0:
+		return fmt.Sprintf("%.0f KiB", v/1024)
+	}
+	return fmt.Sprintf("%.0f B", v)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return ""
+}
+
+// cell makes a string safe inside a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func readEnv(path string) map[string]string {
+	m := map[string]string{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}

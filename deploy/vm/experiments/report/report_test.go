@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const before = `# HELP vscsi_scsi_transfer_bytes x
+# TYPE vscsi_scsi_transfer_bytes histogram
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="512"} 10
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="4096"} 10
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="+Inf"} 10
+vscsi_scsi_transfer_bytes_count{device="d0",direction="read"} 10
+vscsi_scsi_transfer_bytes_bucket{device="d1",direction="read",le="512"} 99
+vscsi_scsi_commands_total{device="d0",command="read_10"} 10
+vscsi_scsi_read_bytes_total{device="d0"} 5120
+vscsi_device_info{device="d0",product="A \"q\" b"} 1
+`
+
+const after = `vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="512"} 14
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="4096"} 20
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="+Inf"} 21
+vscsi_scsi_transfer_bytes_count{device="d0",direction="read"} 21
+vscsi_scsi_transfer_bytes_bucket{device="d1",direction="read",le="512"} 1000
+vscsi_scsi_commands_total{device="d0",command="read_10"} 21
+vscsi_scsi_commands_total{device="d0",command="test_unit_ready"} 2
+vscsi_scsi_read_bytes_total{device="d0"} 1.048576e+06
+vscsi_device_info{device="d0",product="A \"q\" b"} 1
+`
+
+func parse(t *testing.T, s string) Scrape {
+	t.Helper()
+	sc, err := ParseProm(strings.NewReader(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestHistDelta(t *testing.T) {
+	b, a := parse(t, before), parse(t, after)
+	got := HistDelta(b, a, "vscsi_scsi_transfer_bytes", map[string]string{"device": "d0", "direction": "read"})
+	want := []float64{4, 6, 1} // ≤512, (512,4096], (4096,+Inf)
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i].Count != want[i] {
+			t.Errorf("bin %d (le %v): %v, want %v", i, got[i].Le, got[i].Count, want[i])
+		}
+	}
+	if v := a.Sum("vscsi_device_info", map[string]string{"product": `A "q" b`}); v != 1 {
+		t.Errorf("escaped label: sum %v", v)
+	}
+}
+
+func TestParsePromRejectsGarbage(t *testing.T) {
+	for _, s := range []string{"x{a=\"1\" 3", "x{a=1} 3", "x 1e", "novalue"} {
+		if _, err := ParseProm(strings.NewReader(s)); err == nil {
+			t.Errorf("%q: no error", s)
+		}
+	}
+}
+
+func TestReportEndToEnd(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "exp-seed001")
+	out := t.TempDir()
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"results.txt": "info kernel=6.1.0-57-amd64 experiment=seed001\n" +
+			"run r1 device=d0 rc=0 t0=10.00 t1=12.00 cpu0=100,0,100,800,0,0,0,0,0,0 cpu1=110,0,150,940,0,0,0,0,0,0 target=p1\n",
+		"r1.before.prom": before,
+		"r1.after.prom":  after,
+		"r1.out":         "1048576 bytes (1.0 MB, 1.0 MiB) copied, 2 s, 0.5 MB/s\n",
+		"vscsid.yaml":    "devices: []\n",
+	}
+	for n, c := range files {
+		if err := os.WriteFile(filepath.Join(in, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"**6.1.0-57-amd64**",
+		// 1048576-5120 bytes in 2 s = 0.5 MB/s; 11 data commands; sys 50/200 = 25 %, busy 60/200 = 30 %.
+		"| r1 | d0 | p1 | 0 | 2.00 | 1.0 | 0.0 | 0.5 | 11 | 92.6 | 0 | 25 | 30 |",
+		"| run | read_10 | test_unit_ready |",
+		"| r1 | 11 | 2 |",
+		"| r1 | 4 | 6 | 1 |",
+		"≤ 512 B | ≤ 4 KiB | ≤ +Inf |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "transfer-read.svg")); err != nil {
+		t.Error(err)
+	}
+}
