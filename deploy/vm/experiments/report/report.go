@@ -19,7 +19,7 @@ type Report struct {
 // about explains what each experiment asks; the numbers come from the run.
 var about = map[string]string{
 	"seed001": "Seed 001, \"Merging fails reading /dev/uba1\" (2005): reading a partition whose size is not a multiple of 4 KiB was 5x slower than reading the whole disk, because the block device's soft block size fell to 512 and the kernel issued 512-byte requests. Here: a 512e disk (512-byte logical, 4 KiB physical blocks) with p1 of an odd number of sectors and p2 of a multiple of 8 sectors, buffered `dd bs=10k` through the whole disk, p1, p2, and p1 after `blockdev --setbsz 4096`; then the same on a disk whose Block Limits VPD caps a command at 8 blocks (`max_blks=8`). The transfer-size histogram is what vscsid saw per SCSI command.",
-	"seed003": "Seed 003, \"scsi_sgtable and Large IO sg-chaining\" (2007): sg_dd direct I/O through /dev/sgN with 128, 256 and 2048 pages per command on a 32 GiB fake_rw disk. More than 128 scatterlist entries needs chained scatterlists; beyond tcm_loop's sg_tablesize (256 entries of up to 4 KiB = 1 MiB) the kernel refuses the command before it reaches vscsid.",
+	"seed003": "Seed 003, \"scsi_sgtable and Large IO sg-chaining\" (2007): sg_dd direct I/O through /dev/sgN with 128, 256 and 2048 pages per command on a 32 GiB fake_rw disk. More than 128 scatterlist entries needs chained scatterlists; beyond tcm_loop's sg_tablesize (256 entries; with direct I/O each user page is its own entry, so 256 x 4 KiB = 1 MiB) the kernel refuses the command with EINVAL before it reaches vscsid. The segments histogram is what vscsid sees: the TCMU data area, into which the kernel copies the scatterlist, not the scatterlist itself.",
 	"seed002": "Seed 002, \"direct-to-BIO for O_DIRECT\" (2002): throughput and CPU cost of buffered dd, O_DIRECT dd and sg_dd on one fake_rw disk, reads and writes, at 4 KiB, 64 KiB and 1 MiB blocks.",
 	"seed004": "Seed 004, \"st try_direct_io\" (2006): tape read speed with st's direct I/O on and off, fixed 1 KiB blocks vs variable 32 KiB blocks, on a DAT72-personality vtape.",
 	"seed000": "Seed 000, \"IO buffer alignment for block devices\" (2004): O_DIRECT transfers with user buffers at various alignments through st, sd and sg.",
@@ -91,7 +91,7 @@ func (rep *Report) runsTable(b *strings.Builder) {
 	for _, k := range extra {
 		fmt.Fprintf(b, " %s |", k)
 	}
-	b.WriteString(" exit | wall s | MiB read | MiB written | MB/s | data cmds | avg KiB/cmd | misaligned | sys % | busy % | tool's last line |\n|---|---|")
+	b.WriteString(" exit | wall s | MiB read | MiB written | MB/s | data cmds | avg KiB/cmd | misaligned | sys % | busy % | tool says |\n|---|---|")
 	for range extra {
 		b.WriteString("---|")
 	}
@@ -119,7 +119,7 @@ func (rep *Report) runsTable(b *strings.Builder) {
 			cpu = fmt.Sprintf("%.0f | %.0f", sys, busy)
 		}
 		fmt.Fprintf(b, " %s | %.2f | %.1f | %.1f | %s | %.0f | %s | %.0f | %s | %s |\n",
-			r.KV["rc"], wall, rd/(1<<20), wr/(1<<20), mbs, cmds, avg, mis, cpu, cell(lastLine(r.Output)))
+			r.KV["rc"], wall, rd/(1<<20), wr/(1<<20), mbs, cmds, avg, mis, cpu, cell(keyLine(r.Output, r.KV["rc"] != "0")))
 	}
 	b.WriteString("\n")
 }
@@ -245,6 +245,21 @@ func human(v float64, unit string) string {
 		return fmt.Sprintf("%.0f KiB", v/1024)
 	}
 	return fmt.Sprintf("%.0f B", v)
+}
+
+// keyLine picks the line of a tool's output worth a table cell: the first error
+// line of a failed run, the throughput line of a good one, else the last line.
+func keyLine(s string, failed bool) string {
+	for _, l := range strings.Split(s, "\n") {
+		ll := strings.ToLower(l)
+		if failed && (strings.Contains(ll, "error") || strings.Contains(ll, "invalid") || strings.Contains(ll, "cannot")) {
+			return strings.TrimSpace(l)
+		}
+		if !failed && (strings.Contains(ll, " copied, ") || strings.Contains(ll, "mb/sec")) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastLine(s)
 }
 
 func lastLine(s string) string {

@@ -107,3 +107,17 @@ func TestReportEndToEnd(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestKeyLine(t *testing.T) {
+	sgdd := "reading (SG_IO) on sg device, error: Invalid argument\nsg_read failed, at or after lba=0 [0x0]\n0+0 records out\n"
+	if got := keyLine(sgdd, true); got != "reading (SG_IO) on sg device, error: Invalid argument" {
+		t.Errorf("failed run: %q", got)
+	}
+	ok := "time to transfer data: 1.2 secs at 213.24 MB/sec\n524288+0 records in\n524288+0 records out\n"
+	if got := keyLine(ok, false); got != "time to transfer data: 1.2 secs at 213.24 MB/sec" {
+		t.Errorf("good run: %q", got)
+	}
+	if got := keyLine("a\nlast\n\n", false); got != "last" {
+		t.Errorf("fallback: %q", got)
+	}
+}
