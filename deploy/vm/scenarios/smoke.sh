@@ -17,10 +17,13 @@ check target-version-readable cat "$CONFIGFS/version"
 note "$OUT"
 
 # TCMU backstore lifecycle without a daemon: enable gives a uio device named
-# tcm-user/<hba>/<dev>/<dev_config>, rmdir removes it.
+# tcm-user/<hba>/<dev>/<dev_config>, rmdir removes it. nl_reply_supported=-1:
+# once a daemon (vscsid, tcmu-runner) has turned on netlink command replies,
+# the kernel keeps them on after it exits, and enable then waits in D state,
+# forever, for a reply nobody sends.
 u=$CONFIGFS/core/user_97/smoke
 check tcmu-mkdir mkdir -p "$u"
-check_sh tcmu-control "echo dev_size=1048576 >$u/control && echo dev_config=vdisk/size=1MiB >$u/control && echo hw_block_size=512 >$u/control"
+check_sh tcmu-control "echo dev_size=1048576 >$u/control && echo dev_config=vdisk/size=1MiB >$u/control && echo hw_block_size=512 >$u/control && echo nl_reply_supported=-1 >$u/control"
 check_sh tcmu-enable "echo 1 >$u/enable"
 expect_output tcmu-uio-name '^tcm-user/97/smoke/vdisk/size=1MiB$' sh -c 'cat /sys/class/uio/uio*/name'
 uio=$(grep -l '^tcm-user/97/smoke/' /sys/class/uio/uio*/name 2>/dev/null | head -n1)
