@@ -7,7 +7,11 @@
 # Every run's vscsid metrics are scraped before and after; results.txt and
 # the scrapes go out as artefacts for deploy/vm/experiments/report.
 
-EXP_MB=${EXP_MB:-128}
+# Bytes per run by block size: TCG makes a 4 KiB O_DIRECT command cost
+# milliseconds, so the small sizes move less data (each run still issues
+# thousands of commands).
+EXP_MB_4K=${EXP_MB_4K:-8} EXP_MB_64K=${EXP_MB_64K:-64} EXP_MB_1M=${EXP_MB_1M:-128}
+CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
 cat >/etc/vscsid/exp-seed002.yaml <<'YAML'
 cmd_time_out: 10
@@ -47,7 +51,7 @@ exp_run() {
 }
 
 : >"$ART/results.txt"
-exp_info kernel=$(uname -r) experiment=seed002 mb_per_run=$EXP_MB cpus=$(nproc)
+exp_info kernel=$(uname -r) experiment=seed002 mb_4k=$EXP_MB_4K mb_64k=$EXP_MB_64K mb_1m=$EXP_MB_1M cpus=$(nproc)
 
 dmesg_mark daemon
 vscsid_start exp-seed002 --config /etc/vscsid/exp-seed002.yaml
@@ -61,7 +65,8 @@ exp_info "dev=$sd" "sg=$sg" "max_sectors_kb=$(cat $q/max_sectors_kb)" "read_ahea
 [ -w /sys/module/sg/parameters/allow_dio ] && echo 1 >/sys/module/sg/parameters/allow_dio
 
 for bs in 4096 65536 1048576; do
-	n=$((EXP_MB * 1048576 / bs))
+	case $bs in 4096) mb=$EXP_MB_4K ;; 65536) mb=$EXP_MB_64K ;; *) mb=$EXP_MB_1M ;; esac
+	n=$((mb * 1048576 / bs))
 	k=$((bs / 1024))k
 	exp_run "read-buffered-$k" fast op=read path=buffered "bs=$bs" -- \
 		$DD if=/dev/$sd of=/dev/null bs=$bs count=$n

@@ -10,6 +10,7 @@
 # the scrapes go out as artefacts for deploy/vm/experiments/report.
 
 EXP_MB=${EXP_MB:-256}
+CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
 cat >/etc/vscsid/exp-seed003.yaml <<'YAML'
 cmd_time_out: 10

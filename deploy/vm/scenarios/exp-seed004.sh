@@ -11,6 +11,7 @@
 # the scrapes go out as artefacts for deploy/vm/experiments/report.
 
 EXP_MB=${EXP_MB:-8}
+CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
 cat >/etc/vscsid/exp-seed004.yaml <<'YAML'
 cmd_time_out: 10

@@ -177,7 +177,7 @@ func sgio(fd int, write bool, buf []byte) (bool, error) {
 var errnoNames = map[syscall.Errno]string{
 	syscall.EINVAL: "EINVAL", syscall.EFAULT: "EFAULT", syscall.EIO: "EIO", syscall.ENOMEM: "ENOMEM",
 	syscall.EBUSY: "EBUSY", syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.ENOSPC: "ENOSPC",
-	syscall.ENXIO: "ENXIO", syscall.ENOMEDIUM: "ENOMEDIUM", syscall.EOVERFLOW: "EOVERFLOW",
+	syscall.ENXIO: "ENXIO", syscall.ENOMEDIUM: "ENOMEDIUM", syscall.EOVERFLOW: "EOVERFLOW", syscall.ENOTTY: "ENOTTY",
 }
 
 func fail(what string, err error) {

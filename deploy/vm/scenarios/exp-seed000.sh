@@ -1,0 +1,93 @@
+# vm-timeout: 600
+# exp-seed000: experiment, not a regression test (deploy/vm/experiments).
+# Seed 000 "IO buffer alignment for block devices": direct transfers from
+# and to user buffers placed 4096, 512, 8, 4 and 1 bytes past a page
+# boundary, through sd (O_DIRECT), sg (SG_IO with SG_FLAG_DIRECT_IO: the
+# reply says whether the kernel mapped the pages or copied) and st (plain
+# read/write; st maps the pages itself when try_direct_io and the alignment
+# allow). The test program, aligntest (deploy/vm/experiments/aligntest), is
+# built on the host by deploy/vm/experiments/run and carried in
+# exp-seed000-payload.sh, a generated file that exists only during that run.
+
+CMD_TIMEOUT=120
+mkdir -p /etc/vscsid
+cat >/etc/vscsid/exp-seed000.yaml <<'YAML'
+cmd_time_out: 10
+devices:
+  - name: adisk
+    type: vdisk
+    config: "size=1GiB;lbs=512;mode=fake_rw"
+  - name: atape
+    type: vtape
+    config: "personality=generic;memory=1;capacity=64M;barcode=ALIGN1"
+YAML
+artefact /etc/vscsid/exp-seed000.yaml vscsid.yaml
+
+# ------------------------------------------------------------ recording
+# exp_info KEY=VALUE...: a line of run-independent facts.
+exp_info() { echo "info $*" >>"$ART/results.txt"; }
+# exp_cpu: the aggregate cpu line of /proc/stat as comma-separated ticks.
+exp_cpu() { head -n1 /proc/stat | sed 's/^cpu  *//; s/  */,/g'; }
+# exp_run RUN DEVICE KEY=VALUE... -- CMD...: one measured run: page cache
+# dropped, metrics scraped before and after, wall time and CPU ticks from
+# /proc, the command's output kept as RUN.out.
+exp_run() {
+	_r=$1 _d=$2
+	shift 2
+	_kv=
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do _kv="$_kv $1"; shift; done
+	shift
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	scrape_metrics "$W/$_r.before.prom" || note "$_r: scrape before failed"
+	_u0=$(cut -d' ' -f1 /proc/uptime)
+	_c0=$(exp_cpu)
+	capture "$@"
+	_u1=$(cut -d' ' -f1 /proc/uptime)
+	_c1=$(exp_cpu)
+	scrape_metrics "$W/$_r.after.prom" || note "$_r: scrape after failed"
+	printf '%s\n' "$OUT" >"$ART/$_r.out"
+	echo "run $_r device=$_d rc=$RC t0=$_u0 t1=$_u1 cpu0=$_c0 cpu1=$_c1$_kv" >>"$ART/results.txt"
+	note "$_r: exit $RC, $(printf '%s\n' "$OUT" | tail -n1)"
+}
+
+: >"$ART/results.txt"
+exp_info kernel=$(uname -r) experiment=seed000
+
+P=/vmtest/scenarios/exp-seed000-payload.sh
+AT=/usr/local/bin/aligntest
+mkdir -p /usr/local/bin
+require check aligntest-unpacked sh -c "[ -f $P ] && sed '1,/^__PAYLOAD__\$/d' $P | base64 -d | gunzip >$AT && chmod 755 $AT && $AT -h 2>&1 | grep -qi usage"
+
+dmesg_mark daemon
+vscsid_start exp-seed000 --config /etc/vscsid/exp-seed000.yaml
+[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
+require wait_for adisk-attached 30 "dev_node block adisk && dev_node sg adisk"
+require wait_for atape-attached 30 "dev_node tape atape"
+sd=$(dev_block adisk)
+sg=$(dev_sg adisk)
+TD=/dev/n$(dev_tape atape)
+q=/sys/block/$sd/queue
+exp_info "sd=$sd" "sg=$sg" "st=$TD" "sd.logical_block_size=$(cat $q/logical_block_size)" \
+	"sd.dma_alignment=$(cat $q/dma_alignment 2>/dev/null || echo not-in-sysfs)" \
+	"st.try_direct_io=$(cat /sys/bus/scsi/drivers/st/try_direct_io 2>/dev/null)" \
+	"sg.allow_dio=$(cat /sys/module/sg/parameters/allow_dio 2>/dev/null)"
+[ -w /sys/module/sg/parameters/allow_dio ] && echo 1 >/sys/module/sg/parameters/allow_dio
+exp_info "sg.allow_dio.set=$(cat /sys/module/sg/parameters/allow_dio 2>/dev/null)"
+check atape-variable "$MT" -f "$TD" setblk 0
+
+BS=65536
+for a in 4096 512 8 4 1; do
+	for op in read write; do
+		exp_run "sd-$op-a$a" adisk path=sd "op=$op" "align=$a" -- $AT -path sd -op $op -align $a -bs $BS -count 4 /dev/$sd
+		exp_run "sg-$op-a$a" adisk path=sg "op=$op" "align=$a" -- $AT -path sg -op $op -align $a -bs $BS -count 4 /dev/$sg
+	done
+	check "st-rewind-a$a" "$MT" -f "$TD" rewind
+	exp_run "st-write-a$a" atape path=st op=write "align=$a" -- $AT -path st -op write -align $a -bs $BS -count 4 "$TD"
+	check "st-rewind2-a$a" "$MT" -f "$TD" rewind
+	exp_run "st-read-a$a" atape path=st op=read "align=$a" -- $AT -path st -op read -align $a -bs $BS -count 4 "$TD"
+done
+
+vscsid_stop vscsid-stop
+wait_for no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
+kernel_clean kernel-log-clean
