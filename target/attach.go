@@ -248,14 +248,32 @@ func (t *Target) find(hba int, name string) *managed {
 // without touching configfs: the kernel is removing it (REMOVED event) or
 // its creator wants it back. It reports whether the device was served.
 // A device created by Create is not detached (Close removes it).
+//
+// A device of the config file that another tool removes (it unlinked our
+// LUN and removed the storage object: the kernel sends REMOVED from that
+// rmdir and waits for the reply) is let go the same way: its loop stops
+// and its uio device is closed, nothing in configfs is touched (a configfs
+// operation here could wait on the very rmdir that waits for our reply),
+// and it leaves the registry; what is left of its tcm_loop target is
+// reclaimed at the next start.
 func (t *Target) Detach(hba int, name string) (bool, error) {
 	t.createMu.Lock()
 	defer t.createMu.Unlock()
 	m := t.find(hba, name)
-	if m == nil || m.info.Origin != OriginAttached {
+	switch {
+	case m == nil:
 		return false, nil
+	case m.info.Origin == OriginAttached:
+		return true, t.release(m, false)
 	}
-	return true, t.release(m, false)
+	t.mu.Lock()
+	t.devs = slices.DeleteFunc(t.devs, func(x *managed) bool { return x == m })
+	t.mu.Unlock()
+	m.stop()
+	err := m.rd.Close()
+	t.log.Warn("device of the config file removed by another tool; it is no longer served",
+		zap.String("device", name), zap.Int("hba", hba))
+	return true, err
 }
 
 // drainTimeout bounds how long release waits for in-flight commands.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -204,6 +205,26 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	}
 	if ds := tg.Devices(); len(ds) != 2 || ds[0].Info.Name == "tc0" || ds[1].Info.Name == "tc0" {
 		t.Errorf("Devices after REMOVED: %+v", ds)
+	}
+
+	// A device of our config file removed with targetcli: let go of it
+	// without a configfs operation (the rmdir waits for this reply).
+	own, err := tg.Create(ctx, DeviceSpec{Name: "own0", Subtype: "vdisk", Config: "size=1M", Size: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = len(f.Ops())
+	c.events <- netlink.Removed{Device: dev("tcm-user/"+strconv.Itoa(own.HBA)+"/own0/vdisk/size=1M", 5, 20)}
+	if r := c.next(t); r.status != 0 {
+		t.Errorf("REMOVED of a config device: reply %d", r.status)
+	}
+	if got := f.Ops()[n:]; !slices.Equal(got, []string{"close dev/" + own.UIO}) {
+		t.Errorf("REMOVED of a config device: ops %v, want only the uio closed", got)
+	}
+	for _, ds := range tg.Devices() {
+		if ds.Info.Name == "own0" {
+			t.Error("own0 still registered after REMOVED")
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -106,6 +106,11 @@ type managed struct {
 	undo undo
 	// served is where the serving steps begin in undo (adopt).
 	served int
+	// stop stops serving and waits for the loop (set by serve); rd is the
+	// open uio device. Together they let go of a device without touching
+	// configfs (a REMOVED event of one of ours).
+	stop func()
+	rd   ringDev
 	done   chan struct{}
 	mu     sync.Mutex
 	err    error
@@ -368,7 +373,9 @@ func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 			dlog.Warn("cannot fail commands of the failed device; they time out after cmd_time_out", zap.Error(err))
 		}
 	}()
-	m.undo.push("stop serving "+m.info.Name, func() error { stop(); <-m.done; return nil })
+	m.stop = sync.OnceFunc(func() { stop(); <-m.done })
+	m.rd = rd
+	m.undo.push("stop serving "+m.info.Name, func() error { m.stop(); return nil })
 }
 
 // internalFailure is the handler of a failed device.
