@@ -111,9 +111,9 @@ type managed struct {
 	// configfs (a REMOVED event of one of ours).
 	stop func()
 	rd   ringDev
-	done   chan struct{}
-	mu     sync.Mutex
-	err    error
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
 }
 
 func (m *managed) setErr(err error) {
