@@ -60,6 +60,7 @@ func (rep *Report) Markdown() (string, error) {
 		fmt.Fprintf(&b, "## vscsid config\n\n```yaml\n%s```\n\n", cfg)
 	}
 
+	rep.pivotTables(&b, exp)
 	rep.runsTable(&b)
 	rep.commandsTable(&b)
 	for _, h := range []struct{ title, name, dir, unit, file string }{

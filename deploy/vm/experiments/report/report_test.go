@@ -121,3 +121,26 @@ func TestKeyLine(t *testing.T) {
 		t.Errorf("fallback: %q", got)
 	}
 }
+
+func TestPivotRatio(t *testing.T) {
+	mk := func(name, dio, rc string, bytes float64) *Run {
+		after := Scrape{{Name: "vscsi_scsi_read_bytes_total", Labels: map[string]string{"device": "t"}, Value: bytes}}
+		return &Run{Name: name, KV: map[string]string{"device": "t", "rc": rc, "t0": "0", "t1": "2",
+			"blocks": "fixed-1k", "op": "read", "try_direct_io": dio}, After: after}
+	}
+	rep := &Report{Res: &Results{Runs: []*Run{mk("a", "1", "0", 2e6), mk("b", "0", "0", 8e6), mk("c", "0", "1", 0)}}}
+	rep.Res.Runs[2].KV["blocks"] = "var-32k"
+	var b strings.Builder
+	pivots["test"] = []Pivot{{Title: "T", Filter: map[string]string{"op": "read"}, Rows: []string{"blocks"}, Col: "try_direct_io", Value: mbs, Ratio: "1/0"}}
+	defer delete(pivots, "test")
+	rep.pivotTables(&b, "test")
+	for _, want := range []string{
+		"| blocks | try_direct_io=1 | try_direct_io=0 | ratio |",
+		"| fixed-1k | 1.00 | 4.00 | 0.25 |", // 2e6 B / 2 s vs 8e6 B / 2 s
+		"| var-32k | – | failed | – |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Pivot is an experiment's summary table: one row per distinct value of the
+// Rows keys, one column per distinct value of Col, each cell Value of the
+// run with those values (runs not matching Filter are left out).
+type Pivot struct {
+	Title  string
+	Note   string
+	Filter map[string]string
+	Rows   []string
+	Col    string
+	Value  func(*Run) string
+	// Ratio adds a column: the first column's number over the second's.
+	Ratio string
+}
+
+func mbs(r *Run) string {
+	if r.KV["rc"] != "0" {
+		return "failed"
+	}
+	rd, wr := r.Bytes()
+	if r.Wall() <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", (rd+wr)/r.Wall()/1e6)
+}
+
+func sysCPU(r *Run) string {
+	sys, busy, ok := r.CPU()
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f / %.0f", sys, busy)
+}
+
+func avgKiB(r *Run) string {
+	rd, wr := r.Bytes()
+	n := r.DataCommands("read") + r.DataCommands("write")
+	if n == 0 {
+		return "0 cmds"
+	}
+	return fmt.Sprintf("%.0f × %.1f KiB", n, (rd+wr)/n/1024)
+}
+
+func outcome(r *Run) string {
+	l := keyLine(r.Output, r.KV["rc"] != "0")
+	n := r.DataCommands("read") + r.DataCommands("write")
+	if r.KV["rc"] == "0" {
+		if i := strings.Index(l, ", direct "); i >= 0 {
+			return fmt.Sprintf("ok (%s; %.0f cmds)", strings.TrimPrefix(l[i+2:], " "), n)
+		}
+		return fmt.Sprintf("ok (%.0f cmds)", n)
+	}
+	if i := strings.LastIndex(l, ": "); i >= 0 {
+		l = l[i+2:]
+	}
+	return fmt.Sprintf("**%s** (%.0f cmds)", l, n)
+}
+
+// pivots are the summary tables of each experiment.
+var pivots = map[string][]Pivot{
+	"seed001": {{
+		Title: "Data commands × average size, per target and disk",
+		Rows:  []string{"target"}, Col: "device", Value: avgKiB,
+	}, {
+		Title: "MB/s per target and disk",
+		Rows:  []string{"target"}, Col: "device", Value: mbs,
+	}},
+	"seed003": {{
+		Title: "MB/s per pages per command (failed: the kernel refused the command)",
+		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: mbs,
+	}, {
+		Title: "Data commands × average size that reached vscsid",
+		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: avgKiB,
+	}},
+	"seed002": {{
+		Title: "MB/s", Rows: []string{"op", "bs"}, Col: "path", Value: mbs,
+	}, {
+		Title: "CPU % of both guest CPUs, sys / busy", Rows: []string{"op", "bs"}, Col: "path", Value: sysCPU,
+	}, {
+		Title: "Data commands × average size", Rows: []string{"op", "bs"}, Col: "path", Value: avgKiB,
+	}},
+	"seed004": {{
+		Title:  "Read MB/s, try_direct_io on (1) and off (0)",
+		Note:   "ratio = MB/s with direct I/O on / off (below 1: direct I/O is slower).",
+		Filter: map[string]string{"op": "read"},
+		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Ratio: "1/0",
+	}, {
+		Title:  "Write MB/s, try_direct_io on (1) and off (0)",
+		Filter: map[string]string{"op": "write"},
+		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Ratio: "1/0",
+	}, {
+		Title: "Data commands × average size", Rows: []string{"blocks", "op"}, Col: "try_direct_io", Value: avgKiB,
+	}},
+	"seed000": {{
+		Title: "Outcome per buffer alignment (bytes past a page boundary; 4096 = page aligned)",
+		Note:  "cmds: data-carrying commands vscsid saw during the run (for st the open adds MODE SENSE and READ BLOCK LIMITS). sg: direct = pages mapped, copied = the kernel bounced through its own buffer.",
+		Rows:  []string{"path", "op"}, Col: "align", Value: outcome,
+	}},
+}
+
+func (rep *Report) pivotTables(b *strings.Builder, exp string) {
+	ps := pivots[exp]
+	if len(ps) == 0 {
+		return
+	}
+	b.WriteString("## Summary\n\n")
+	for _, p := range ps {
+		var rowKeys, cols []string
+		seenR, seenC := map[string]bool{}, map[string]bool{}
+		cell := map[string]*Run{}
+		for _, r := range rep.Res.Runs {
+			skip := false
+			for k, v := range p.Filter {
+				if r.KV[k] != v {
+					skip = true
+				}
+			}
+			if skip {
+				continue
+			}
+			var parts []string
+			for _, k := range p.Rows {
+				parts = append(parts, r.KV[k])
+			}
+			rk := strings.Join(parts, " | ")
+			c := r.KV[p.Col]
+			if !seenR[rk] {
+				seenR[rk] = true
+				rowKeys = append(rowKeys, rk)
+			}
+			if !seenC[c] {
+				seenC[c] = true
+				cols = append(cols, c)
+			}
+			cell[rk+"\x00"+c] = r
+		}
+		if len(rowKeys) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "### %s\n\n", p.Title)
+		if p.Note != "" {
+			fmt.Fprintf(b, "%s\n\n", p.Note)
+		}
+		b.WriteString("|")
+		for _, k := range p.Rows {
+			fmt.Fprintf(b, " %s |", k)
+		}
+		for _, c := range cols {
+			fmt.Fprintf(b, " %s=%s |", p.Col, c)
+		}
+		if p.Ratio != "" {
+			b.WriteString(" ratio |")
+		}
+		b.WriteString("\n|")
+		for range p.Rows {
+			b.WriteString("---|")
+		}
+		for range cols {
+			b.WriteString("---:|")
+		}
+		if p.Ratio != "" {
+			b.WriteString("---:|")
+		}
+		b.WriteString("\n")
+		for _, rk := range rowKeys {
+			fmt.Fprintf(b, "| %s |", rk)
+			var nums []float64
+			for _, c := range cols {
+				r := cell[rk+"\x00"+c]
+				v := "–"
+				if r != nil {
+					v = p.Value(r)
+				}
+				var f float64
+				if _, err := fmt.Sscanf(v, "%g", &f); err == nil {
+					nums = append(nums, f)
+				}
+				fmt.Fprintf(b, " %s |", v)
+			}
+			if p.Ratio != "" {
+				if len(nums) == 2 && nums[1] > 0 {
+					fmt.Fprintf(b, " %.2f |", nums[0]/nums[1])
+				} else {
+					b.WriteString(" – |")
+				}
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+}
