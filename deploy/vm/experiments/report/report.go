@@ -87,16 +87,16 @@ func (rep *Report) runsTable(b *strings.Builder) {
 			}
 		}
 	}
-	b.WriteString("## Runs\n\nMB/s is the bytes vscsid moved (metrics delta) over the guest's wall time for the run (10^6 bytes). CPU is the share of both guest CPUs from /proc/stat: `sys` = system+irq+softirq, `busy` = all but idle and iowait.\n\n")
+	b.WriteString("## Runs\n\nMB/s is the bytes vscsid moved (metrics delta) over the guest's wall time for the run (10^6 bytes). vscsid µs/cmd is the mean time vscsid's handler spent per command (`vscsi_scsi_command_duration_seconds` sum over count; the rest of a command's round trip is kernel, ring and emulator). CPU is the share of both guest CPUs from /proc/stat: `sys` = system+irq+softirq, `busy` = all but idle and iowait.\n\n")
 	b.WriteString("| run | device |")
 	for _, k := range extra {
 		fmt.Fprintf(b, " %s |", k)
 	}
-	b.WriteString(" exit | wall s | MiB read | MiB written | MB/s | data cmds | avg KiB/cmd | misaligned | sys % | busy % | tool says |\n|---|---|")
+	b.WriteString(" exit | wall s | MiB read | MiB written | MB/s | data cmds | avg KiB/cmd | misaligned | vscsid µs/cmd | sys % | busy % | tool says |\n|---|---|")
 	for range extra {
 		b.WriteString("---|")
 	}
-	b.WriteString("---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rep.Res.Runs {
 		rd, wr := r.Bytes()
 		wall := r.Wall()
@@ -114,13 +114,17 @@ func (rep *Report) runsTable(b *strings.Builder) {
 			avg = fmt.Sprintf("%.1f", (rd+wr)/cmds/1024)
 		}
 		mis := r.delta("vscsi_disk_misaligned_commands_total", r.dev())
+		svc := "–"
+		if n := r.delta("vscsi_scsi_command_duration_seconds_count", r.dev()); n > 0 {
+			svc = fmt.Sprintf("%.0f", r.delta("vscsi_scsi_command_duration_seconds_sum", r.dev())/n*1e6)
+		}
 		sys, busy, ok := r.CPU()
 		cpu := "– | –"
 		if ok {
 			cpu = fmt.Sprintf("%.0f | %.0f", sys, busy)
 		}
-		fmt.Fprintf(b, " %s | %.2f | %.1f | %.1f | %s | %.0f | %s | %.0f | %s | %s |\n",
-			r.KV["rc"], wall, rd/(1<<20), wr/(1<<20), mbs, cmds, avg, mis, cpu, cell(keyLine(r.Output, r.KV["rc"] != "0")))
+		fmt.Fprintf(b, " %s | %.2f | %.1f | %.1f | %s | %.0f | %s | %.0f | %s | %s | %s |\n",
+			r.KV["rc"], wall, rd/(1<<20), wr/(1<<20), mbs, cmds, avg, mis, svc, cpu, cell(keyLine(r.Output, r.KV["rc"] != "0")))
 	}
 	b.WriteString("\n")
 }

@@ -16,6 +16,8 @@ vscsi_scsi_transfer_bytes_count{device="d0",direction="read"} 10
 vscsi_scsi_transfer_bytes_bucket{device="d1",direction="read",le="512"} 99
 vscsi_scsi_commands_total{device="d0",command="read_10"} 10
 vscsi_scsi_read_bytes_total{device="d0"} 5120
+vscsi_scsi_command_duration_seconds_sum{device="d0",command="read_10"} 0.001
+vscsi_scsi_command_duration_seconds_count{device="d0",command="read_10"} 10
 vscsi_device_info{device="d0",product="A \"q\" b"} 1
 `
 
@@ -27,6 +29,8 @@ vscsi_scsi_transfer_bytes_bucket{device="d1",direction="read",le="512"} 1000
 vscsi_scsi_commands_total{device="d0",command="read_10"} 21
 vscsi_scsi_commands_total{device="d0",command="test_unit_ready"} 2
 vscsi_scsi_read_bytes_total{device="d0"} 1.048576e+06
+vscsi_scsi_command_duration_seconds_sum{device="d0",command="read_10"} 0.0032
+vscsi_scsi_command_duration_seconds_count{device="d0",command="read_10"} 21
 vscsi_device_info{device="d0",product="A \"q\" b"} 1
 `
 
@@ -92,8 +96,8 @@ func TestReportEndToEnd(t *testing.T) {
 	}
 	for _, want := range []string{
 		"**6.1.0-57-amd64**",
-		// 1048576-5120 bytes in 2 s = 0.5 MB/s; 11 data commands; sys 50/200 = 25 %, busy 60/200 = 30 %.
-		"| r1 | d0 | p1 | 0 | 2.00 | 1.0 | 0.0 | 0.5 | 11 | 92.6 | 0 | 25 | 30 |",
+		// 1048576-5120 bytes in 2 s = 0.5 MB/s; 11 data commands; vscsid 2.2 ms / 11 commands = 200 us; sys 50/200 = 25 %, busy 60/200 = 30 %.
+		"| r1 | d0 | p1 | 0 | 2.00 | 1.0 | 0.0 | 0.5 | 11 | 92.6 | 0 | 200 | 25 | 30 |",
 		"| run | read_10 | test_unit_ready |",
 		"| r1 | 11 | 2 |",
 		"| r1 | 4 | 6 | 1 |",
