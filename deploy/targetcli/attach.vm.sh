@@ -6,7 +6,7 @@
 #
 # Kept in deploy/targetcli until the VM harness adopts it
 # (cp deploy/targetcli/attach.vm.sh deploy/vm/scenarios/attach.sh);
-# passed 50/50 on bookworm (6.1) and trixie (6.12).
+# passed 53/53 on bookworm (6.1); an earlier version 50/50 on trixie (6.12).
 # shellcheck shell=sh disable=SC2086 # sourced by the guest's busybox ash with deploy/vm/guest/lib.sh
 
 CTL=/usr/bin/vscsictl
@@ -86,6 +86,11 @@ require wait_for own0-third 30 "dev_node block own0"
 expect_eq own0-same-node "$own" "$(dev_block own0)"
 check own0-read dd if=/dev/$own of=/dev/null bs=4k count=16
 check_sh log-adopted "grep -q 're-attached in place' $ART/vscsid-attach3.log"
+# 8. One of the config's devices removed by hand while served: REMOVED is
+# answered, nothing hangs, the daemon still stops cleanly.
+check_sh own0-removed-by-hand "l=\$(ls -d $CONFIGFS/loopback/naa.*/tpgt_1/lun/lun_0/own0) && t=\${l%/lun/lun_0/own0} && o=\$(readlink -f \$l) && rm \$l && rmdir \$t/lun/lun_0 && timeout 20 rmdir \$o && rmdir \$(dirname \$o) && rmdir \$t && rmdir \${t%/tpgt_1}"
+wait_for ctl-own0-gone 10 "! $CTL devices | grep -q '^own0 '"
+check_sh log-own0-removed "grep -q 'removed by another tool' $ART/vscsid-attach3.log"
 vscsid_stop vscsid-stop-3
 
 # Cleanup of tc0 by hand (no daemon: REMOVED has no listener, which the kernel ignores).
