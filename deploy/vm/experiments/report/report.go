@@ -87,7 +87,7 @@ func (rep *Report) runsTable(b *strings.Builder) {
 			}
 		}
 	}
-	b.WriteString("## Runs\n\nMB/s is the bytes vscsid moved (metrics delta) over the guest's wall time for the run (10^6 bytes). vscsid µs/cmd is the mean time vscsid's handler spent per command (`vscsi_scsi_command_duration_seconds` sum over count; the rest of a command's round trip is kernel, ring and emulator). CPU is the share of both guest CPUs from /proc/stat: `sys` = system+irq+softirq, `busy` = all but idle and iowait.\n\n")
+	b.WriteString("## Runs\n\nMB/s is the bytes vscsid moved (metrics delta) over the guest's wall time for the run (10^6 bytes). vscsid µs/cmd is the mean time vscsid's handler spent per command (`vscsi_scsi_command_duration_seconds` sum over count; the rest of a command's round trip is kernel, ring and emulator). CPU is the share of both guest CPUs from /proc/stat: `sys` = system+irq+softirq, `busy` = all but idle and iowait; both include vscsid itself, which runs in the guest.\n\n")
 	b.WriteString("| run | device |")
 	for _, k := range extra {
 		fmt.Fprintf(b, " %s |", k)
