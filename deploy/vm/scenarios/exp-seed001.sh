@@ -13,6 +13,7 @@
 # fake_rw: fake_rw discards writes, so the partition table would not stick.
 
 EXP_MB=${EXP_MB:-64}
+EXP_REPS=${EXP_REPS:-3}
 mkdir -p /etc/vscsid
 cat >/etc/vscsid/exp-seed001.yaml <<'EOF'
 cmd_time_out: 10
@@ -55,7 +56,7 @@ exp_run() {
 }
 
 : >"$ART/results.txt"
-exp_info kernel=$(uname -r) experiment=seed001 mb=$EXP_MB
+exp_info kernel=$(uname -r) experiment=seed001 mb=$EXP_MB reps=$EXP_REPS
 
 dmesg_mark daemon
 vscsid_start exp-seed001 --config /etc/vscsid/exp-seed001.yaml
@@ -89,18 +90,25 @@ for n in e512 e512m8; do
 	exp_info "$n.dev=$sd" "$n.max_sectors_kb=$(cat $q/max_sectors_kb)" \
 		"$n.max_hw_sectors_kb=$(cat $q/max_hw_sectors_kb)" "$n.max_segments=$(cat $q/max_segments)" \
 		"$n.physical_block_size=$(cat $q/physical_block_size)" "$n.read_ahead_kb=$(cat $q/read_ahead_kb)"
-	for part in "whole:$sd" "p1:${sd}1" "p2:${sd}2"; do
-		label=${part%%:*} node=${part#*:}
-		exp_run "$n-$label" "$n" "target=$label" "bsz=$(blockdev --getbsz /dev/$node)" -- \
-			$DD if=/dev/$node of=/dev/null bs=10k count=$((EXP_MB * 1024 / 10))
+	# Repetitions interleaved, so a burst of load on the host hits every
+	# target alike; the report shows the median and the range.
+	for rep in $(seq "$EXP_REPS"); do
+		for part in "whole:$sd" "p1:${sd}1" "p2:${sd}2"; do
+			label=${part%%:*} node=${part#*:}
+			exp_run "$n-$label-r$rep" "$n" "target=$label" "rep=$rep" "bsz=$(blockdev --getbsz /dev/$node)" -- \
+				$DD if=/dev/$node of=/dev/null bs=10k count=$((EXP_MB * 1024 / 10))
+		done
 	done
+	# After the others: the block size set here may outlive the open.
 	if capture blockdev --setbsz 4096 "/dev/${sd}1"; then
-		# The block size sticks only while the device is open (the kernel
-		# resets it on the last close): hold p1 open on fd 3 for the run.
+		# Older kernels reset the block size on the last close: hold p1
+		# open on fd 3 for the runs.
 		exec 3</dev/${sd}1
 		blockdev --setbsz 4096 "/dev/${sd}1"
-		exp_run "$n-p1-setbsz4096" "$n" "target=p1+setbsz" "bsz=$(blockdev --getbsz /dev/${sd}1)" -- \
-			$DD if=/dev/${sd}1 of=/dev/null bs=10k count=$((EXP_MB * 1024 / 10))
+		for rep in $(seq "$EXP_REPS"); do
+			exp_run "$n-p1-setbsz4096-r$rep" "$n" "target=p1+setbsz" "rep=$rep" "bsz=$(blockdev --getbsz /dev/${sd}1)" -- \
+				$DD if=/dev/${sd}1 of=/dev/null bs=10k count=$((EXP_MB * 1024 / 10))
+		done
 		exec 3<&-
 	else
 		note "blockdev --setbsz 4096 /dev/${sd}1 failed: $OUT"

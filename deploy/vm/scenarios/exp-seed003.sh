@@ -9,7 +9,8 @@
 # Every run's vscsid metrics are scraped before and after; results.txt and
 # the scrapes go out as artefacts for deploy/vm/experiments/report.
 
-EXP_MB=${EXP_MB:-256}
+EXP_MB=${EXP_MB:-128}
+EXP_REPS=${EXP_REPS:-3}
 CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
 cat >/etc/vscsid/exp-seed003.yaml <<'YAML'
@@ -50,7 +51,7 @@ exp_run() {
 }
 
 : >"$ART/results.txt"
-exp_info kernel=$(uname -r) experiment=seed003 mb_per_run=$EXP_MB
+exp_info kernel=$(uname -r) experiment=seed003 mb_per_run=$EXP_MB reps=$EXP_REPS
 
 dmesg_mark daemon
 vscsid_start exp-seed003 --config /etc/vscsid/exp-seed003.yaml
@@ -83,12 +84,15 @@ fi
 exp_info "sg_allow_dio=$(cat /sys/module/sg/parameters/allow_dio 2>/dev/null)"
 
 total=$((EXP_MB * 2048)) # 512-byte blocks
-for pages in 32 128 256 512 2048; do
-	bpt=$((pages * 8))
-	exp_run "read-${pages}p" big "pages=$pages" "bpt=$bpt" "kib_per_cmd=$((pages * 4))" -- \
-		sg_dd if=/dev/$sg of=/dev/null bs=512 bpt=$bpt count=$total blk_sgio=1 dio=1 time=1
-	exp_run "write-${pages}p" big "pages=$pages" "bpt=$bpt" "kib_per_cmd=$((pages * 4))" -- \
-		sg_dd if=/dev/zero of=/dev/$sg bs=512 bpt=$bpt count=$total blk_sgio=1 dio=1 time=1
+# Repetitions interleaved (the report shows median and range).
+for rep in $(seq "$EXP_REPS"); do
+	for pages in 32 128 256 512 2048; do
+		bpt=$((pages * 8))
+		exp_run "read-${pages}p-r$rep" big op=read "pages=$pages" "bpt=$bpt" "kib_per_cmd=$((pages * 4))" "rep=$rep" -- \
+			sg_dd if=/dev/$sg of=/dev/null bs=512 bpt=$bpt count=$total blk_sgio=1 dio=1 time=1
+		exp_run "write-${pages}p-r$rep" big op=write "pages=$pages" "bpt=$bpt" "kib_per_cmd=$((pages * 4))" "rep=$rep" -- \
+			sg_dd if=/dev/zero of=/dev/$sg bs=512 bpt=$bpt count=$total blk_sgio=1 dio=1 time=1
+	done
 done
 dmesg_since daemon >"$ART/dmesg-experiment.txt"
 

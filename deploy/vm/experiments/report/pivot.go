@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -15,8 +16,54 @@ type Pivot struct {
 	Rows   []string
 	Col    string
 	Value  func(*Run) string
+	// Num is Value as a number, for cells with several runs (repetitions):
+	// the cell shows the median, the range and the count. Without Num the
+	// cell shows the last run's Value.
+	Num func(*Run) (float64, bool)
 	// Ratio adds a column: the first column's number over the second's.
 	Ratio string
+}
+
+func mbsNum(r *Run) (float64, bool) {
+	rd, wr := r.Bytes()
+	if r.KV["rc"] != "0" || r.Wall() <= 0 {
+		return 0, false
+	}
+	return (rd + wr) / r.Wall() / 1e6, true
+}
+
+// cellValue renders the runs of one cell: a single run's Value, or with
+// Num and several runs "median (min–max, n=N)"; a failed run among them
+// is shown as such.
+func (p *Pivot) cellValue(runs []*Run) string {
+	if len(runs) == 0 {
+		return "–"
+	}
+	if len(runs) == 1 || p.Num == nil {
+		return p.Value(runs[len(runs)-1])
+	}
+	var xs []float64
+	failed := 0
+	for _, r := range runs {
+		if v, ok := p.Num(r); ok {
+			xs = append(xs, v)
+		} else {
+			failed++
+		}
+	}
+	if len(xs) == 0 {
+		return p.Value(runs[0])
+	}
+	sort.Float64s(xs)
+	med := xs[len(xs)/2]
+	if len(xs)%2 == 0 {
+		med = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	}
+	s := fmt.Sprintf("%.2f (%.2f–%.2f, n=%d)", med, xs[0], xs[len(xs)-1], len(xs))
+	if failed > 0 {
+		s += fmt.Sprintf(", %d failed", failed)
+	}
+	return s
 }
 
 func mbs(r *Run) string {
@@ -69,17 +116,17 @@ var pivots = map[string][]Pivot{
 		Rows:  []string{"target"}, Col: "device", Value: avgKiB,
 	}, {
 		Title: "MB/s per target and disk",
-		Rows:  []string{"target"}, Col: "device", Value: mbs,
+		Rows:  []string{"target"}, Col: "device", Value: mbs, Num: mbsNum,
 	}},
 	"seed003": {{
 		Title: "MB/s per pages per command (failed: the kernel refused the command)",
-		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: mbs,
+		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: mbs, Num: mbsNum,
 	}, {
 		Title: "Data commands × average size that reached vscsid",
 		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: avgKiB,
 	}},
 	"seed002": {{
-		Title: "MB/s", Rows: []string{"op", "bs"}, Col: "path", Value: mbs,
+		Title: "MB/s", Rows: []string{"op", "bs"}, Col: "path", Value: mbs, Num: mbsNum,
 	}, {
 		Title: "CPU % of both guest CPUs, sys / busy", Rows: []string{"op", "bs"}, Col: "path", Value: sysCPU,
 	}, {
@@ -89,11 +136,11 @@ var pivots = map[string][]Pivot{
 		Title:  "Read MB/s, try_direct_io on (1) and off (0)",
 		Note:   "ratio = MB/s with direct I/O on / off (below 1: direct I/O is slower).",
 		Filter: map[string]string{"op": "read"},
-		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Ratio: "1/0",
+		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Num: mbsNum, Ratio: "1/0",
 	}, {
 		Title:  "Write MB/s, try_direct_io on (1) and off (0)",
 		Filter: map[string]string{"op": "write"},
-		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Ratio: "1/0",
+		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Num: mbsNum, Ratio: "1/0",
 	}, {
 		Title: "Data commands × average size", Rows: []string{"blocks", "op"}, Col: "try_direct_io", Value: avgKiB,
 	}},
@@ -113,7 +160,7 @@ func (rep *Report) pivotTables(b *strings.Builder, exp string) {
 	for _, p := range ps {
 		var rowKeys, cols []string
 		seenR, seenC := map[string]bool{}, map[string]bool{}
-		cell := map[string]*Run{}
+		cell := map[string][]*Run{}
 		for _, r := range rep.Res.Runs {
 			skip := false
 			for k, v := range p.Filter {
@@ -138,7 +185,7 @@ func (rep *Report) pivotTables(b *strings.Builder, exp string) {
 				seenC[c] = true
 				cols = append(cols, c)
 			}
-			cell[rk+"\x00"+c] = r
+			cell[rk+"\x00"+c] = append(cell[rk+"\x00"+c], r)
 		}
 		if len(rowKeys) == 0 {
 			continue
@@ -172,11 +219,7 @@ func (rep *Report) pivotTables(b *strings.Builder, exp string) {
 			fmt.Fprintf(b, "| %s |", rk)
 			var nums []float64
 			for _, c := range cols {
-				r := cell[rk+"\x00"+c]
-				v := "–"
-				if r != nil {
-					v = p.Value(r)
-				}
+				v := p.cellValue(cell[rk+"\x00"+c])
 				var f float64
 				if _, err := fmt.Sscanf(v, "%g", &f); err == nil {
 					nums = append(nums, f)

@@ -148,3 +148,20 @@ func TestPivotRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestPivotMedian(t *testing.T) {
+	mk := func(bytes float64, rc string) *Run {
+		return &Run{KV: map[string]string{"device": "d", "rc": rc, "t0": "0", "t1": "1"},
+			After: Scrape{{Name: "vscsi_scsi_read_bytes_total", Labels: map[string]string{"device": "d"}, Value: bytes}}}
+	}
+	p := Pivot{Value: mbs, Num: mbsNum}
+	if got := p.cellValue([]*Run{mk(3e6, "0"), mk(1e6, "0"), mk(2e6, "0")}); got != "2.00 (1.00–3.00, n=3)" {
+		t.Errorf("median of three: %q", got)
+	}
+	if got := p.cellValue([]*Run{mk(4e6, "0"), mk(2e6, "0"), mk(0, "1")}); got != "3.00 (2.00–4.00, n=2), 1 failed" {
+		t.Errorf("with a failure: %q", got)
+	}
+	if got := p.cellValue([]*Run{mk(0, "1")}); got != "failed" {
+		t.Errorf("single failure: %q", got)
+	}
+}
