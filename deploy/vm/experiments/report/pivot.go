@@ -85,18 +85,32 @@ func sysCPU(r *Run) string {
 	return fmt.Sprintf("%.0f / %.0f", sys, busy)
 }
 
+// rwCommands counts the run's READ(6/10/12/16) and WRITE(6/10/12/16).
+func rwCommands(r *Run) float64 {
+	n := 0.0
+	for name, v := range r.Commands() {
+		switch name {
+		case "read_6", "read_10", "read_12", "read_16", "write_6", "write_10", "write_12", "write_16":
+			n += v
+		}
+	}
+	return n
+}
+
+// avgKiB is "READ/WRITE commands × bytes per command" (the bytes include
+// the few bytes of INQUIRY or MODE SENSE a tool's open adds).
 func avgKiB(r *Run) string {
 	rd, wr := r.Bytes()
-	n := r.DataCommands("read") + r.DataCommands("write")
+	n := rwCommands(r)
 	if n == 0 {
-		return "0 cmds"
+		return "no READ/WRITE"
 	}
 	return fmt.Sprintf("%.0f × %.1f KiB", n, (rd+wr)/n/1024)
 }
 
 func outcome(r *Run) string {
 	l := keyLine(r.Output, r.KV["rc"] != "0")
-	n := r.DataCommands("read") + r.DataCommands("write")
+	n := rwCommands(r)
 	if r.KV["rc"] == "0" {
 		if i := strings.Index(l, ", direct "); i >= 0 {
 			return fmt.Sprintf("ok (%s; %.0f cmds)", strings.TrimPrefix(l[i+2:], " "), n)
@@ -112,7 +126,7 @@ func outcome(r *Run) string {
 // pivots are the summary tables of each experiment.
 var pivots = map[string][]Pivot{
 	"seed001": {{
-		Title: "Data commands × average size, per target and disk",
+		Title: "READ/WRITE commands × average size, per target and disk",
 		Rows:  []string{"target"}, Col: "device", Value: avgKiB,
 	}, {
 		Title: "MB/s per target and disk",
@@ -122,7 +136,7 @@ var pivots = map[string][]Pivot{
 		Title: "MB/s per pages per command (failed: the kernel refused the command)",
 		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: mbs, Num: mbsNum,
 	}, {
-		Title: "Data commands × average size that reached vscsid",
+		Title: "READ/WRITE commands × average size that reached vscsid",
 		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: avgKiB,
 	}},
 	"seed002": {{
@@ -130,7 +144,7 @@ var pivots = map[string][]Pivot{
 	}, {
 		Title: "CPU % of both guest CPUs, sys / busy", Rows: []string{"op", "bs"}, Col: "path", Value: sysCPU,
 	}, {
-		Title: "Data commands × average size", Rows: []string{"op", "bs"}, Col: "path", Value: avgKiB,
+		Title: "READ/WRITE commands × average size", Rows: []string{"op", "bs"}, Col: "path", Value: avgKiB,
 	}},
 	"seed004": {{
 		Title:  "Read MB/s, try_direct_io on (1) and off (0)",
@@ -142,11 +156,11 @@ var pivots = map[string][]Pivot{
 		Filter: map[string]string{"op": "write"},
 		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Num: mbsNum, Ratio: "1/0",
 	}, {
-		Title: "Data commands × average size", Rows: []string{"blocks", "op"}, Col: "try_direct_io", Value: avgKiB,
+		Title: "READ/WRITE commands × average size", Rows: []string{"blocks", "op"}, Col: "try_direct_io", Value: avgKiB,
 	}},
 	"seed000": {{
 		Title: "Outcome per buffer alignment (bytes past a page boundary; 4096 = page aligned)",
-		Note:  "cmds: data-carrying commands vscsid saw during the run (for st the open adds MODE SENSE and READ BLOCK LIMITS). sg: direct = pages mapped, copied = the kernel bounced through its own buffer.",
+		Note:  "cmds: READ/WRITE commands vscsid saw during the run. sg: direct = pages mapped, copied = the kernel bounced through its own buffer.",
 		Rows:  []string{"path", "op"}, Col: "align", Value: outcome,
 	}},
 }
