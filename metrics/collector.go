@@ -78,6 +78,9 @@ func collectDevice(ch chan<- prometheus.Metric, d *Device) {
 	if d.Tape != nil {
 		collectTape(ch, name, d.Tape)
 	}
+	if d.Fault != nil {
+		collectFault(ch, name, d.Fault)
+	}
 }
 
 func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
@@ -184,6 +187,25 @@ func collectTape(ch chan<- prometheus.Metric, name string, t *Tape) {
 	counter(ch, descTapeEvents, float64(t.FilemarkEvents), name, eventFilemark)
 	counter(ch, descTapeEvents, float64(t.EODEvents), name, eventEOD)
 	counter(ch, descTapeEvents, float64(t.BOPEvents), name, eventBOP)
+}
+
+func collectFault(ch chan<- prometheus.Metric, name string, f *Fault) {
+	seen := make(map[uint64]bool, len(f.Rules))
+	for _, r := range f.Rules {
+		if seen[r.ID] {
+			err := fmt.Errorf("device %q: duplicate fault rule %d", name, r.ID)
+			ch <- prometheus.NewInvalidMetric(descFaultMatched, err)
+			continue
+		}
+		seen[r.ID] = true
+		id := strconv.FormatUint(r.ID, 10)
+		counter(ch, descFaultMatched, float64(r.Matched), name, id, r.Action)
+		counter(ch, descFaultInjected, float64(r.Injected), name, id, r.Action)
+	}
+	histogram(ch, descFaultDelay, f.Delays, name)
+	counter(ch, descFaultClamped, float64(f.Clamped), name)
+	counter(ch, descFaultHeld, float64(f.Held), name)
+	counter(ch, descFaultInterrupted, float64(f.Interrupted), name)
 }
 
 // mergeCommands returns cmds with unnamed commands renamed "other" and

@@ -26,6 +26,7 @@ var (
 	transferBounds = pow(16, 512, 2)    // 512 B .. 16 MiB
 	segmentBounds  = pow(9, 1, 2)       // 1 .. 256
 	batchBounds    = pow(11, 1, 2)      // 1 .. 1024
+	delayBounds    = pow(14, 1e-6, 4)   // 1µs .. 67s (target/fault.DelayBounds)
 	shortBounds    = []float64{1, 2, 4} // for the merge tests
 )
 
@@ -96,6 +97,17 @@ func fixture() []metrics.Device {
 			Mode: "fake_rw", Blocks: 2 << 20, LogicalBlockSize: 512, PhysicalBlockSize: 4096,
 			WriteCache: true, MisalignedReads: 7,
 		},
+		// Three rules installed (the second removed since: IDs stay
+		// unique), ten 10 ms delays, one of them clamped.
+		Fault: &metrics.Fault{
+			Rules: []metrics.FaultRule{
+				{ID: 1, Action: "delay", Matched: 10, Injected: 10},
+				{ID: 3, Action: "sense", Matched: 4, Injected: 1, Spent: true},
+				{ID: 4, Action: "timeout", Matched: 0},
+			},
+			Delays:  hist(delayBounds, 0.1, map[int]uint64{7: 10}),
+			Clamped: 1, Held: 2, Interrupted: 1,
+		},
 	}
 	tape := metrics.Device{
 		Name: "tape0", Type: metrics.TypeTape, Subtype: "vtape", HBA: 2, UIO: "uio1",
@@ -119,6 +131,9 @@ func fixture() []metrics.Device {
 			Object: 12, File: 2, UsedBytes: 1 << 20, CapacityBytes: 12e12,
 			FilemarksWritten: 2, ILIEvents: 1, FilemarkEvents: 1, EODEvents: 1,
 		},
+		// Behind the injector with no rule installed: the delay series
+		// are there from the start, at zero.
+		Fault: &metrics.Fault{Delays: hist(delayBounds, 0, nil)},
 	}
 	return []metrics.Device{disk, tape}
 }
@@ -217,6 +232,9 @@ func TestCollectBadInput(t *testing.T) {
 	}
 	badLabel := metrics.Device{Name: "disk7\xff", Type: metrics.TypeDisk}
 	empty := metrics.Device{Type: metrics.TypeDisk}
+	dupRule := metrics.Device{Name: "disk6", Type: metrics.TypeDisk, Fault: &metrics.Fault{
+		Rules: []metrics.FaultRule{{ID: 2, Action: "busy"}, {ID: 2, Action: "delay"}},
+	}}
 	for _, tc := range []struct {
 		name string
 		devs []metrics.Device
@@ -227,6 +245,7 @@ func TestCollectBadInput(t *testing.T) {
 		{"merge with other bounds", []metrics.Device{good, mixed}, "0 counts for 13 bounds"},
 		{"label not utf-8", []metrics.Device{good, badLabel}, "is not valid UTF-8: device dropped"},
 		{"empty name", []metrics.Device{good, empty}, "empty name"},
+		{"duplicate fault rule", []metrics.Device{good, dupRule}, `device "disk6": duplicate fault rule 2`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()

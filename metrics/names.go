@@ -12,11 +12,14 @@ const (
 	subRing   = "ring"
 	subDisk   = "disk"
 	subTape   = "tape"
+	subFault  = "fault"
 )
 
 // Label names. Every label value is bounded: device by the configured LUNs,
 // command by the handlers' dispatch tables, sense_key by SPC (16), asc by
-// ascNames, direction, capability, tmr and event by fixed lists here.
+// ascNames, direction, capability, tmr and event by fixed lists here, rule
+// by fault.MaxRules per device (IDs of removed rules vanish with them) and
+// action by the fault rule grammar.
 const (
 	lDevice     = "device"
 	lType       = "type"
@@ -35,6 +38,8 @@ const (
 	lMode       = "mode"
 	lBarcode    = "barcode"
 	lEvent      = "event"
+	lRule       = "rule"
+	lAction     = "action"
 )
 
 // otherCommand is the command label of opcodes the handler does not name.
@@ -170,6 +175,20 @@ var (
 		"Writes answered with the early-warning end-of-medium indication.", lDevice)
 	descTapeEvents = desc(subTape, "events_total",
 		"Reads and positioning commands stopped by a condition (ili: incorrect length; filemark; end_of_data: blank check; beginning_of_partition).", lDevice, lEvent)
+
+	// Fault injection (target/fault).
+	descFaultMatched = desc(subFault, "matched_total",
+		"Commands that passed an installed fault rule's filter, by rule ID and action.", lDevice, lRule, lAction)
+	descFaultInjected = desc(subFault, "injected_total",
+		"Times an installed fault rule applied its action, by rule ID and action.", lDevice, lRule, lAction)
+	descFaultDelay = desc(subFault, "delay_seconds",
+		"Delay added to each delayed command by delay rules and timing models, as slept (after the cmd_time_out cap).", lDevice)
+	descFaultClamped = desc(subFault, "delay_clamped_total",
+		"Injected delays cut to the kernel's cmd_time_out so that the kernel does not abort the command.", lDevice)
+	descFaultHeld = desc(subFault, "held_total",
+		"Commands a timeout rule held without completing them (the kernel times them out).", lDevice)
+	descFaultInterrupted = desc(subFault, "delay_interrupted_total",
+		"Injected delays cut short because the device stopped.", lDevice)
 )
 
 // allDescs is what Describe sends.
@@ -185,6 +204,8 @@ var allDescs = []*prometheus.Desc{
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,
 	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descTapeEvents,
+	descFaultMatched, descFaultInjected, descFaultDelay, descFaultClamped, descFaultHeld,
+	descFaultInterrupted,
 }
 
 // senseKeyNames are the sense_key label values (SPC-5 table 48), indexed

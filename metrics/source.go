@@ -54,6 +54,10 @@ type Device struct {
 	// Disk is set for disks, Tape for tape drives.
 	Disk *Disk
 	Tape *Tape
+
+	// Fault is set for devices served through a fault injector
+	// (target/fault); nil exports no vscsi_fault_* series.
+	Fault *Fault
 }
 
 // Histogram is a fixed-bucket histogram: the same shape as
@@ -190,4 +194,36 @@ type Tape struct {
 	FilemarkEvents   uint64
 	EODEvents        uint64
 	BOPEvents        uint64
+}
+
+// Fault is a device's fault injection: its installed rules and what the
+// injector did (fault.Device.Injected and fault.Device.Stats).
+type Fault struct {
+	// Rules are the installed rules, in evaluation order. A removed rule
+	// disappears with its series; IDs are never reused, so its counters
+	// never restart under the same labels.
+	Rules []FaultRule
+	// Delays is the delay added to each delayed command (delay= rules and
+	// timing models), in seconds, as slept.
+	Delays Histogram
+	// Clamped counts delays cut to the kernel's cmd_time_out.
+	Clamped uint64
+	// Held counts commands a timeout rule held (never completed until the
+	// kernel aborted them).
+	Held uint64
+	// Interrupted counts delays cut short because the device stopped.
+	Interrupted uint64
+}
+
+// FaultRule is one installed rule (fault.RuleStats).
+type FaultRule struct {
+	// ID is the rule's identifier on its device, unique and never
+	// reused: the `rule` label, as a decimal number.
+	ID uint64
+	// Action is the rule's action name (fault.Rule.Action()): the
+	// `action` label.
+	Action   string
+	Matched  uint64 // commands that passed the rule's filter
+	Injected uint64 // times the action was applied
+	Spent    bool   // a count= rule has used up its count
 }
