@@ -83,6 +83,16 @@ func (t *Target) Run(ctx context.Context) error {
 	}
 	if c != nil {
 		t.listen(ctx, c)
+		if replier != nil {
+			// The kernel's reply flag is module-global and sticky: left on
+			// with no daemon listening, the next enable of any user
+			// backstore waits forever for a reply. Turn it off on the way
+			// out; a tcmu-runner that is running keeps working (its
+			// devices simply stop waiting for its verdict).
+			if err := c.SetFeatures(false); err != nil {
+				t.log.Warn("could not switch TCM-USER command replies off", zap.Error(err))
+			}
+		}
 		if err := c.Close(); err != nil {
 			t.log.Warn("close TCM-USER netlink", zap.Error(err))
 		}

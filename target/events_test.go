@@ -235,6 +235,9 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	if !c.closed {
 		t.Error("netlink connection not closed")
 	}
+	if c.setOn {
+		t.Error("command replies left on at exit: the next enable without a daemon would hang")
+	}
 	if !f.Exists(filepath.Join(f.paths.ConfigFS, "target", "core", "user_4", "early")) {
 		t.Error("Run's Close removed a device it did not create")
 	}
