@@ -66,7 +66,7 @@ q=/sys/block/$sd/queue
 # up (read-only on current kernels: the attempt is recorded).
 exp_info "before.max_sectors_kb=$(cat $q/max_sectors_kb)" "max_hw_sectors_kb=$(cat $q/max_hw_sectors_kb)" \
 	"max_segments=$(cat $q/max_segments)" "max_segment_size=$(cat $q/max_segment_size)" \
-	"host_sg_tablesize=$(cat /sys/block/$sd/device/../../scsi_host/*/sg_tablesize)" "host_max_sectors=$(cat /sys/block/$sd/device/../../scsi_host/*/max_sectors)"
+	"host_sg_tablesize=$(cat /sys/block/$sd/device/../../scsi_host/*/sg_tablesize)"
 if capture sh -c "cat $q/max_hw_sectors_kb >$q/max_sectors_kb"; then
 	exp_info "after.max_sectors_kb=$(cat $q/max_sectors_kb)"
 else
