@@ -7,13 +7,25 @@ import (
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/fault"
 )
 
 // snapshot adapts the producers' statistics (target's transport counters,
 // the disk's and the tape drive's own) to the metrics package's plain types.
-// It runs at scrape time only.
+// It runs at scrape time only. Fault statistics come only from handlers
+// recorded behind their fault wrapper; snapshotWithFaults also reads the
+// faults registry.
 func snapshot(tgt *target.Target, hs *handlers, cfg *Config) []metrics.Device {
-	devs := tgt.Devices()
+	return snapshotWithFaults(tgt, hs, nil, cfg)
+}
+
+// snapshotWithFaults is snapshot plus each device's fault injection, read
+// from fs (nil: none but what the recorded handlers carry).
+func snapshotWithFaults(tgt *target.Target, hs *handlers, fs *faults, cfg *Config) []metrics.Device {
+	return snapshotDevices(tgt.Devices(), hs, fs, cfg)
+}
+
+func snapshotDevices(devs []target.DeviceStatus, hs *handlers, fs *faults, cfg *Config) []metrics.Device {
 	out := make([]metrics.Device, 0, len(devs))
 	var timeout *time.Duration
 	if cfg.CmdTimeOut > 0 {
@@ -42,7 +54,15 @@ func snapshot(tgt *target.Target, hs *handlers, cfg *Config) []metrics.Device {
 				CmdTimeOut:       timeout,
 			},
 		}
-		switch h := hs.get(info.Name).(type) {
+		var h target.Handler
+		var fd *fault.Device
+		if hs != nil {
+			h, fd = unwrap(hs.get(info.Name))
+		}
+		if fd == nil && fs != nil {
+			fd, _ = fs.get(info.Name) // nil for a device without a wrapper
+		}
+		switch h := h.(type) {
 		case *disk.Disk:
 			id := h.SPC.Identity
 			md.Vendor, md.Product, md.Revision = id.Vendor, id.Product, id.Revision
@@ -81,9 +101,55 @@ func snapshot(tgt *target.Target, hs *handlers, cfg *Config) []metrics.Device {
 				BOPEvents:        s.BOPEvents,
 			}
 		}
+		if fd != nil {
+			md.Fault = faultSection(fd)
+		}
 		out = append(out, md)
 	}
 	return out
+}
+
+// unwrap returns the disk or tape drive inside the fault wrappers of
+// faults.go (faultedTape, *fault.Device, positionedDrive), and the
+// outermost *fault.Device met on the way (nil if none).
+func unwrap(h target.Handler) (target.Handler, *fault.Device) {
+	var fd *fault.Device
+	for range 8 { // the wrappers nest at most three deep
+		switch x := h.(type) {
+		case faultedTape:
+			if fd == nil {
+				fd = x.Device
+			}
+			h = x.drive
+		case *fault.Device:
+			if fd == nil {
+				fd = x
+			}
+			h = x.Unwrap()
+		case positionedDrive:
+			h = x.Drive
+		default:
+			return h, fd
+		}
+	}
+	return h, fd
+}
+
+// faultSection copies a fault wrapper's rule counters and delay statistics.
+func faultSection(fd *fault.Device) *metrics.Fault {
+	st := fd.Stats()
+	f := &metrics.Fault{
+		Delays:      metrics.Histogram(st.Delays),
+		Clamped:     st.Clamped,
+		Held:        st.Held,
+		Interrupted: st.Interrupted,
+	}
+	for _, r := range fd.Injected() {
+		f.Rules = append(f.Rules, metrics.FaultRule{
+			ID: r.ID, Action: r.Action, Matched: r.Matched, Injected: r.Injected, Spent: r.Spent,
+		})
+	}
+	return f
 }
 
 func transport(st *target.DeviceStats) metrics.Transport {
@@ -115,6 +181,13 @@ func transport(st *target.DeviceStats) metrics.Transport {
 			Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
 			Duration: metrics.Histogram(c.Duration),
 		})
+	}
+	// target counts by ASC only (ASCQ 0 in its codes): the collector then
+	// names the ASC, whatever the qualifier was. Never nil: target always
+	// counts them.
+	t.SenseCodes = make([]metrics.SenseCode, 0, len(st.SenseCodes))
+	for _, sc := range st.SenseCodes {
+		t.SenseCodes = append(t.SenseCodes, metrics.SenseCode{Code: uint16(sc.ASC), Count: sc.Count})
 	}
 	for _, x := range st.TMRs {
 		t.TMRs = append(t.TMRs, metrics.TMR{Type: x.Type.String(), Count: x.Count})
