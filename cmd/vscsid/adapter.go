@@ -10,17 +10,10 @@ import (
 	"github.com/vscsid/vscsid/target/fault"
 )
 
-// snapshot adapts the producers' statistics (target's transport counters,
-// the disk's and the tape drive's own) to the metrics package's plain types.
-// It runs at scrape time only. Fault statistics come only from handlers
-// recorded behind their fault wrapper; snapshotWithFaults also reads the
-// faults registry.
-func snapshot(tgt *target.Target, hs *handlers, cfg *Config) []metrics.Device {
-	return snapshotWithFaults(tgt, hs, nil, cfg)
-}
-
-// snapshotWithFaults is snapshot plus each device's fault injection, read
-// from fs (nil: none but what the recorded handlers carry).
+// snapshotWithFaults adapts the producers' statistics (target's transport
+// counters, the disk's and the tape drive's own, each device's fault
+// injection read from fs) to the metrics package's plain types. It runs at
+// scrape time only.
 func snapshotWithFaults(tgt *target.Target, hs *handlers, fs *faults, cfg *Config) []metrics.Device {
 	return snapshotDevices(tgt.Devices(), hs, fs, cfg)
 }

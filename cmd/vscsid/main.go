@@ -267,7 +267,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	g, gctx := errgroup.WithContext(ctx)
 	if !o.noMetrics {
 		reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device {
-			return snapshot(tgt, hs, cfg)
+			return snapshotWithFaults(tgt, hs, flt, cfg)
 		})))
 		if err != nil {
 			return errors.Join(err, tgt.Close())

@@ -4,8 +4,6 @@
 # Factory's verdict as reply, REMOVED, RECONFIG), kept across a daemon
 # restart; vscsictl talks to the daemon over its control socket.
 #
-# Kept in deploy/targetcli until the VM harness adopts it
-# (cp deploy/targetcli/attach.vm.sh deploy/vm/scenarios/attach.sh);
 # passed 53/53 on bookworm (6.1) and trixie (6.12).
 # shellcheck shell=sh disable=SC2086 # sourced by the guest's busybox ash with deploy/vm/guest/lib.sh
 
