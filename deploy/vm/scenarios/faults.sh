@@ -1,0 +1,94 @@
+# vm-timeout: 300
+# faults: injected faults reach the kernel's real error paths.
+#  - a medium error at an LBA surfaces to dd as EIO at that offset, sd logs
+#    the sense (Medium Error, Unrecovered read error) and the LBA, and the
+#    blocks before it are delivered;
+#  - a no-response rule makes the kernel time out (cmd_time_out) and fail
+#    or abort the command; vscsid counts the TMR and keeps serving;
+#  - an early-warning rule makes a tape write get ENOSPC at the chosen point;
+#  - the rules and their counts are visible in vscsictl and in /metrics.
+
+CTL=/usr/bin/vscsictl
+[ -x "$CTL" ] || CTL=$(command -v vscsictl)
+mkdir -p /etc/vscsid
+cat >/etc/vscsid/faults.yaml <<'EOC'
+cmd_time_out: 4
+devices:
+  - name: fd0
+    type: vdisk
+    config: "size=64MiB;lbs=512;mode=store;store_size=64M"
+    fault:
+      rules:
+        - "op=read;lba=20000+8;sense=medium_error/0x11/0x00"
+  - name: ft0
+    type: vtape
+    config: "personality=lto6;memory=1;capacity=64M;barcode=FLT001L6"
+    fault:
+      rules:
+        - "early_warning_after=1MiB"
+EOC
+artefact /etc/vscsid/faults.yaml
+dmesg_mark f
+vscsid_start faults --config /etc/vscsid/faults.yaml --dbus=off
+require wait_for fd0-attached 30 "dev_node block fd0"
+require wait_for ft0-attached 30 "dev_node tape ft0"
+sd=$(dev_block fd0); st=$(dev_tape ft0)
+note "fd0 is $sd, ft0 is $st"
+
+# ---------------------------------------------------------- medium error
+# Sector 20000 is byte 10240000; a direct 1 MiB read starting at sector
+# 19968 (byte 10223616) covers it: dd must fail right at sector 20000,
+# after 32 good sectors.
+_vt_run 60 "$DD" if=/dev/$sd of=/dev/null bs=512 skip=19968 count=2048 iflag=direct
+printf '%s\n' "$OUT" | sed 's/^/  | /'
+expect_eq medium-error-dd-fails 1 "$([ "$RC" -ne 0 ] && echo 1 || echo 0)"
+expect_match medium-error-errno 'No data available|Input/output error' "$OUT"
+expect_match medium-error-at-offset '^32\+0 records in' "$(printf '%s\n' "$OUT" | grep 'records in')"
+# Reads that stop before the bad range succeed.
+check medium-error-before-ok "$DD" if=/dev/$sd of=/dev/null bs=512 skip=19968 count=32 iflag=direct
+check medium-error-after-ok "$DD" if=/dev/$sd of=/dev/null bs=512 skip=20008 count=64 iflag=direct
+# sd logs the sense and the failing LBA (the INFORMATION field).
+check_sh medium-error-dmesg-sense "dmesg_since f | grep -q 'Medium Error'"
+check_sh medium-error-dmesg-asc "dmesg_since f | grep -qi 'Unrecovered read error'"
+check_sh medium-error-dmesg-lba "dmesg_since f | grep -qE 'sector 20000|I/O error.*sector 20000'"
+note "$(dmesg_since f | grep -iE 'medium|unrecovered|sector' | tail -n 6)"
+expect_output fault-list-shows-injected 'medium_error|sense' "$CTL" fault list fd0
+
+# --------------------------------------------------- no response (timeout)
+expect_output fault-add-timeout '.' "$CTL" fault add fd0 'op=read;lba=40000+8;timeout;count=1'
+_t0=$(date +%s)
+# The command is held past cmd_time_out (4 s): the kernel fails it and sd
+# retries or gives up; either way dd must come back, not hang.
+_vt_run 120 "$DD" if=/dev/$sd of=/dev/null bs=512 skip=40000 count=8 iflag=direct
+_t1=$(date +%s)
+note "held read: rc=$RC after $((_t1 - _t0))s: $(_vt_lastline)"
+expect_match timeout-took-cmd_time_out '^([4-9]|[1-9][0-9]+)$' "$((_t1 - _t0))"
+expect_eq timeout-dd-fails 1 "$([ "$RC" -ne 0 ] && echo 1 || echo 0)"
+check_sh timeout-kernel-08-00 "dmesg_since f | grep -q 'Logical unit communication failure'"
+check_sh timeout-kernel-sector "dmesg_since f | grep -q 'I/O error, dev $sd, sector 40000'"
+note "$(dmesg_since f | grep -iE 'communication|sector 40000|abort' | tail -n 4)"
+# The device keeps serving afterwards.
+check after-timeout-read-ok "$DD" if=/dev/$sd of=/dev/null bs=64k count=16 iflag=direct
+scrape_metrics "$W/faults.prom"
+check_sh metrics-fault-injected "grep -E '^vscsi_fault_injected_total\\{.*device=\"fd0\"' $W/faults.prom | grep -vq ' 0\$'"
+check_sh metrics-medium-error-counted "grep -E '^vscsi_scsi_check_conditions_total\\{.*device=\"fd0\".*sense_key=\"medium_error\"' $W/faults.prom | grep -vq ' 0\$'"
+note "$(grep -E '^vscsi_(ring_)?tmr|^vscsi_.*abort' $W/faults.prom | head -n 6)"
+expect_output fault-clear '.' "$CTL" fault clear fd0
+check medium-error-gone-after-clear "$DD" if=/dev/$sd of=/dev/null bs=512 skip=19968 count=2048 iflag=direct
+
+# ------------------------------------------------- tape early warning
+T=/dev/n$st
+check_sh tape-rewind "timeout 20 $MT -f $T rewind"
+# 64 KiB records: early warning after 1 MiB = the 16th record; st then
+# returns ENOSPC on a later write.
+"$DD" if=/dev/zero of="$T" bs=64k count=64 >"$W/ew.out" 2>&1
+_rc=$?
+cat "$W/ew.out" | sed 's/^/  | /'
+expect_eq tape-ew-dd-fails 1 "$([ $_rc -ne 0 ] && echo 1 || echo 0)"
+check_sh tape-ew-enospc "grep -q 'No space left on device' $W/ew.out"
+_recs=$(sed -nE 's/^([0-9]+)\+0 records out.*/\1/p' "$W/ew.out" | head -n1)
+note "records written before ENOSPC: $_recs"
+expect_match tape-ew-at-chosen-point '^1[6-7]$' "$_recs"
+
+vscsid_stop vscsid-sigterm-exit-0
+check_sh configfs-no-residue "[ -z \"\$(configfs_residue)\" ]"
