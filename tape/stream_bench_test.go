@@ -1,0 +1,109 @@
+package tape_test
+
+import (
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+	"github.com/vscsid/vscsid/target/targettest"
+)
+
+// streamBlock is the record size of the streaming benchmarks: 256 KiB, a
+// common backup block size (LTFS uses 512 KiB, tar 10 KiB).
+const streamBlock = 256 << 10
+
+var (
+	write256K = []byte{0x0a, 0, 0x04, 0, 0, 0} // WRITE(6) variable, 256 KiB
+	read256K  = []byte{0x08, 0, 0x04, 0, 0, 0} // READ(6) variable, 256 KiB
+	rewind    = []byte{0x01, 0, 0, 0, 0, 0}
+	tur       = []byte{0x00, 0, 0, 0, 0, 0}
+)
+
+// streamDrive is an LTO-9 drive over a real cartridge image in a temp dir,
+// served through the fake TCMU ring: the whole daemon path except the uio
+// syscalls, with the image's writes going to the page cache.
+func streamDrive(b *testing.B) *targettest.Kernel {
+	dir := b.TempDir()
+	if err := cartridge.CreateCartridge(dir, "BENCH1", cartridge.CartridgeOptions{Capacity: 64 << 30}); err != nil {
+		b.Fatal(err)
+	}
+	lib, err := cartridge.NewLibrary(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := tape.ParseConfig("personality=lto9;media=" + dir + ";barcode=BENCH1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := tape.New("bench", cfg, lib, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	k := targettest.NewKernel(b, targettest.Config{DataSize: 4 << 20})
+	k.ServeLogger(d, zap.NewNop())
+	for i := 0; i < 4; i++ { // power-on and load unit attentions
+		if c := k.Submit(tur, targettest.Data{}); c.Status == scsi.StatusGood {
+			return k
+		}
+	}
+	b.Fatal("drive never became ready")
+	return nil
+}
+
+func submitGood(b *testing.B, k *targettest.Kernel, cdb []byte) {
+	if c := k.Submit(cdb, targettest.Data{}); c.Status != scsi.StatusGood {
+		b.Fatalf("% x: status %v sense % x", cdb, c.Status, c.Sense)
+	}
+}
+
+// chunk bounds the data on the image: the benchmark rewinds every chunk
+// blocks (a write at BOT truncates the rest), so -benchtime decides the
+// time spent, not the disk space used.
+const chunk = 2048 // 512 MiB
+
+func BenchmarkStreamWrite256K(b *testing.B) {
+	k := streamDrive(b)
+	block := make([]byte, streamBlock)
+	for i := range block {
+		block[i] = byte(i * 7)
+	}
+	b.SetBytes(streamBlock)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		if bad, err := k.Pump(write256K, targettest.DataOut(block), n); bad != 0 || err != nil {
+			b.Fatalf("%d bad writes, %v", bad, err)
+		}
+		done += n
+		b.StopTimer()
+		submitGood(b, k, rewind)
+		b.StartTimer()
+	}
+}
+
+func BenchmarkStreamRead256K(b *testing.B) {
+	k := streamDrive(b)
+	block := make([]byte, streamBlock)
+	if bad, err := k.Pump(write256K, targettest.DataOut(block), chunk); bad != 0 || err != nil {
+		b.Fatalf("%d bad writes, %v", bad, err)
+	}
+	submitGood(b, k, rewind)
+	b.SetBytes(streamBlock)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		if bad, err := k.Pump(read256K, targettest.DataIn(streamBlock), n); bad != 0 || err != nil {
+			b.Fatalf("%d bad reads, %v", bad, err)
+		}
+		done += n
+		b.StopTimer()
+		submitGood(b, k, rewind)
+		b.StartTimer()
+	}
+}
