@@ -370,7 +370,7 @@ vscsid_start() {
 	fi
 	_vt_log=$ART/vscsid-$_vt_name.log
 	echo "  \$ vscsid $* (log: vscsid-$_vt_name.log)"
-	"$VSCSID" --log.level "${VSCSID_LOG_LEVEL:-info}" --web.listen-address "$METRICS_ADDR" "$@" >"$_vt_log" 2>&1 </dev/null &
+	"$VSCSID" --log.level "${VSCSID_LOG_LEVEL:-info}" --web.listen-address "${METRICS_LISTEN:-$METRICS_ADDR}" "$@" >"$_vt_log" 2>&1 </dev/null &
 	VSCSID_PID=$!
 	echo "$VSCSID_PID" >"$W/vscsid.pid"
 	if wait_until 10 "! kill -0 $VSCSID_PID || wget -q -O /dev/null http://$METRICS_ADDR/metrics"; then :; fi
