@@ -4,7 +4,8 @@
 # 1024-byte mode) behind the DDS timing model (per-command overhead, 6.6
 # MB/s streaming). 8 MiB written in fixed 1 KiB blocks and in variable
 # 32 KiB blocks, read back (fixed: dd bs=64k, the seed's read size;
-# variable: bs=32k), with st's try_direct_io on (the default) and off.
+# and bs=1k; variable: bs=32k), with st's try_direct_io on (the default)
+# and off.
 # try_direct_io is a module parameter not writable at run time, so st is
 # removed and inserted again with try_direct_io=0 between the two passes.
 # Every run's vscsid metrics are scraped before and after; results.txt and
@@ -79,6 +80,10 @@ for dio in 1 0; do
 	check "dio$dio-fixed-rewind2" "$MT" -f "$TD" rewind
 	exp_run "dio$dio-fixed1k-read" dat72 try_direct_io=$dio blocks=fixed-1k op=read dd_bs=64k -- \
 		$DD if="$TD" of=/dev/null bs=64k count=$((EXP_MB * 16))
+	# The seed's slow case: reading the fixed 1 KiB blocks one read() each.
+	check "dio$dio-fixed-rewind3" "$MT" -f "$TD" rewind
+	exp_run "dio$dio-fixed1k-read-bs1k" dat72 try_direct_io=$dio blocks=fixed-1k op=read dd_bs=1k -- \
+		$DD if="$TD" of=/dev/null bs=1k count=$((EXP_MB * 1024))
 
 	# Variable 32 KiB blocks.
 	check "dio$dio-var-rewind" "$MT" -f "$TD" rewind
