@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/vscsid/vscsid/cmd/internal/control"
 	"io"
 	"io/fs"
 	"net"
@@ -18,47 +19,18 @@ import (
 	"time"
 )
 
+// Wire types: shared with vscsid through cmd/internal/control.
+type (
+	deviceJSON  = control.Device
+	commandJSON = control.Command
+	statsJSON   = control.Stats
+)
+
 // Subcommands that talk to the running daemon over its control socket
 // (vscsid --control.socket): HTTP/1.1 over a unix socket, JSON bodies.
-// The wire types below mirror cmd/vscsid/control.go.
+// The wire types are cmd/internal/control's, shared with the daemon.
 
-const defaultSocket = "/run/vscsid/vscsid.sock"
-
-type deviceJSON struct {
-	Name    string `json:"name"`
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-	Origin  string `json:"origin"`
-	HBA     int    `json:"hba"`
-	UIO     string `json:"uio"`
-	Address string `json:"scsi_address,omitempty"`
-	Node    string `json:"node,omitempty"`
-	Generic string `json:"generic,omitempty"`
-	Barcode string `json:"barcode,omitempty"`
-	Failed  bool   `json:"failed"`
-	Error   string `json:"error,omitempty"`
-}
-
-type commandJSON struct {
-	OpCode          uint8   `json:"opcode"`
-	Name            string  `json:"name"`
-	Count           uint64  `json:"count"`
-	CheckConditions uint64  `json:"check_conditions"`
-	MeanSeconds     float64 `json:"mean_seconds"`
-	P50Seconds      float64 `json:"p50_seconds"`
-	P99Seconds      float64 `json:"p99_seconds"`
-}
-
-type statsJSON struct {
-	Name            string            `json:"name"`
-	Commands        []commandJSON     `json:"commands"`
-	ReadBytes       uint64            `json:"read_bytes"`
-	WriteBytes      uint64            `json:"write_bytes"`
-	CheckConditions map[string]uint64 `json:"check_conditions"`
-	InFlight        int64             `json:"in_flight"`
-	Aborted         uint64            `json:"aborted"`
-	Failed          bool              `json:"failed"`
-}
+const defaultSocket = control.DefaultSocket
 
 // client talks to vscsid's control socket.
 type client struct {

@@ -10,30 +10,18 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/target/fault"
+)
+
+// Wire types (cmd/internal/control).
+type (
+	faultRuleJSON = control.FaultRule
+	faultsJSON    = control.Faults
 )
 
 // vscsictl fault: the fault rules and timing of a running device, over the
 // control socket (cmd/vscsid/faults.go). The grammar is target/fault's.
-
-type faultRuleJSON struct {
-	ID       uint64 `json:"id"`
-	Rule     string `json:"rule"`
-	Action   string `json:"action"`
-	Matched  uint64 `json:"matched"`
-	Injected uint64 `json:"injected"`
-	Spent    bool   `json:"spent"`
-}
-
-type faultsJSON struct {
-	Name        string          `json:"name"`
-	Timing      string          `json:"timing"`
-	Rules       []faultRuleJSON `json:"rules"`
-	Delayed     uint64          `json:"delayed"`
-	Clamped     uint64          `json:"clamped"`
-	Held        uint64          `json:"held"`
-	Interrupted uint64          `json:"interrupted"`
-}
 
 var faultSubs = []subcommand{
 	{name: "list", args: "DEVICE [--json] [--socket PATH]", summary: "show the rules (with ID, matched, injected) and the timing",

@@ -18,9 +18,18 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
+)
+
+// Wire types: shared with vscsictl through cmd/internal/control.
+type (
+	deviceJSON  = control.Device
+	commandJSON = control.Command
+	statsJSON   = control.Stats
+	errorJSON   = control.Error
 )
 
 // The control socket: HTTP/1.1 over a unix socket (root only, mode 0600),
@@ -37,51 +46,8 @@ import (
 //	PUT    /v1/devices/{name}/faults/timing   {"timing": "..."} → 204
 //
 // Errors are a JSON {"error": "...", "errno": "ENOENT"} with a 4xx/5xx
-// status. vscsictl has its own copy of these types (it is a separate
-// program); its tests pin the same JSON.
-
-type deviceJSON struct {
-	Name    string `json:"name"`
-	Type    string `json:"type"`    // disk | tape
-	Subtype string `json:"subtype"` // vdisk | vtape
-	Origin  string `json:"origin"`  // config | attached
-	HBA     int    `json:"hba"`
-	UIO     string `json:"uio"`
-	Address string `json:"scsi_address,omitempty"`
-	Node    string `json:"node,omitempty"`
-	Generic string `json:"generic,omitempty"`
-	Barcode string `json:"barcode,omitempty"` // tape drives: the loaded cartridge
-	Failed  bool   `json:"failed"`
-	Error   string `json:"error,omitempty"`
-}
-
-type commandJSON struct {
-	OpCode          uint8   `json:"opcode"`
-	Name            string  `json:"name"`
-	Count           uint64  `json:"count"`
-	CheckConditions uint64  `json:"check_conditions"`
-	MeanSeconds     float64 `json:"mean_seconds"`
-	// P50Seconds and P99Seconds are upper bounds: the bucket boundary the
-	// quantile falls under (-1: above the last bucket).
-	P50Seconds float64 `json:"p50_seconds"`
-	P99Seconds float64 `json:"p99_seconds"`
-}
-
-type statsJSON struct {
-	Name            string            `json:"name"`
-	Commands        []commandJSON     `json:"commands"`
-	ReadBytes       uint64            `json:"read_bytes"`  // Data-In
-	WriteBytes      uint64            `json:"write_bytes"` // Data-Out
-	CheckConditions map[string]uint64 `json:"check_conditions"`
-	InFlight        int64             `json:"in_flight"`
-	Aborted         uint64            `json:"aborted"`
-	Failed          bool              `json:"failed"`
-}
-
-type errorJSON struct {
-	Error string `json:"error"`
-	Errno string `json:"errno,omitempty"`
-}
+// status. The wire types live in cmd/internal/control, shared with
+// vscsictl.
 
 // controller is what the control socket serves; *daemon implements it, the
 // tests fake it.

@@ -11,9 +11,16 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
+	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
+)
+
+// Wire types of the control socket's fault endpoints (cmd/internal/control).
+type (
+	faultRuleJSON = control.FaultRule
+	faultsJSON    = control.Faults
 )
 
 // FaultConfig is a device's `fault:` block: fault injection and timing
@@ -154,25 +161,6 @@ func (fs *faults) get(name string) (*fault.Device, error) {
 }
 
 // Wire types of the control socket's fault endpoints.
-type faultRuleJSON struct {
-	ID       uint64 `json:"id"`
-	Rule     string `json:"rule"`
-	Action   string `json:"action"`
-	Matched  uint64 `json:"matched"`
-	Injected uint64 `json:"injected"`
-	Spent    bool   `json:"spent"`
-}
-
-type faultsJSON struct {
-	Name        string          `json:"name"`
-	Timing      string          `json:"timing"`
-	Rules       []faultRuleJSON `json:"rules"`
-	Delayed     uint64          `json:"delayed"`
-	Clamped     uint64          `json:"clamped"`
-	Held        uint64          `json:"held"`
-	Interrupted uint64          `json:"interrupted"`
-}
-
 func (fs *faults) list(name string) (faultsJSON, error) {
 	d, err := fs.get(name)
 	if err != nil {

@@ -1,0 +1,79 @@
+// Package control holds the wire types of vscsid's control socket, shared by
+// the daemon (cmd/vscsid/control.go serves them) and its client
+// (cmd/vscsictl), so the two can never drift apart.
+//
+// The protocol is HTTP/1.1 over a root-only unix socket with JSON bodies;
+// cmd/vscsid/control.go documents the endpoints.
+package control
+
+// DefaultSocket is where vscsid listens unless --control.socket says
+// otherwise.
+const DefaultSocket = "/run/vscsid/vscsid.sock"
+
+// Device is one served device (GET /v1/devices).
+type Device struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`    // disk | tape
+	Subtype string `json:"subtype"` // vdisk | vtape
+	Origin  string `json:"origin"`  // config | attached
+	HBA     int    `json:"hba"`
+	UIO     string `json:"uio"`
+	Address string `json:"scsi_address,omitempty"`
+	Node    string `json:"node,omitempty"`
+	Generic string `json:"generic,omitempty"`
+	Barcode string `json:"barcode,omitempty"` // tape drives: the loaded cartridge
+	Failed  bool   `json:"failed"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Command is one opcode's statistics in Stats.
+type Command struct {
+	OpCode          uint8   `json:"opcode"`
+	Name            string  `json:"name"`
+	Count           uint64  `json:"count"`
+	CheckConditions uint64  `json:"check_conditions"`
+	MeanSeconds     float64 `json:"mean_seconds"`
+	// P50Seconds and P99Seconds are upper bounds: the bucket boundary the
+	// quantile falls under (-1: above the last bucket).
+	P50Seconds float64 `json:"p50_seconds"`
+	P99Seconds float64 `json:"p99_seconds"`
+}
+
+// Stats is a device's live statistics (GET /v1/devices/{name}/stats).
+type Stats struct {
+	Name            string            `json:"name"`
+	Commands        []Command         `json:"commands"`
+	ReadBytes       uint64            `json:"read_bytes"`  // Data-In
+	WriteBytes      uint64            `json:"write_bytes"` // Data-Out
+	CheckConditions map[string]uint64 `json:"check_conditions"`
+	InFlight        int64             `json:"in_flight"`
+	Aborted         uint64            `json:"aborted"`
+	Failed          bool              `json:"failed"`
+}
+
+// Error is the body of every 4xx/5xx answer.
+type Error struct {
+	Error string `json:"error"`
+	Errno string `json:"errno,omitempty"`
+}
+
+// FaultRule is one installed fault-injection rule with its counters.
+type FaultRule struct {
+	ID       uint64 `json:"id"`
+	Rule     string `json:"rule"`
+	Action   string `json:"action"`
+	Matched  uint64 `json:"matched"`
+	Injected uint64 `json:"injected"`
+	Spent    bool   `json:"spent"`
+}
+
+// Faults is a device's fault injection (GET /v1/devices/{name}/faults).
+type Faults struct {
+	Name        string      `json:"name"`
+	Timing      string      `json:"timing"`
+	Rules       []FaultRule `json:"rules"`
+	Delayed     uint64      `json:"delayed"`
+	Clamped     uint64      `json:"clamped"`
+	Held        uint64      `json:"held"`
+	Interrupted uint64      `json:"interrupted"`
+}
