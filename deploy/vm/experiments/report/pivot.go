@@ -156,7 +156,7 @@ var pivots = map[string][]Pivot{
 		Filter: map[string]string{"op": "write"},
 		Rows:   []string{"blocks", "dd_bs"}, Col: "try_direct_io", Value: mbs, Num: mbsNum, Ratio: "1/0",
 	}, {
-		Title: "READ/WRITE commands × average size", Rows: []string{"blocks", "op"}, Col: "try_direct_io", Value: avgKiB,
+		Title: "READ/WRITE commands × average size", Rows: []string{"blocks", "op", "dd_bs"}, Col: "try_direct_io", Value: avgKiB,
 	}},
 	"seed000": {{
 		Title: "Outcome per buffer alignment (bytes past a page boundary; 4096 = page aligned)",
