@@ -4,7 +4,7 @@ SUITE     ?= bookworm
 FUZZTIME  ?= 10s
 BIN       := bin
 
-.PHONY: all deps build vet unit deploy-check fuzz bench vm-test demo test clean
+.PHONY: all deps build vet unit deploy-check fuzz bench vm-test demo experiments test clean
 
 all: build
 
@@ -56,6 +56,11 @@ vm-test:
 # The main job: boot the VM with vscsid's default config and show the devices.
 demo:
 	deploy/vm/demo --suite $(SUITE)
+
+# The five seed experiments as reports (deploy/vm/out/experiments/*/report.md);
+# minutes each, so not part of `make test`.
+experiments:
+	deploy/vm/experiments/run-all --suite $(SUITE)
 
 test: vet unit deploy-check vm-test
 
