@@ -15,18 +15,16 @@ import (
 type logger = *zap.Logger
 
 // dbusHandlers describes our subtypes for targetcli: ConfigDesc, the strict
-// cfgstring check of the config file, and changemedium for tape drives.
+// cfgstring grammar check (targetcli gives the size apart, so a vdisk
+// cfgstring needs no size=), and changemedium for tape drives.
 func dbusHandlers(hs *handlers, tr *tapeTracker, log logger) []dbus.Handler {
 	var out []dbus.Handler
 	for _, name := range typeNames() {
 		ht := handlerTypes[name]
 		h := dbus.Handler{
-			Subtype:    name,
-			ConfigDesc: ht.desc,
-			CheckConfig: func(cfg string) error {
-				_, err := ht.check(cfg)
-				return err
-			},
+			Subtype:     name,
+			ConfigDesc:  ht.desc,
+			CheckConfig: ht.grammar,
 		}
 		if name == "vtape" {
 			h.ChangeMedium = func(dev string, _ uint64, cfg string) error {

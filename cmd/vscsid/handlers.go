@@ -23,8 +23,12 @@ type devParams struct {
 
 // handlerType is one subtype vscsid serves.
 type handlerType struct {
-	// check validates a cfgstring strictly and returns what configfs needs.
+	// check validates a config-file cfgstring strictly and returns what
+	// configfs needs.
 	check func(cfg string) (devParams, error)
+	// grammar validates a cfgstring as targetcli passes it (CheckConfig):
+	// the backstore's size= is given apart, so a disk needs no size key.
+	grammar func(cfg string) error
 	// factory builds the handler for an attached device.
 	factory target.Factory
 	// desc documents the cfgstring grammar (targetcli's ConfigDesc).
@@ -32,8 +36,8 @@ type handlerType struct {
 }
 
 var handlerTypes = map[string]handlerType{
-	"vdisk": {check: checkDisk, factory: newDisk, desc: disk.ConfigDesc},
-	"vtape": {check: checkTape, factory: newTape, desc: tape.ConfigDesc},
+	"vdisk": {check: checkDisk, grammar: func(s string) error { _, err := disk.ParseConfig(s); return err }, factory: newDisk, desc: disk.ConfigDesc},
+	"vtape": {check: checkTape, grammar: func(s string) error { _, err := tape.ParseConfig(s); return err }, factory: newTape, desc: tape.ConfigDesc},
 }
 
 func typeNames() []string {

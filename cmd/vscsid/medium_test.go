@@ -63,6 +63,14 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if err := hd[0].CheckConfig("size=1G;colour=red"); err == nil {
 		t.Error("CheckConfig accepted an unknown key")
 	}
+	// targetcli gives the capacity as the backstore's size=, apart from
+	// the cfgstring: a vdisk cfgstring without size is valid there.
+	if err := hd[0].CheckConfig("lbs=4096"); err != nil {
+		t.Errorf("CheckConfig of a vdisk cfgstring without size: %v", err)
+	}
+	if err := hd[0].CheckConfig("lbs=999"); err == nil || !strings.Contains(err.Error(), "lbs") {
+		t.Errorf("CheckConfig of lbs=999: %v, want an error naming lbs", err)
+	}
 	vt := hd[1]
 	if err := vt.ChangeMedium("tape0", 0, "barcode=B2"); err != nil {
 		t.Fatal(err)
