@@ -4,7 +4,7 @@ SUITE     ?= bookworm
 FUZZTIME  ?= 10s
 BIN       := bin
 
-.PHONY: all deps build vet unit deploy-check fuzz bench vm-test demo experiments test clean
+.PHONY: all deps build vet unit deploy-check fuzz bench vm-test vm-full demo experiments test clean
 
 all: build
 
@@ -52,6 +52,12 @@ bench:
 # The VM suite: a real Debian kernel under qemu with vscsid inside.
 vm-test:
 	deploy/vm/test-all --suite $(SUITE)
+	deploy/vm/full/run
+
+# The fuller guest alone: systemd as PID 1, dbus, targetcli, vscsid as a
+# service (bookworm).
+vm-full:
+	deploy/vm/full/run
 
 # The main job: boot the VM with vscsid's default config and show the devices.
 demo:
