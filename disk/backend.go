@@ -73,12 +73,28 @@ type Store struct {
 }
 
 // NewStore returns an empty store of size bytes.
-func NewStore(size int64) (*Store, error) {
+func NewStore(size int64) (*Store, error) { return newStore(size, size) }
+
+// newStore returns an empty store of size bytes whose chunk table has room
+// for limit bytes, so that resize up to limit allocates nothing.
+func newStore(size, limit int64) (*Store, error) {
 	if size <= 0 || size > MaxStoreSize {
 		return nil, fmt.Errorf("store size %d: out of range 1..%d", size, int64(MaxStoreSize))
 	}
+	limit = min(max(limit, size), MaxStoreSize)
 	n := (size + storeChunkSize - 1) >> storeChunkShift
-	return &Store{size: size, chunks: make([]*storeChunk, n)}, nil
+	return &Store{size: size, chunks: make([]*storeChunk, n, (limit+storeChunkSize-1)>>storeChunkShift)}, nil
+}
+
+// resize makes the store n bytes, 0 < n <= the limit given to newStore.
+// Shrinking frees what lies past n (a later growth reads zeros there).
+// Like ReadAt and WriteAt, it must not run concurrently with them.
+func (s *Store) resize(n int64) {
+	if n < s.size {
+		s.Zero(n, s.size-n) // in range: cannot fail
+	}
+	s.chunks = s.chunks[:(n+storeChunkSize-1)>>storeChunkShift]
+	s.size = n
 }
 
 // Size is the store size in bytes.

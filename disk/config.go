@@ -88,6 +88,11 @@ type Config struct {
 	Size uint64
 	// Blocks is the capacity in logical blocks, as an alternative to Size.
 	Blocks uint64
+	// SizeFromDevSize records that Size is the backstore's dev_size
+	// (WithDefaultSize), not a size= of the cfgstring: only then does a
+	// RECONFIG of dev_size (Disk.Resize) change the capacity. String
+	// leaves such a Size out, as the cfgstring does.
+	SizeFromDevSize bool
 	// LBS is the logical block size: 512, 1024, 2048 or 4096.
 	LBS uint32
 	// PBExp is the LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT (0..15):
@@ -175,6 +180,7 @@ const ConfigDesc = `vdisk: an SBC disk like scsi_debug. cfgstring = key=value pa
   rotation=0|1|1025..65534 medium rotation rate: 0 not reported, 1 SSD, else rpm (0)
   form_factor=none|5.25|3.5|2.5|1.8|small  nominal form factor (none)
   dsense=0|1               descriptor-format sense by default (0)
+Live changes: dev_size resizes a disk sized by it (not by size=/blocks=); a dev_config that changes only size= or blocks= resizes; emulate_write_cache sets WCE. Other keys need a new backstore.
 Example: size=1G;lbs=4096;pbexp=0;mode=store;lbpu=1`
 
 // DefaultConfig returns the defaults. It has no capacity: set Size or
@@ -208,7 +214,7 @@ func (c Config) HasSize() bool { return c.Size != 0 || c.Blocks != 0 }
 // a TCMU passthrough device: the initiator sees READ CAPACITY).
 func (c Config) WithDefaultSize(bytes uint64) Config {
 	if !c.HasSize() {
-		c.Size = bytes
+		c.Size, c.SizeFromDevSize = bytes, true
 	}
 	return c
 }
@@ -627,7 +633,8 @@ func formatBool(b bool) string {
 // ParseConfig would derive, in a fixed order. ParseConfig(c.String())
 // gives c back for any valid c, except for settings that have no effect
 // and are not written: store_size outside store mode, and lbprz and the
-// unmap limits without lbpu/lbpws/lbpws10. It stays short, since
+// unmap limits without lbpu/lbpws/lbpws10; a Size from dev_size
+// (SizeFromDevSize) is not written either. It stays short, since
 // dev_config is limited to 255 bytes.
 func (c Config) String() string {
 	d := DefaultConfig()
@@ -642,7 +649,7 @@ func (c Config) String() string {
 	}
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	pb := uint64(1) << (c.PBExp & 31)
-	if c.Size != 0 {
+	if c.Size != 0 && !c.SizeFromDevSize {
 		add("size", formatBytes(c.Size))
 	}
 	if c.Blocks != 0 {

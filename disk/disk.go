@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -46,6 +47,16 @@ type Disk struct {
 
 	wce     atomic.Bool
 	stopped atomic.Bool
+
+	// Live reconfiguration (reconfig.go): Resize, SetWriteCache and
+	// Reconfigure publish, the command goroutine applies before its next
+	// command. blocks, wrap, wrapBlk and the store's size above belong to
+	// the command goroutine.
+	reMu     sync.Mutex               // serialises the reconfiguring methods
+	live     Config                   // the configuration in force (under reMu)
+	geo      atomic.Pointer[geometry] // the capacity last accepted
+	pending  atomic.Uint32            // pendCapacity | pendMode: work before the next command
+	storeMax int64                    // store mode: the largest store (store_size)
 
 	misalignedReads  atomic.Uint64
 	misalignedWrites atomic.Uint64
@@ -97,14 +108,20 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 		d.backend = FakeRW{}
 		d.wrap, d.wrapBlk = capBytes, d.blocks
 	} else {
-		size := min(int64(cfg.StoreSize)>>d.shift<<d.shift, capBytes)
-		s, err := NewStore(size)
+		// The store covers the capacity up to store_size, beyond which
+		// the capacity wraps across it; its chunk table has room for
+		// store_size, so that Resize can grow it without allocating.
+		d.storeMax = int64(cfg.StoreSize) >> d.shift << d.shift
+		size := min(d.storeMax, capBytes)
+		s, err := newStore(size, d.storeMax)
 		if err != nil {
 			return nil, fmt.Errorf("disk %s: %w", name, err)
 		}
 		d.store, d.backend = s, s
 		d.wrap, d.wrapBlk = size, uint64(size>>d.shift)
 	}
+	d.live = cfg
+	d.geo.Store(&geometry{blocks: d.blocks, wrap: d.wrap})
 	d.flusher, _ = d.backend.(Flusher)
 	d.zeroer, _ = d.backend.(Zeroer)
 	d.wce.Store(cfg.WCE)
@@ -201,8 +218,13 @@ func defaultSerial(name string, sum uint64) string {
 // Name is the device name given to New.
 func (d *Disk) Name() string { return d.name }
 
-// Config returns the configuration the disk was built with.
-func (d *Disk) Config() Config { return d.cfg }
+// Config returns the configuration in force: the one the disk was built
+// with, with the capacity of the last Resize or Reconfigure.
+func (d *Disk) Config() Config {
+	d.reMu.Lock()
+	defer d.reMu.Unlock()
+	return d.live
+}
 
 // cmdFlags are dispatch properties of a command.
 type cmdFlags uint8
@@ -262,6 +284,9 @@ func (d *Disk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response
 }
 
 func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
+	if d.pending.Load() != 0 {
+		d.applyPending()
+	}
 	cdb := cmd.CDB
 	if len(cdb) == 0 {
 		return scsi.CheckCondition(senseInvalidOp)
@@ -322,7 +347,7 @@ type Stats struct {
 	LogicalBlockSize  uint32
 	PhysicalBlockSize uint32
 	LowestAlignedLBA  uint16
-	StoreSize         int64 // RAM store size in bytes (0 in fake_rw mode)
+	StoreSize         int64 // RAM store size in bytes in use (0 in fake_rw mode)
 	StoreAllocated    int64 // RAM store bytes allocated by writes
 	WriteProtect      bool
 	WriteCache        bool // WCE of the caching mode page
@@ -337,9 +362,10 @@ type Stats struct {
 
 // Stats returns a snapshot; it is safe to call from any goroutine.
 func (d *Disk) Stats() Stats {
+	g := d.geo.Load()
 	s := Stats{
 		Mode:              d.cfg.Mode,
-		Blocks:            d.blocks,
+		Blocks:            g.blocks,
 		LogicalBlockSize:  d.lbs,
 		PhysicalBlockSize: d.cfg.PhysicalBlockSize(),
 		LowestAlignedLBA:  d.cfg.LowestAligned,
@@ -350,7 +376,7 @@ func (d *Disk) Stats() Stats {
 		MisalignedWrites:  d.misalignedWrites.Load(),
 	}
 	if d.store != nil {
-		s.StoreSize = d.store.Size()
+		s.StoreSize = g.wrap
 		s.StoreAllocated = d.store.Allocated()
 	}
 	return s

@@ -33,7 +33,21 @@
 //   - A new Disk reports POWER ON, RESET, OR BUS DEVICE RESET OCCURRED
 //     (29/00) once, as a real unit does after power-on.
 //
+// Live changes (the kernel's RECONFIG_DEVICE, which target forwards):
+// Resize follows attrib/dev_size when the capacity came from it (a
+// cfgstring without size= or blocks=, as targetcli makes it), Reconfigure
+// takes a new cfgstring that changes only size= or blocks=, and
+// SetWriteCache follows attrib/emulate_write_cache (the WCE bit MODE
+// SELECT also changes). A new capacity is reported to the initiator with
+// UNIT ATTENTION 2A/09 (CAPACITY DATA HAS CHANGED), a WCE change with
+// 2A/01 (MODE PARAMETERS CHANGED). Every other key (lbs, mode, pbexp, the
+// identity...) fixes what the kernel has read already and needs a new
+// backstore: Reconfigure refuses it, naming the keys.
+//
 // Concurrency: HandleCommand must not be called concurrently (the target
-// delivers one device's commands in ring order); Stats may be called from
-// any goroutine.
+// delivers one device's commands in ring order); Stats, Config, Resize,
+// SetWriteCache and Reconfigure may be called from any goroutine, also
+// while a command runs. A change takes effect at the next command: the
+// command path checks for one with a single atomic load and takes no
+// lock.
 package disk
