@@ -40,10 +40,11 @@ type Drive struct {
 	lib  Library
 	log  *zap.Logger
 
-	mu     sync.Mutex
-	closed bool
-	spc    scsi.SPC
-	mode   modeState
+	mu          sync.Mutex
+	closed      bool
+	closedState Snapshot // what Close found (ClosedState)
+	spc         scsi.SPC
+	mode        modeState
 
 	state   readiness
 	med     Medium
@@ -431,7 +432,7 @@ func (d *Drive) eject() error {
 
 // Close unloads the cartridge (ignoring PREVENT MEDIUM REMOVAL: the drive
 // is going away) and makes the drive refuse further commands with NOT
-// READY. It implements io.Closer for the transport.
+// READY. What it unloaded, and where, is kept for ClosedState. It implements io.Closer for the transport.
 func (d *Drive) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -440,6 +441,7 @@ func (d *Drive) Close() error {
 	}
 	d.closed = true
 	if d.state != stateEmpty {
+		d.snapshot()
 		return d.eject()
 	}
 	return nil

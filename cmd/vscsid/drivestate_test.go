@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 	"github.com/vscsid/vscsid/target"
@@ -97,4 +99,61 @@ func TestDriveStateSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	h4.(interface{ Close() error }).Close()
+}
+
+// A clean stop keeps the position and block size for the next start,
+// which uses them once: a crash after that start begins at BOT again.
+func TestDriveResumesAfterCleanStop(t *testing.T) {
+	media := t.TempDir()
+	if err := cartridge.CreateCartridge(media, "RES001L9", cartridge.CartridgeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	log := zaptest.NewLogger(t)
+	dc := target.DeviceConfig{Name: "tape0", Subtype: "vtape", Config: "media=" + media + ";barcode=RES001L9"}
+	start := func() (*tape.Drive, trackedTape) {
+		t.Helper()
+		hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
+		if _, err := hs.wrap(newTape)(dc, log); err != nil {
+			t.Fatal(err)
+		}
+		tt := hs.trackedTapes()[0]
+		for range 2 { // the power-on and load unit attentions
+			tt.drive.HandleCommand(context.Background(), &scsi.Command{CDB: scsi.CDB{0, 0, 0, 0, 0, 0}, Data: scsi.NewBuffer()})
+		}
+		return tt.drive, tt
+	}
+	cmd := func(d *tape.Drive, cdb scsi.CDB, data []byte) {
+		t.Helper()
+		if r := d.HandleCommand(context.Background(), &scsi.Command{CDB: cdb, Data: scsi.NewBuffer(data)}); r.Status != scsi.StatusGood {
+			t.Fatalf("% x: %v %+v", cdb, r.Status, r.Sense)
+		}
+	}
+	tr := &tapeTracker{}
+	d, tt := start()
+	tr.note(tt, log)
+	for range 3 { // three 1000-byte records, then mt setblk 1000
+		cmd(d, scsi.CDB{0x0a, 0, 0, 0x03, 0xe8, 0}, make([]byte, 1000))
+	}
+	cmd(d, scsi.CDB{0x15, 0x10, 0, 0, 12, 0}, []byte{0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0x03, 0xe8})
+	d.Close()
+	tr.stopped(tt, log) // what run does after Target.Close
+
+	d2, tt2 := start()
+	if _, obj, _ := d2.Position(); obj != 3 {
+		t.Fatalf("after a clean restart the drive is at object %d, want 3", obj)
+	}
+	// Fixed mode with 1000-byte blocks was kept: one block reads a record.
+	cmd(d2, scsi.CDB{0x2b, 0, 0, 0, 0, 0, 1, 0, 0, 0}, nil) // LOCATE 1
+	cmd(d2, scsi.CDB{0x08, 0x01, 0, 0, 1, 0}, make([]byte, 1000))
+	if s, _, _ := loadDriveState(media, "tape0"); s.Resume != nil {
+		t.Fatalf("the start kept the resume point: %+v", s.Resume)
+	}
+	// A crash: no stopped. The next start begins at BOT.
+	d2.Close()
+	tr.note(tt2, log)
+	d3, _ := start()
+	defer d3.Close()
+	if _, obj, _ := d3.Position(); obj != 0 {
+		t.Fatalf("after a crash the drive is at object %d, want 0", obj)
+	}
 }

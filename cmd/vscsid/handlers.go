@@ -98,7 +98,14 @@ func newTape(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 			return nil, err
 		}
 		lib = l
-		c.Barcode = restoreBarcode(c, dc.Name, log)
+		var snap *tape.Snapshot
+		c.Barcode, snap = restoreState(c, dc.Name, log)
+		d, err := tape.New(dc.Name, c, lib, log)
+		if err != nil {
+			return nil, err
+		}
+		resumeDrive(d, snap, c, dc.Name, log)
+		return d, nil
 	}
 	return tape.New(dc.Name, c, lib, log)
 }

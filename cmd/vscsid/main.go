@@ -303,6 +303,10 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	err = g.Wait()
 	sdnotify.Stopping() //nolint:errcheck // best effort
 	log.Info("stopping")
+	live := map[string]bool{}
+	for _, d := range tgt.Devices() {
+		live[d.Info.Name] = true
+	}
 	stopDBus() // no changemedium while the drives close
 	stopRun()
 	if rerr := <-runDone; rerr != nil {
@@ -310,6 +314,13 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	}
 	if cerr := tgt.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
+	}
+	// The drives have served their last command and unloaded: keep where
+	// they were for the next start (drivestate.go).
+	for _, t := range hs.trackedTapes() {
+		if live[t.name] {
+			tracker.stopped(t, log)
+		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
