@@ -17,8 +17,14 @@ import (
 // Optional interfaces a Handler implements to accept a RECONFIG event for a
 // live device. The call comes from the event loop, concurrently with
 // HandleCommand: the handler synchronises. Without them, a change is
-// refused with EOPNOTSUPP (the configfs write fails and the kernel keeps
-// the old value); writing the value in force is always accepted.
+// refused with EOPNOTSUPP, and so is an error wrapping
+// errors.ErrUnsupported (a wrapper such as target/fault.Device implements
+// them all and says so when what it wraps does not); any other error is
+// EINVAL. The configfs write then fails and the kernel keeps the old
+// value, for devices whose events the kernel waits for (made by another
+// tool: the config file's have nl_reply_supported=-1, and the kernel
+// stores their new value whatever the handler says). Writing the value in
+// force is always accepted.
 type (
 	// A Reconfigurer accepts a new cfgstring (attrib/dev_config, the part
 	// after "<subtype>/"). It validates it as strictly as its Factory.
@@ -276,10 +282,10 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 		return -int32(syscall.ENODEV)
 	}
 	t.mu.Lock()
-	cur := m.info.DeviceConfig
+	cur, origin := m.info.DeviceConfig, m.info.Origin
 	t.mu.Unlock()
 	refuse := func(what string, err error) int32 {
-		if err == nil {
+		if err == nil || errors.Is(err, errors.ErrUnsupported) {
 			log.Warn("RECONFIG refused: the handler cannot change "+what+" of a live device", zap.String("subtype", cur.Subtype))
 			return -int32(syscall.EOPNOTSUPP)
 		}
@@ -323,8 +329,15 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 		t.mu.Unlock()
 		log.Info("device resized", zap.Uint64("size", *e.DevSize))
 	case e.WriteCache != nil:
+		// The value in force is the kernel's attribute, which it stores
+		// only after our reply when it waits for one. For the config
+		// file's devices it does not wait and may have stored the new
+		// value already: their handler decides (setting the value it has
+		// is a no-op). The handler's WCE may differ from the attribute
+		// (cfgstring wce=, MODE SELECT): a targetctl restore writing the
+		// attribute back leaves it alone.
 		p := filepath.Join(m.obj, "attrib", "emulate_write_cache")
-		if v, err := t.fs.ReadAttr(p); err == nil {
+		if v, err := t.fs.ReadAttr(p); err == nil && origin == OriginAttached {
 			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (n != 0) == *e.WriteCache {
 				return 0
 			}
@@ -336,6 +349,7 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 		if err := r.SetWriteCache(*e.WriteCache); err != nil {
 			return refuse("emulate_write_cache", err)
 		}
+		log.Info("device write cache set", zap.Bool("write_cache", *e.WriteCache))
 	}
 	return 0
 }

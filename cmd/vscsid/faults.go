@@ -105,7 +105,10 @@ var _ target.Resetter = faultedTape{}
 
 // wrap puts the handlers f builds behind a fault.Device with the config
 // file's rules and timing for that device (none for devices made with
-// targetcli).
+// targetcli). The fault.Device forwards target's optional RECONFIG
+// interfaces (Resizer, WriteCacher, Reconfigurer) to the disk; for a tape
+// drive they report errors.ErrUnsupported, which target answers with
+// EOPNOTSUPP.
 func (fs *faults) wrap(f target.Factory) target.Factory {
 	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 		h, err := f(dc, log)

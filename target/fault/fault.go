@@ -44,6 +44,14 @@ type SenseFormatReporter interface {
 	CurrentSenseFormat() scsi.SenseFormat
 }
 
+// Reconfigurer, Resizer and WriteCacher are target's optional interfaces
+// for a live RECONFIG, restated: Device forwards them.
+type (
+	Reconfigurer interface{ Reconfigure(cfgstring string) error }
+	Resizer      interface{ Resize(size uint64) error }
+	WriteCacher  interface{ SetWriteCache(enabled bool) error }
+)
+
 // HoldMargin is how long past cmd_time_out a timeout rule without a hold
 // time keeps a command: TCMU's timer fires up to a second late
 // (round_jiffies_up).
@@ -83,6 +91,9 @@ type Device struct {
 	pos      Positioner
 	fmtr     SenseFormatReporter
 	closer   io.Closer
+	reconf   Reconfigurer
+	resizer  Resizer
+	wcacher  WriteCacher
 	env      env
 	seed     uint64
 	maxDelay time.Duration // per-command delay cap, MaxInt64 = none
@@ -124,6 +135,9 @@ func New(h Handler, opts Options) (*Device, error) {
 	d.pos, _ = h.(Positioner)
 	d.fmtr, _ = h.(SenseFormatReporter)
 	d.closer, _ = h.(io.Closer)
+	d.reconf, _ = h.(Reconfigurer)
+	d.resizer, _ = h.(Resizer)
+	d.wcacher, _ = h.(WriteCacher)
 	d.env = env{kind: opts.Kind, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
 		d.maxDelay = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
@@ -166,6 +180,41 @@ func (d *Device) Close() error {
 		return nil
 	}
 	return d.closer.Close()
+}
+
+// errNoReconfig is what the forwarders return when the wrapped handler
+// cannot take the change: target answers the kernel EOPNOTSUPP for it.
+func errNoReconfig(what string) error {
+	return fmt.Errorf("fault: the wrapped handler cannot change %s live: %w", what, errors.ErrUnsupported)
+}
+
+// Reconfigure forwards to the wrapped handler's Reconfigurer; without one
+// it returns an error wrapping errors.ErrUnsupported. Like every
+// forwarder, it may be called while commands run (the handler
+// synchronises).
+func (d *Device) Reconfigure(cfgstring string) error {
+	if d.reconf == nil {
+		return errNoReconfig("dev_config")
+	}
+	return d.reconf.Reconfigure(cfgstring)
+}
+
+// Resize forwards to the wrapped handler's Resizer, or returns an error
+// wrapping errors.ErrUnsupported.
+func (d *Device) Resize(size uint64) error {
+	if d.resizer == nil {
+		return errNoReconfig("dev_size")
+	}
+	return d.resizer.Resize(size)
+}
+
+// SetWriteCache forwards to the wrapped handler's WriteCacher, or returns
+// an error wrapping errors.ErrUnsupported.
+func (d *Device) SetWriteCache(enabled bool) error {
+	if d.wcacher == nil {
+		return errNoReconfig("emulate_write_cache")
+	}
+	return d.wcacher.SetWriteCache(enabled)
 }
 
 // ---- rule and timing management ----
