@@ -23,36 +23,9 @@ devices:
 YAML
 artefact /etc/vscsid/exp-seed000.yaml vscsid.yaml
 
-# ------------------------------------------------------------ recording
-# exp_info KEY=VALUE...: a line of run-independent facts.
-exp_info() { echo "info $*" >>"$ART/results.txt"; }
-# exp_cpu: the aggregate cpu line of /proc/stat as comma-separated ticks.
-exp_cpu() { head -n1 /proc/stat | sed 's/^cpu  *//; s/  */,/g'; }
-# exp_run RUN DEVICE KEY=VALUE... -- CMD...: one measured run: page cache
-# dropped, metrics scraped before and after, wall time and CPU ticks from
-# /proc, the command's output kept as RUN.out.
-exp_run() {
-	_r=$1 _d=$2
-	shift 2
-	_kv=
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do _kv="$_kv $1"; shift; done
-	shift
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	scrape_metrics "$W/$_r.before.prom" || note "$_r: scrape before failed"
-	_u0=$(cut -d' ' -f1 /proc/uptime)
-	_c0=$(exp_cpu)
-	capture "$@"
-	_u1=$(cut -d' ' -f1 /proc/uptime)
-	_c1=$(exp_cpu)
-	scrape_metrics "$W/$_r.after.prom" || note "$_r: scrape after failed"
-	printf '%s\n' "$OUT" >"$ART/$_r.out"
-	echo "run $_r device=$_d rc=$RC t0=$_u0 t1=$_u1 cpu0=$_c0 cpu1=$_c1$_kv" >>"$ART/results.txt"
-	note "$_r: exit $RC, $(printf '%s\n' "$OUT" | tail -n1)"
-}
+. /vmtest/exp.sh
 
-: >"$ART/results.txt"
-exp_info kernel=$(uname -r) experiment=seed000
+exp_start exp-seed000
 
 P=/vmtest/scenarios/exp-seed000-payload.sh
 AT=/usr/local/bin/aligntest
@@ -65,9 +38,6 @@ if [ ! -f "$P" ]; then
 fi
 require check aligntest-unpacked sh -c "[ -f $P ] && sed '1,/^__PAYLOAD__\$/d' $P | base64 -d | gunzip >$AT && chmod 755 $AT && $AT -h 2>&1 | grep -qi usage"
 
-dmesg_mark daemon
-vscsid_start exp-seed000 --config /etc/vscsid/exp-seed000.yaml
-[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
 require wait_for adisk-attached 30 "dev_node block adisk && dev_node sg adisk"
 require wait_for atape-attached 30 "dev_node tape atape"
 sd=$(dev_block adisk)
