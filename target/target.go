@@ -352,7 +352,8 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 
 // serve starts m's device loop in its own goroutine and pushes the step
 // that stops it. A device that fails answers HARDWARE ERROR from then on
-// (failFast).
+// (failFast), unless its configfs object is gone: then it was removed,
+// and the loop ends quietly.
 func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 	d, obj := m.dev, m.obj
 	dctx, stop := context.WithCancel(t.ctx)
@@ -360,6 +361,16 @@ func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 		defer close(m.done)
 		err := d.Run(dctx)
 		if err == nil || dctx.Err() != nil {
+			return
+		}
+		if !t.fs.Exists(obj) {
+			// Someone removed the storage object (targetcli clearconfig,
+			// rmdir). For devices whose REMOVED event the kernel does not
+			// wait for (ours: nl_reply_supported=-1) it unregisters the
+			// uio device right after sending the event, so the loop's
+			// read fails (EIO) before the event reaches us: not a fault.
+			// The event then lets go of the device.
+			dlog.Info("device removed by the kernel or another tool: its ring is gone", zap.Error(err))
 			return
 		}
 		m.setErr(err)
