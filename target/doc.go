@@ -48,12 +48,30 @@
 // (Scan: block_dev=1, reset_ring=1, open, serve, block_dev=0, the way
 // tcmu-runner takes over a ring a dead daemon left) and then follows the
 // kernel's TCM-USER netlink events (events.go): ADDED → Attach and reply
-// the Factory's verdict, REMOVED → stop serving and reply 0, RECONFIG → 0
-// when nothing changes, else the handler's optional Reconfigurer, Resizer
-// or WriteCacher, else EOPNOTSUPP. Events for subtypes without a Factory
-// are tcmu-runner's and get no reply. configfs objects of attached devices
-// are never created or removed here: Close drains them (block_dev=1, wait
-// until cmd_head == cmd_tail, close, block_dev=0) and leaves them.
+// the Factory's verdict, REMOVED → stop serving and reply 0. Events for
+// subtypes without a Factory are tcmu-runner's and get no reply. configfs
+// objects of attached devices are never created or removed here: Close
+// drains them (block_dev=1, wait until cmd_head == cmd_tail, close,
+// block_dev=0) and leaves them. A device loop that fails because its
+// storage object was removed under it (the kernel unregisters the uio
+// device of one of ours before its REMOVED event arrives) ends quietly.
+//
+// RECONFIG (a write of attrib/dev_config, dev_size or emulate_write_cache
+// on an enabled device) is answered 0 when the value does not change, so
+// that targetctl restore never fails; otherwise the handler's optional
+// Reconfigurer, Resizer or WriteCacher decides, called from the event
+// goroutine while commands run: nil → 0, and the registry (DeviceInfo's
+// Config and Size) follows; an error wrapping errors.ErrUnsupported, or no
+// such interface → EOPNOTSUPP; any other error → EINVAL. vdisk implements
+// all three (package disk: a capacity that came from dev_size follows it,
+// a cfgstring may change only size=/blocks=, WCE follows
+// emulate_write_cache; the next command gets UNIT ATTENTION 2A/09 or
+// 2A/01), vtape none. The kernel stores the new value only after a 0 for
+// devices whose events it waits for (made by another tool while vscsid
+// had replies on); for the config file's devices (nl_reply_supported=-1)
+// and devices enabled while no daemon listened it does not wait: the write
+// succeeds and the attribute changes whatever the handler said (a refusal
+// is only logged).
 //
 // Which path a device takes at start: a device of the config file is made
 // by Create. If a daemon that did not stop cleanly left it intact (our
