@@ -241,7 +241,12 @@ check persist-src $DD if=/dev/urandom of="$W/p" bs=64k count=16
 check persist-rewind "$MT" -f "$TP" rewind
 check persist-write $DD if="$W/p" of="$TP" bs=64k
 check persist-write-second-file $DD if="$W/r1000" of="$TP" bs=1000
+# A clean stop keeps the position and the block size: leave the tape at
+# the start of the second file (block 17) in fixed 1000-byte blocks.
 check persist-rewind-before-stop "$MT" -f "$TP" rewind
+check persist-fsf-before-stop "$MT" -f "$TP" fsf 1
+check persist-setblk-before-stop "$MT" -f "$TP" setblk 1000
+expect_output persist-tell-before-stop 'At block 17\.' "$MT" -f "$TP" tell
 
 check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"
 
@@ -264,6 +269,13 @@ vscsid_start tape-restart --config /etc/vscsid/tape.yaml
 [ -n "$VSCSID_PID" ] || abort "vscsid did not restart"
 require wait_for persist-reattached 30 "dev_node tape persist"
 TP=/dev/n$(dev_tape persist)
+# The new st instance asks the drive: READ POSITION and MODE SENSE show
+# where the clean stop left it, and a fixed-block read goes on from there.
+expect_output persist-tell-after-restart 'At block 17\.' "$MT" -f "$TP" tell
+expect_output persist-blocksize-after-restart 'Tape block size 1000 bytes' "$MT" -f "$TP" status
+check persist-read-fixed-after-restart $DD if="$TP" of="$W/p-fixed" bs=1000 count=1
+expect_eq persist-fixed-read-md5 "$(md5 "$W/r1000")" "$(md5 "$W/p-fixed")"
+check persist-setblk-0-after-restart "$MT" -f "$TP" setblk 0
 check persist-rewind-after-restart "$MT" -f "$TP" rewind
 expect_output persist-read-first-file '^16\+0 records in' $DD if="$TP" of="$W/p-back" bs=64k
 expect_eq persist-first-file-md5 "$(md5 "$W/p")" "$(md5 "$W/p-back")"
