@@ -131,12 +131,9 @@ func noArgs(pos []string) error {
 	return nil
 }
 
-func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	var kf createFlags
-	fs := newFlagSet("media", mediaSub("create"), stderr)
-	cf.register(fs, true)
-	kf.register(fs)
+// parseNoArgs parses the flags of a subcommand that takes no positional
+// argument and checks the common ones.
+func parseNoArgs(fs *flag.FlagSet, cf *commonFlags, args []string) error {
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -144,7 +141,16 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := noArgs(pos); err != nil {
 		return err
 	}
-	if err := cf.check(); err != nil {
+	return cf.check()
+}
+
+func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	var kf createFlags
+	fs := newFlagSet("media", mediaSub("create"), stderr)
+	cf.register(fs, true)
+	kf.register(fs)
+	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
 	if err := cartridge.CreateCartridge(cf.dir, cf.barcode, kf.options()); err != nil {
@@ -265,14 +271,7 @@ func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) er
 	cf.register(fs, true)
 	asJSON := fs.Bool("json", false, "JSON output")
 	maxFiles := fs.Int("max-files", 50, "files to list per partition in text output (all in JSON; 0: none)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
-		return err
-	}
-	if err := cf.check(); err != nil {
+	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
 	m, err := openRO(cf)
@@ -450,14 +449,7 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	cf.register(fs, true)
 	part := fs.Int("partition", -1, "only this partition (default: all)")
 	asJSON := fs.Bool("json", false, "JSON lines output")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
-		return err
-	}
-	if err := cf.check(); err != nil {
+	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
 	m, err := openRO(cf)
@@ -713,14 +705,7 @@ func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	cf.register(fs, true)
 	var wp optBool
 	fs.Var(&wp, "write-protect", "set (true) or clear (false) the write-protect tab")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
-		return err
-	}
-	if err := cf.check(); err != nil {
+	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
 	if !wp.set {
