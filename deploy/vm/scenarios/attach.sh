@@ -13,7 +13,7 @@
 # "tcmu nl cmd 3/<status> completion could not find device" for replies to
 # events the kernel did not wait for (tc0, own0). Whether own0's uio device
 # fails before its REMOVED event arrives (section 8) is a race: trixie
-# showed it (logged at Info since a63c85e), bookworm mostly not.
+# showed it (logged at Info since a63c85e), bookworm in one run of two.
 # shellcheck shell=sh disable=SC2086 # sourced by the guest's busybox ash with deploy/vm/guest/lib.sh
 
 CTL=/usr/bin/vscsictl
