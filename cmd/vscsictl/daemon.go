@@ -372,3 +372,69 @@ func runUnload(ctx context.Context, s subcommand, args []string, stdout, stderr 
 	fmt.Fprintf(stdout, "%s: unloaded\n", pos[0])
 	return nil
 }
+
+var createCmd = subcommand{
+	name: "create", args: "NAME TYPE CFGSTRING [--hw-max-sectors N] [--json] [--socket PATH]", summary: "create a device in the running daemon",
+	help: `Creates a device in the running vscsid as if its config file listed it:
+TYPE is vdisk or vtape, CFGSTRING the handler's key=value;... string,
+checked as strictly as the config file's (vdisk needs size=). vscsid makes
+the TCMU backstore and its own tcm_loop target and prints the device node
+once the kernel has attached it. The device lasts until 'vscsictl delete'
+or until vscsid stops; to keep it, add it to the config file.`,
+}
+
+var deleteCmd = subcommand{
+	name: "delete", args: "NAME [--socket PATH]", summary: "remove a device vscsid created",
+	help: `Removes a device that vscsid created (from its config file or with
+'vscsictl create'): the LUN and tcm_loop target first, then the backstore,
+as at vscsid's stop. A tape drive's cartridge and position are saved as at
+a clean stop. Devices made with targetcli are refused: remove them with
+targetcli.`,
+}
+
+func init() {
+	createCmd.run = runCreate
+	deleteCmd.run = runDelete
+	commands = append(commands,
+		command{"create", createCmd.summary, leaf(createCmd)},
+		command{"delete", deleteCmd.summary, leaf(deleteCmd)},
+	)
+}
+
+func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	var maxSectors int
+	pos, err := parseDaemonCmd(createCmd, args, stderr, 3, func(fs *flag.FlagSet) {
+		df.add(fs, true)
+		fs.IntVar(&maxSectors, "hw-max-sectors", 0, "the backstore's hw_max_sectors (0: the kernel's default)")
+	})
+	if err != nil {
+		return err
+	}
+	if maxSectors < 0 {
+		return usagef("--hw-max-sectors %d: want >= 0", maxSectors)
+	}
+	req := control.CreateDevice{Name: pos[0], Type: pos[1], Config: pos[2], HWMaxSectors: maxSectors}
+	var dev deviceJSON
+	if err := newClient(df.socket).do(ctx, http.MethodPost, "/v1/devices", req, &dev); err != nil {
+		return err
+	}
+	if df.json {
+		return writeJSONOut(stdout, dev)
+	}
+	fmt.Fprintf(stdout, "%s: created %s at %s (%s, %s)\n", dev.Name, dev.Subtype, dash(dev.Address), dash(dev.Node), dash(dev.Generic))
+	return nil
+}
+
+func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var df daemonFlags
+	pos, err := parseDaemonCmd(deleteCmd, args, stderr, 1, func(fs *flag.FlagSet) { df.add(fs, false) })
+	if err != nil {
+		return err
+	}
+	if err := newClient(df.socket).do(ctx, http.MethodDelete, "/v1/devices/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: removed\n", pos[0])
+	return nil
+}

@@ -78,6 +78,27 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 		}
 		w.WriteHeader(204)
 	})
+	devCall := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		d.mu.Lock()
+		d.calls = append(d.calls, r.Method+" "+r.URL.Path+" "+string(b))
+		d.mu.Unlock()
+		switch {
+		case strings.Contains(string(b), `"lbs=3"`):
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":"invalid argument: lbs: 3: want 512, 1024, 2048 or 4096","errno":"EINVAL"}`)
+		case r.Method == "POST":
+			w.WriteHeader(201)
+			io.WriteString(w, `{"name":"d9","type":"disk","subtype":"vdisk","origin":"config","hba":5,"uio":"uio4","scsi_address":"7:0:1:0","node":"/dev/sdc","generic":"sg4","failed":false}`)
+		case r.PathValue("name") == "tc0":
+			w.WriteHeader(403)
+			io.WriteString(w, `{"error":"operation not permitted: device tc0: device created by another tool: remove it with that tool (targetcli)","errno":"EPERM"}`)
+		default:
+			w.WriteHeader(204)
+		}
+	}
+	mux.HandleFunc("POST /v1/devices", devCall)
+	mux.HandleFunc("DELETE /v1/devices/{name}", devCall)
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
@@ -213,5 +234,42 @@ ID  ACTION         MATCHED  INJECTED  RULE
 	}
 	if _, _, err := vsctl(t, "fault", "del", "d0", "x", s); err == nil || err.Error() != `fault del: rule ID "x": want the number 'vscsictl fault list' shows` {
 		t.Errorf("message: %v", err)
+	}
+}
+
+func TestCreateDeleteCommands(t *testing.T) {
+	d := startFakeDaemon(t)
+	s := "--socket=" + d.socket
+	if out := mustRun(t, "create", "d9", "vdisk", "size=64M", "--hw-max-sectors", "256", s); out != "d9: created vdisk at 7:0:1:0 (/dev/sdc, sg4)\n" {
+		t.Errorf("create: %q", out)
+	}
+	if out := mustRun(t, "create", "d9", "vdisk", "size=64M", "--json", s); !strings.Contains(out, `"node": "/dev/sdc"`) {
+		t.Errorf("create --json: %s", out)
+	}
+	if out := mustRun(t, "delete", "d9", s); out != "d9: removed\n" {
+		t.Errorf("delete: %q", out)
+	}
+	if _, _, err := vsctl(t, "create", "d9", "vdisk", "lbs=3", s); err == nil || err.Error() != "create: invalid argument: lbs: 3: want 512, 1024, 2048 or 4096" {
+		t.Errorf("create with a bad cfgstring: %v", err)
+	}
+	if _, _, err := vsctl(t, "delete", "tc0", s); err == nil || !strings.Contains(err.Error(), "remove it with that tool (targetcli)") {
+		t.Errorf("delete of targetcli's device: %v", err)
+	}
+	want := []string{
+		`POST /v1/devices {"name":"d9","type":"vdisk","config":"size=64M","hw_max_sectors":256}`,
+		`POST /v1/devices {"name":"d9","type":"vdisk","config":"size=64M"}`,
+		`DELETE /v1/devices/d9 `,
+		`POST /v1/devices {"name":"d9","type":"vdisk","config":"lbs=3"}`,
+		`DELETE /v1/devices/tc0 `,
+	}
+	d.mu.Lock()
+	if strings.Join(d.calls, "|") != strings.Join(want, "|") {
+		t.Errorf("daemon saw\n%q\nwant\n%q", d.calls, want)
+	}
+	d.mu.Unlock()
+	for _, args := range [][]string{{"create", "d9", "vdisk"}, {"delete"}, {"create", "a", "vdisk", "size=1G", "--hw-max-sectors", "-1"}} {
+		if _, _, err := vsctl(t, append(args, s)...); !isUsage(err) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
 	}
 }

@@ -1,7 +1,8 @@
 // Command vscsictl manages what vscsid serves: the tape cartridge images of
 // a media directory (vscsictl media ...), and, through the running
 // daemon's control socket, its devices, their statistics and the
-// cartridges in its tape drives (devices, stats, load, unload, eject).
+// cartridges in its tape drives (devices, stats, create, delete, load,
+// unload, eject, fault).
 package main
 
 import (

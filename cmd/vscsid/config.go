@@ -139,23 +139,37 @@ func parseConfig(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("devices[%d]: name %q is used twice", i, d.Name)
 		}
 		names = append(names, d.Name)
-		if _, ok := handlerTypes[d.Type]; !ok {
-			return nil, fmt.Errorf("devices[%d] %s: type %q: want one of %s", i, d.Name, d.Type, strings.Join(typeNames(), ", "))
-		}
-		if strings.ContainsAny(d.Config, ",:\n") {
-			return nil, fmt.Errorf("devices[%d] %s: config %q: commas, colons and newlines are not allowed (the kernel splits on commas)", i, d.Name, d.Config)
-		}
-		if d.HWMaxSectors < 0 {
-			return nil, fmt.Errorf("devices[%d] %s: hw_max_sectors must be >= 0", i, d.Name)
-		}
-		if _, err := handlerTypes[d.Type].check(d.Config); err != nil {
+		if _, err := d.check(); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
-		}
-		if d.Fault != nil {
-			if _, _, err := d.Fault.parse(); err != nil {
-				return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
-			}
 		}
 	}
 	return &c, nil
+}
+
+// check validates one device, all but the uniqueness of its name, and
+// returns what its cfgstring gives Target.Create.
+func (d DeviceConfig) check() (devParams, error) {
+	if !nameRE.MatchString(d.Name) {
+		return devParams{}, fmt.Errorf("name %q: want 1-64 characters of [A-Za-z0-9_.-]", d.Name)
+	}
+	ht, ok := handlerTypes[d.Type]
+	if !ok {
+		return devParams{}, fmt.Errorf("type %q: want one of %s", d.Type, strings.Join(typeNames(), ", "))
+	}
+	if strings.ContainsAny(d.Config, ",:\n") {
+		return devParams{}, fmt.Errorf("config %q: commas, colons and newlines are not allowed (the kernel splits on commas)", d.Config)
+	}
+	if d.HWMaxSectors < 0 {
+		return devParams{}, errors.New("hw_max_sectors must be >= 0")
+	}
+	p, err := ht.check(d.Config)
+	if err != nil {
+		return devParams{}, err
+	}
+	if d.Fault != nil {
+		if _, _, err := d.Fault.parse(); err != nil {
+			return devParams{}, err
+		}
+	}
+	return p, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -36,6 +37,8 @@ type (
 // for vscsictl. Version 1 of the protocol:
 //
 //	GET  /v1/devices                  → [deviceJSON]
+//	POST /v1/devices                  control.CreateDevice → 201 deviceJSON
+//	DELETE /v1/devices/{name}         → 204 (devices vscsid created only)
 //	GET  /v1/devices/{name}/stats     → statsJSON
 //	POST /v1/devices/{name}/load      {"barcode": "..."} → 204
 //	POST /v1/devices/{name}/unload    → 204
@@ -53,6 +56,8 @@ type (
 // tests fake it.
 type controller interface {
 	devices() []deviceJSON
+	create(ctx context.Context, req control.CreateDevice) (deviceJSON, error)
+	remove(name string) error
 	stats(name string) (statsJSON, error)
 	load(name, barcode string) error
 	unload(name string) error
@@ -65,6 +70,7 @@ type controller interface {
 
 // daemon is the running vscsid as the control socket sees it.
 type daemon struct {
+	cfg *Config // the config file: create uses its cmd_time_out and co.
 	tgt *target.Target
 	hs  *handlers
 	fs  *faults
@@ -126,6 +132,59 @@ func (d *daemon) devices() []deviceJSON {
 		out = append(out, dj)
 	}
 	return out
+}
+
+// create makes a device as if the config file had it; it lasts until
+// remove or the daemon stops (add it to the config file to keep it).
+func (d *daemon) create(ctx context.Context, req control.CreateDevice) (deviceJSON, error) {
+	dc := DeviceConfig{Name: req.Name, Type: req.Type, Config: req.Config, HWMaxSectors: req.HWMaxSectors}
+	p, err := dc.check()
+	if err != nil {
+		return deviceJSON{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
+	}
+	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, dc, p))
+	if err != nil {
+		if errors.Is(err, target.ErrClosed) {
+			return deviceJSON{}, fmt.Errorf("%w: %w", unix.ESHUTDOWN, err)
+		}
+		if d.hasDevice(req.Name) {
+			return deviceJSON{}, fmt.Errorf("%w: %w", unix.EEXIST, err)
+		}
+		return deviceJSON{}, err
+	}
+	d.log.Info("device created (vscsictl)", zap.String("device", info.Name), zap.String("subtype", info.Subtype),
+		zap.String("config", info.Config), zap.String("scsi", info.SCSI.Address), zap.String("node", info.SCSI.String()))
+	for _, dj := range d.devices() {
+		if dj.Name == info.Name {
+			return dj, nil
+		}
+	}
+	return deviceJSON{}, fmt.Errorf("%w: device %s was removed while being created", unix.ENODEV, info.Name)
+}
+
+func (d *daemon) hasDevice(name string) bool {
+	return slices.ContainsFunc(d.tgt.Devices(), func(s target.DeviceStatus) bool { return s.Info.Name == name })
+}
+
+// remove removes a device vscsid created (config file or vscsictl). A
+// tape drive's position is kept as at a clean stop.
+func (d *daemon) remove(name string) error {
+	if err := d.tgt.Remove(name); err != nil {
+		switch {
+		case errors.Is(err, target.ErrNoDevice):
+			return fmt.Errorf("%w: %w", unix.ENODEV, err)
+		case errors.Is(err, target.ErrNotOwned):
+			return fmt.Errorf("%w: %w", unix.EPERM, err)
+		case errors.Is(err, target.ErrClosed):
+			return fmt.Errorf("%w: %w", unix.ESHUTDOWN, err)
+		}
+		return err
+	}
+	if t, ok := d.hs.forget(name); ok && d.tr != nil {
+		d.tr.stopped(t, d.log)
+	}
+	d.log.Info("device removed (vscsictl)", zap.String("device", name))
+	return nil
 }
 
 func (d *daemon) stats(name string) (statsJSON, error) {
@@ -213,6 +272,25 @@ func controlHandler(c controller) http.Handler {
 			devs = []deviceJSON{}
 		}
 		writeJSON(w, http.StatusOK, devs)
+	})
+	mux.HandleFunc("POST /v1/devices", func(w http.ResponseWriter, r *http.Request) {
+		var req control.CreateDevice
+		if !readJSON(w, r, &req) {
+			return
+		}
+		dev, err := c.create(r.Context(), req)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, dev)
+	})
+	mux.HandleFunc("DELETE /v1/devices/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if err := c.remove(r.PathValue("name")); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /v1/devices/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
 		s, err := c.stats(r.PathValue("name"))
@@ -325,8 +403,12 @@ func writeError(w http.ResponseWriter, err error) {
 		switch en {
 		case unix.ENODEV, unix.ENOENT:
 			status = http.StatusNotFound
-		case unix.EBUSY, unix.ENOMEDIUM:
+		case unix.EBUSY, unix.ENOMEDIUM, unix.EEXIST:
 			status = http.StatusConflict
+		case unix.EPERM:
+			status = http.StatusForbidden
+		case unix.ESHUTDOWN:
+			status = http.StatusServiceUnavailable
 		case unix.EINVAL, unix.ENOTSUP:
 			status = http.StatusBadRequest
 		}

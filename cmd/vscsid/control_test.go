@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 )
@@ -77,6 +78,28 @@ func (f *fakeController) faultClear(name string) error {
 
 func (f *fakeController) faultTiming(name, timing string) error {
 	f.record("fault timing " + name + " " + timing)
+	return nil
+}
+
+func (f *fakeController) create(_ context.Context, req control.CreateDevice) (deviceJSON, error) {
+	f.record(fmt.Sprintf("create %s %s %s %d", req.Name, req.Type, req.Config, req.HWMaxSectors))
+	if req.Name == "tape0" {
+		return deviceJSON{}, fmt.Errorf("%w: device tape0 exists", unix.EEXIST)
+	}
+	if _, err := (DeviceConfig{Name: req.Name, Type: req.Type, Config: req.Config, HWMaxSectors: req.HWMaxSectors}).check(); err != nil {
+		return deviceJSON{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
+	}
+	return deviceJSON{Name: req.Name, Type: "disk", Subtype: req.Type, Origin: "config", HBA: 5, UIO: "uio4", Node: "/dev/sdc"}, nil
+}
+
+func (f *fakeController) remove(name string) error {
+	f.record("remove " + name)
+	switch name {
+	case "tc0":
+		return fmt.Errorf("%w: %w", unix.EPERM, target.ErrNotOwned)
+	case "x":
+		return fmt.Errorf("%w: %w", unix.ENODEV, target.ErrNoDevice)
+	}
 	return nil
 }
 
@@ -153,6 +176,13 @@ func TestControlSocket(t *testing.T) {
 		{"POST", "/v1/devices/tape0/load", `{"barcod":"B2"}`, 400, ``},
 		{"POST", "/v1/devices/tape0/unload", ``, 409, `{"error":"no medium found: empty","errno":"ENOMEDIUM"}`},
 		{"DELETE", "/v1/devices", ``, 405, ``},
+		{"POST", "/v1/devices", `{"name":"d9","type":"vdisk","config":"size=64M","hw_max_sectors":256}`, 201, `{"name":"d9","type":"disk","subtype":"vdisk","origin":"config","hba":5,"uio":"uio4","node":"/dev/sdc","failed":false}`},
+		{"POST", "/v1/devices", `{"name":"d9","type":"vdisk","config":"size=64M;lbs=3"}`, 400, ``},
+		{"POST", "/v1/devices", `{"name":"tape0","type":"vtape","config":"memory=1"}`, 409, ``},
+		{"POST", "/v1/devices", `{"name":"d9","typ":"vdisk"}`, 400, ``},
+		{"DELETE", "/v1/devices/d9", ``, 204, ``},
+		{"DELETE", "/v1/devices/tc0", ``, 403, `{"error":"operation not permitted: device created by another tool","errno":"EPERM"}`},
+		{"DELETE", "/v1/devices/x", ``, 404, ``},
 		{"GET", "/v1/devices/d0/faults", "", 200, `{"name":"d0","timing":"","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":7,"injected":0,"spent":false}],"delayed":0,"clamped":0,"held":0,"interrupted":0}`},
 		{"POST", "/v1/devices/d0/faults", `{"rule":"busy"}`, 200, `{"id":2}`},
 		{"DELETE", "/v1/devices/d0/faults/2", ``, 204, ``},
@@ -165,7 +195,9 @@ func TestControlSocket(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s\nwant %d %s", tc.method, tc.url, tc.body, status, body, tc.status, tc.want)
 		}
 	}
-	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0", "fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms"}; !reflect.DeepEqual(f.calls, want) {
+	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0",
+		"create d9 vdisk size=64M 256", "create d9 vdisk size=64M;lbs=3 0", "create tape0 vtape memory=1 0", "remove d9", "remove tc0", "remove x",
+		"fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms"}; !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}
 }

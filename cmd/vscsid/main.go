@@ -215,6 +215,17 @@ func (h *handlers) trackedTapes() []trackedTape {
 	return out
 }
 
+// forget drops a removed device; it returns the drive if it was a tracked
+// tape.
+func (h *handlers) forget(name string) (trackedTape, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.tapes[name]
+	delete(h.m, name)
+	delete(h.tapes, name)
+	return t, ok
+}
+
 func (h *handlers) get(name string) target.Handler {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -244,18 +255,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	// Create the devices; any failure removes what was created and fails.
 	for _, d := range cfg.Devices {
 		p, _ := handlerTypes[d.Type].check(d.Config) // validated by loadConfig
-		spec := target.DeviceSpec{
-			Name:              d.Name,
-			Subtype:           d.Type,
-			Config:            d.Config,
-			Size:              p.size,
-			BlockSize:         p.blockSize,
-			MaxSectors:        uint32(d.HWMaxSectors),
-			CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
-			MaxDataAreaMB:     cfg.MaxDataAreaMB,
-			NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
-		}
-		info, err := tgt.Create(ctx, spec)
+		info, err := tgt.Create(ctx, deviceSpec(cfg, d, p))
 		if err != nil {
 			return errors.Join(fmt.Errorf("device %s: %w", d.Name, err), tgt.Close())
 		}
@@ -289,7 +289,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
 	if o.control != "" {
-		d := &daemon{tgt: tgt, hs: hs, fs: flt, tr: tracker, log: log.Named("control")}
+		d := &daemon{cfg: cfg, tgt: tgt, hs: hs, fs: flt, tr: tracker, log: log.Named("control")}
 		g.Go(func() error { return serveControl(gctx, o.control, d, d.log) })
 	}
 	g.Go(func() error { return mainLoop(gctx, tgt, hs, tracker, log) })
@@ -327,6 +327,22 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// deviceSpec is what Target.Create needs for d, a device of the config
+// file (or one vscsictl creates) whose cfgstring check gave p.
+func deviceSpec(cfg *Config, d DeviceConfig, p devParams) target.DeviceSpec {
+	return target.DeviceSpec{
+		Name:              d.Name,
+		Subtype:           d.Type,
+		Config:            d.Config,
+		Size:              p.size,
+		BlockSize:         p.blockSize,
+		MaxSectors:        uint32(d.HWMaxSectors),
+		CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
+		MaxDataAreaMB:     cfg.MaxDataAreaMB,
+		NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
+	}
 }
 
 // mainLoop watches the devices and feeds systemd's watchdog: it beats only

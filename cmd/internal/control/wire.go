@@ -77,3 +77,13 @@ type Faults struct {
 	Held        uint64      `json:"held"`
 	Interrupted uint64      `json:"interrupted"`
 }
+
+// CreateDevice asks vscsid to create a device as if its config file had it
+// (POST /v1/devices). Config is the handler's cfgstring, checked as
+// strictly as the config file's.
+type CreateDevice struct {
+	Name         string `json:"name"`
+	Type         string `json:"type"` // vdisk | vtape
+	Config       string `json:"config"`
+	HWMaxSectors int    `json:"hw_max_sectors,omitempty"`
+}

@@ -1,0 +1,79 @@
+# vm-timeout: 180
+# ctl: devices created and removed at runtime with vscsictl (issue 5:
+# "create and delete config devices"). vscsid makes the backstore and its
+# own tcm_loop target, the kernel attaches sd or st, I/O works, and
+# `vscsictl delete` takes it all away again without touching the
+# config-file device next to it. Bad requests are refused with vscsid's
+# message and change nothing.
+
+CTL=/usr/bin/vscsictl
+[ -x "$CTL" ] || CTL=$(command -v vscsictl)
+mkdir -p /etc/vscsid
+cat >/etc/vscsid/ctl.yaml <<'EOC'
+cmd_time_out: 10
+devices:
+  - name: base0
+    type: vdisk
+    config: "size=32MiB"
+EOC
+artefact /etc/vscsid/ctl.yaml
+vscsid_start ctl --config /etc/vscsid/ctl.yaml --dbus=off
+require wait_for base0-attached 30 "dev_node block base0"
+
+# A disk: created, listed, read and written, removed.
+expect_output create-disk '^d9: created vdisk at [0-9]+:0:1:0 \(/dev/sd[a-z]+, sg[0-9]+\)$' \
+	"$CTL" create d9 vdisk 'size=64MiB;lbs=4096;mode=store;store_size=8M' --hw-max-sectors 256
+require wait_for d9-attached 30 "dev_node block d9"
+sd=$(dev_block d9)
+note "d9 is $sd"
+expect_eq d9-logical-block-size 4096 "$(cat /sys/block/$sd/queue/logical_block_size)"
+expect_eq d9-size-bytes 67108864 "$(blockdev --getsize64 /dev/$sd)"
+# --hw-max-sectors is the backstore's attribute (the queue limits come
+# from tcm_loop's host and vdisk's Block Limits VPD page).
+expect_eq d9-hw-max-sectors 256 "$(cat $CONFIGFS/core/user_*/d9/attrib/hw_max_sectors)"
+check d9-write $DD if=/dev/urandom of=$W/d9.src bs=64k count=16
+check d9-write-dev $DD if=$W/d9.src of=/dev/$sd bs=64k oflag=direct
+check_sh d9-read-back "[ \"\$($DD if=/dev/$sd bs=64k count=16 iflag=direct 2>/dev/null | md5sum)\" = \"\$(md5sum <$W/d9.src)\" ]"
+expect_output devices-lists-d9 "^d9 +disk +vdisk +config .*/dev/$sd" "$CTL" devices
+
+# Refusals: a bad cfgstring, a taken name, an unknown type, an unknown
+# device; none of them leaves anything in configfs.
+_n0=$(ls $CONFIGFS/core | wc -l)
+_vt_run 30 "$CTL" create bad1 vdisk 'size=64MiB;lbs=3'
+expect_eq bad-cfgstring-exit 1 "$RC"
+expect_match bad-cfgstring-message 'lbs' "$OUT"
+_vt_run 30 "$CTL" create d9 vdisk 'size=1MiB'
+expect_eq taken-name-exit 1 "$RC"
+expect_match taken-name-message 'd9' "$OUT"
+expect_fail unknown-type "$CTL" create bad2 vcdrom 'size=1MiB'
+_vt_run 30 "$CTL" delete nosuch
+expect_match unknown-device-message 'no such device' "$OUT"
+expect_eq refusals-leave-no-backstore "$_n0" "$(ls $CONFIGFS/core | wc -l)"
+
+expect_output delete-disk '^d9: removed$' "$CTL" delete d9
+wait_for d9-sd-gone 15 "[ ! -e /sys/block/$sd ]"
+check_sh d9-backstore-gone "! grep -l '/d9/' /sys/class/uio/uio*/name 2>/dev/null && ! ls -d $CONFIGFS/core/user_*/d9 2>/dev/null"
+check_sh devices-no-d9 "! $CTL devices | grep -q '^d9 '"
+check base0-still-serves $DD if=/dev/$(dev_block base0) of=/dev/null bs=64k count=16 iflag=direct
+
+# A tape drive with a memory cartridge: st binds it, mt works, removed.
+expect_output create-tape '^t9: created vtape at ' "$CTL" create t9 vtape 'personality=lto6;memory=1;barcode=CTL001L6'
+require wait_for t9-attached 30 "dev_node tape t9"
+T=/dev/n$(dev_tape t9)
+check t9-rewind "$MT" -f "$T" rewind
+check t9-write $DD if=$W/d9.src of="$T" bs=64k
+check t9-rewind2 "$MT" -f "$T" rewind
+check_sh t9-read-back "[ \"\$($DD if=$T bs=64k 2>/dev/null | md5sum)\" = \"\$(md5sum <$W/d9.src)\" ]"
+expect_output t9-status 'Tape block size 0 bytes' "$MT" -f "$T" status
+_st=$(dev_tape t9)
+expect_output delete-tape '^t9: removed$' "$CTL" delete t9
+wait_for t9-st-gone 15 "[ ! -e /sys/class/scsi_tape/$_st ]"
+# The name can be used again.
+expect_output recreate-disk '^d9: created vdisk' "$CTL" create d9 vdisk 'size=8MiB'
+require wait_for d9-again-attached 30 "dev_node block d9"
+
+# vscsid's stop removes what vscsictl created too.
+vscsid_stop vscsid-sigterm-exit-0
+check_sh configfs-no-residue "[ -z \"\$(configfs_residue)\" ]"
+check_sh log-no-error "! grep '\"level\":\"error\"' $ART/vscsid-ctl.log"
+kernel_clean kernel-log-clean
