@@ -102,6 +102,28 @@ check_sh metrics-abort-tmr-counted "grep -E '^vscsi_ring_task_management_request
 expect_output fault-clear '.' "$CTL" fault clear fd0
 check medium-error-gone-after-clear "$DD" if=/dev/$sd of=/dev/null bs=512 skip=19968 count=2048 iflag=direct
 
+# ---------------------------------------- timing: latency=2ms (a figure)
+# The mean the duration histogram records for a configured 2 ms latency,
+# reported, not asserted (an emulated CPU on a shared host); the command
+# count is exact.
+# The same 300 reads without timing first: the guest's own cost of a
+# command, which the 2 ms come on top of.
+_lat() { awk -v k="$2" '$1 == "vscsi_scsi_command_duration_seconds_" k "{command=\"read_10\",device=\"fd0\"}" {print $2}' "$1"; }
+_mean() { awk -v a="$(_lat $1 sum)" -v b="$(_lat $2 sum)" -v n="$3" 'BEGIN {printf "%.3f", (b - a) / n * 1000}'; }
+scrape_metrics "$W/lat0.prom"
+check timing-baseline-reads "$DD" if=/dev/$sd of=/dev/null bs=4k count=300 skip=1000 iflag=direct
+scrape_metrics "$W/lat1.prom"
+expect_output timing-set '.' "$CTL" fault timing fd0 'latency=2ms'
+check timing-reads "$DD" if=/dev/$sd of=/dev/null bs=4k count=300 skip=1000 iflag=direct
+scrape_metrics "$W/lat2.prom"
+_n=$(awk -v a="$(_lat $W/lat1.prom count)" -v b="$(_lat $W/lat2.prom count)" 'BEGIN {print b - a}')
+expect_eq timing-read-count 300 "$_n"
+_m0=$(_mean $W/lat0.prom $W/lat1.prom 300)
+_m1=$(_mean $W/lat1.prom $W/lat2.prom 300)
+note "guest clock: $(grep -m1 -o 'hres_active *: *[0-9]' /proc/timer_list 2>/dev/null), $(grep -m1 -o 'Clock Event Device: .*' /proc/timer_list 2>/dev/null), $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+note "READ(10) mean recorded: $_m0 ms without timing, $_m1 ms with latency=2ms (added: $(awk -v a=$_m0 -v b=$_m1 'BEGIN {printf "%.3f", b - a}') ms)"
+expect_output timing-clear '.' "$CTL" fault timing fd0 ''
+
 # ------------------------------------------------- tape early warning
 T=/dev/n$st
 check_sh tape-rewind "timeout 20 $MT -f $T rewind"
