@@ -39,8 +39,16 @@
 // org.kernel.TCMUService1.HandlerManager1.RegisterHandler(subtype,
 // configdesc) on /org/kernel/TCMUService1/HandlerManager1. tcmu-runner then
 // lists user:<subtype> next to its own handlers and forwards CheckConfig
-// to us. It does not forward ChangeMedium (its code has no handler for
-// it), so changemedium works only in Primary mode.
+// to us. It does not forward ChangeMedium (its D-Bus interface,
+// tcmu-handler.xml, has no such method: targetcli's changemedium fails
+// with "ChangeMedium failed"), so changemedium works only in Primary mode;
+// next to tcmu-runner, vscsictl load changes the cartridge.
+//
+// Debian bookworm's tcmu-runner 1.5.4 does all this as described: the
+// fuller VM guest (deploy/vm/full, its coexist-* checks) starts it before
+// vscsid, and targetcli lists user:fbo, qcow, rbd, zbc, vdisk and vtape,
+// refuses a bad vdisk cfgstring with vscsid's message, and creates
+// devices of both daemons that serve I/O.
 //
 // The Service follows the owner of org.kernel.TCMUService1 and registers
 // again when a new owner appears (tcmu-runner restarted). It never takes
@@ -56,13 +64,18 @@
 //
 // Registration only makes targetcli accept the backstore. The kernel then
 // announces the new device over netlink to every listener, tcmu-runner
-// included, and tcmu-runner replies -ENOENT for subtypes it does not
-// handle itself (a registered D-Bus handler is not one: its open fails).
-// With netlink replies enabled (tcmu-runner enables them) the first reply
-// wins, so enable may fail with ENOENT before vscsid answers. Next to
-// tcmu-runner, create vscsid backstores with
-// control=nl_reply_supported=-1, which makes the kernel wait for nobody;
-// see package target/netlink.
+// included. tcmu-runner's netlink side knows only the handlers it loaded
+// at start (libtcmu copies the list once; a D-Bus-registered handler never
+// joins it): for our subtypes it logs "could not find handler for uioN",
+// never opens the uio device, and replies -ENOENT at once. With netlink
+// replies enabled (tcmu-runner enables them) the first reply wins, and
+// tcmu-runner's comes first: in the VM guest a targetcli create of a
+// user:vdisk without the option below fails ("UserBackedStorageObject
+// creation failed"), and so does a targetctl restore of a saved one. Next
+// to tcmu-runner, create vscsid backstores with
+// control=nl_reply_supported=-1, which makes the kernel wait for nobody
+// (for a restore: add ",nl_reply_supported=-1" to the backstore's
+// "control" in saveconfig.json); see package target/netlink.
 //
 // # Access
 //

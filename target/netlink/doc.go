@@ -26,9 +26,14 @@
 // # Several daemons, one kernel: the reply race
 //
 // The kernel takes the first reply whose device id matches and rejects the
-// later ones (ErrNotPending). tcmu-runner listens on the same group, turns
-// replies on, and answers -ENOENT for subtypes it does not serve; if it
-// answers first, the enable of one of our devices fails with ENOENT.
+// later ones (ErrNotPending), logging "tcmu nl cmd <cmd>/<status>
+// completion could not find device with dev id <id>" for each; so it does
+// for every reply to a device it does not wait for. tcmu-runner listens on
+// the same group, turns replies on, and answers every event of a subtype
+// it does not serve: ADDED -ENOENT, REMOVED 0, RECONFIG -ENODEV
+// (libtcmu.c). It answers before vscsid has opened the device, so the
+// enable of one of our devices fails with ENOENT (seen with Debian's
+// tcmu-runner 1.5.4 in deploy/vm/full).
 // Nothing in the protocol says which daemon a device belongs to, so there
 // is no way to win that race reliably: next to tcmu-runner, create devices
 // with nl_reply_supported=-1 (targetcli: control=nl_reply_supported=-1),
