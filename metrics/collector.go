@@ -127,6 +127,7 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
 		counter(ch, descTMRs, float64(n), name, typ)
 	}
 	counter(ch, descAborted, float64(t.Aborted), name)
+	counter(ch, descAbortedRunning, float64(t.AbortedRunning), name)
 	counter(ch, descUnknownEntries, float64(t.UnknownEntries), name)
 	counter(ch, descPads, float64(t.Pads), name)
 	counter(ch, descZeroFilled, float64(t.ZeroFilledBytes), name)

@@ -85,8 +85,8 @@ func fixture() []metrics.Device {
 			RingHighWater:  65536,
 			RingFull:       ptr(uint64(0)),
 			TMRs:           []metrics.TMR{{Type: "abort_task", Count: 2}},
-			Aborted:        1,
-			Pads:           3,
+			Aborted:        1, AbortedRunning: 2,
+			Pads: 3,
 		},
 		Ring: metrics.Ring{
 			CommandRingBytes: 8<<20 - 128, DataAreaBytes: 1 << 30,

@@ -119,6 +119,8 @@ var (
 		"Task management requests (ABORT TASK, LUN RESET, ...) the kernel put in the ring, by type.", lDevice, lTMR)
 	descAborted = desc(subRing, "aborted_commands_total",
 		"Commands completed as aborted without running because a task management request listed them.", lDevice)
+	descAbortedRunning = desc(subRing, "aborted_running_commands_total",
+		"Commands a task management request aborted while their handler ran, given up early by the handler (a held fault rule).", lDevice)
 	descUnknownEntries = desc(subRing, "unknown_entries_total",
 		"Ring entries with an unknown opcode, skipped and flagged UNKNOWN_OP.", lDevice)
 	descPads = desc(subRing, "pad_entries_total",
@@ -198,7 +200,7 @@ var allDescs = []*prometheus.Desc{
 	descSenseCodes, descUnitAttentions, descTransferSize, descReadBytes, descWrittenBytes,
 	descSegments,
 	descInFlight, descBatch, descWakeups, descKicks, descHighWater, descRingFull,
-	descCommandArea, descDataArea, descCapability, descWorkers, descTMRs, descAborted,
+	descCommandArea, descDataArea, descCapability, descWorkers, descTMRs, descAborted, descAbortedRunning,
 	descUnknownEntries, descPads, descZeroFilled, descBadSense, descBidi,
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,

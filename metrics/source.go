@@ -126,9 +126,12 @@ type Transport struct {
 	// RingFull, when not nil, counts the times the ring was found too full
 	// for another command (the kernel then holds commands in its qfull
 	// queue).
-	RingFull        *uint64
-	TMRs            []TMR
-	Aborted         uint64
+	RingFull *uint64
+	TMRs     []TMR
+	Aborted  uint64
+	// AbortedRunning counts commands aborted while their handler ran
+	// and given up early by it (a held fault rule).
+	AbortedRunning  uint64
 	UnknownEntries  uint64
 	Pads            uint64
 	ZeroFilledBytes uint64

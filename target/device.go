@@ -79,6 +79,12 @@ type Device struct {
 	batch    int
 	c0       *cmdCtx
 	sense    [SenseBufferSize]byte
+
+	// The command the in-order loop is running (Aborted): running while
+	// its handler runs, cur its cmd_id, curAborted once a TMR listed it;
+	// resetPending defers a LUN RESET seen meanwhile until it returns.
+	running, curAborted, resetPending bool
+	cur                               uint16
 }
 
 type idSet [(cmdIDMax + 1) / 64]uint64
@@ -197,6 +203,7 @@ func (d *Device) now() int64 { return int64(time.Since(d.epoch)) }
 func (d *Device) runInOrder(ctx context.Context) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guard(&err)
+	ctx = context.WithValue(ctx, deviceKey{}, d) // for Aborted; once, not per command
 	done := ctx.Done()
 	for {
 		stop, err := d.drain(ctx, done)
@@ -235,7 +242,16 @@ func (d *Device) drain(ctx context.Context, done <-chan struct{}) (stop bool, er
 		if !loaded {
 			continue
 		}
+		d.cur, d.running, d.curAborted = c.id, true, false
 		d.execute(ctx, c)
+		d.running = false
+		if d.curAborted {
+			d.st.abortedRunning.Add(1)
+		}
+		if d.resetPending {
+			d.resetPending = false
+			d.reset.Reset()
+		}
 		if err := d.finish(c); err != nil {
 			return false, err
 		}
@@ -300,11 +316,19 @@ func (d *Device) scan(head uint32) error {
 				// The handler's state is owned by this goroutine when
 				// commands run in ring order; a concurrent handler is
 				// not reset from here (its Reset would race its workers).
-				d.reset.Reset()
+				// From inside the handler (Aborted) it waits.
+				if d.running {
+					d.resetPending = true
+				} else {
+					d.reset.Reset()
+				}
 			}
 			for i := range cnt {
-				if id := d.r.tmrID(pos, i); d.seen.has(id) {
+				switch id := d.r.tmrID(pos, i); {
+				case d.seen.has(id):
 					d.aborted.set(id)
+				case d.running && id == d.cur:
+					d.curAborted = true
 				}
 			}
 		default:

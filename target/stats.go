@@ -103,12 +103,14 @@ type stats struct {
 	kicks    atomic.Uint64
 	tmrs     [256]atomic.Uint64
 	aborted  atomic.Uint64
-	unknown  atomic.Uint64
-	pads     atomic.Uint64
-	zeroFill atomic.Uint64
-	badSense atomic.Uint64
-	bidi     atomic.Uint64
-	ringMax  atomic.Uint32
+	// abortedRunning: aborts a handler saw while running (Aborted).
+	abortedRunning atomic.Uint64
+	unknown        atomic.Uint64
+	pads           atomic.Uint64
+	zeroFill       atomic.Uint64
+	badSense       atomic.Uint64
+	bidi           atomic.Uint64
+	ringMax        atomic.Uint32
 }
 
 // observe records one completed command. Counts that are a histogram's
@@ -228,6 +230,7 @@ type DeviceStats struct {
 	RingHighWater   uint32    // most ring bytes seen queued
 	TMRs            []TMRCount
 	Aborted         uint64 // commands completed as TASK ABORTED without running (a TMR listed them first)
+	AbortedRunning  uint64 // commands a TMR aborted while their handler ran, seen by the handler through Aborted
 	UnknownEntries  uint64 // ring entries with an unknown opcode (flagged UNKNOWN_OP)
 	Pads            uint64 // PAD entries (ring wraps)
 	ZeroFilledBytes uint64 // Data-In bytes zeroed because the handler left them unwritten and READ_LEN could not say so
@@ -296,6 +299,7 @@ func (s *stats) snapshot(namer CommandNamer) DeviceStats {
 		}
 	}
 	out.Aborted = s.aborted.Load()
+	out.AbortedRunning = s.abortedRunning.Load()
 	out.UnknownEntries = s.unknown.Load()
 	out.Pads = s.pads.Load()
 	out.ZeroFilledBytes = s.zeroFill.Load()

@@ -156,6 +156,7 @@ func transport(st *target.DeviceStats) metrics.Transport {
 		InFlight:        st.InFlight,
 		RingHighWater:   st.RingHighWater,
 		Aborted:         st.Aborted,
+		AbortedRunning:  st.AbortedRunning,
 		UnknownEntries:  st.UnknownEntries,
 		Pads:            st.Pads,
 		ZeroFilledBytes: st.ZeroFilledBytes,

@@ -142,6 +142,7 @@ func (d *daemon) create(ctx context.Context, req control.CreateDevice) (deviceJS
 	if err != nil {
 		return deviceJSON{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}
+	d.fs.declare(dc.Name)
 	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, dc, p))
 	if err != nil {
 		if errors.Is(err, target.ErrClosed) {

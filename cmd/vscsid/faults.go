@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,25 +63,47 @@ type faults struct {
 	cfg        map[string]FaultConfig // of the config file's devices
 	cmdTimeOut time.Duration          // the config file's cmd_time_out in force
 
-	mu sync.Mutex
-	m  map[string]*fault.Device
+	mu  sync.Mutex
+	m   map[string]*fault.Device
+	own map[string]bool // devices vscsid creates (config file, vscsictl): cmdTimeOut applies
 }
 
 // kernelCmdTimeOut is TCMU's default attrib/cmd_time_out.
 const kernelCmdTimeOut = 30 * time.Second
 
 func newFaults(cfg *Config) *faults {
-	fs := &faults{cfg: map[string]FaultConfig{}, m: map[string]*fault.Device{}, cmdTimeOut: kernelCmdTimeOut}
+	fs := &faults{cfg: map[string]FaultConfig{}, m: map[string]*fault.Device{}, own: map[string]bool{}, cmdTimeOut: kernelCmdTimeOut}
 	if cfg.CmdTimeOut > 0 {
 		fs.cmdTimeOut = time.Duration(cfg.CmdTimeOut) * time.Second
 	}
 	for _, d := range cfg.Devices {
+		fs.own[d.Name] = true
 		if d.Fault != nil {
 			fs.cfg[d.Name] = *d.Fault
 		}
 	}
 	return fs
 }
+
+// declare says that vscsid creates the device name (vscsictl create), so
+// its cmd_time_out is the config file's.
+func (fs *faults) declare(name string) {
+	fs.mu.Lock()
+	fs.own[name] = true
+	fs.mu.Unlock()
+}
+
+func (fs *faults) isOwn(name string) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.own[name]
+}
+
+// transportAborts lets held commands end on ABORT TASK (fault.Options.Aborts).
+type transportAborts struct{}
+
+func (transportAborts) CanReportAborts(ctx context.Context) bool { return target.CanReportAborts(ctx) }
+func (transportAborts) Aborted(ctx context.Context) bool         { return target.Aborted(ctx) }
 
 // positionedDrive lets tape position rules (block=, file=, partition=) and
 // the tape timing models ask the drive where it is.
@@ -115,9 +138,9 @@ func (fs *faults) wrap(f target.Factory) target.Factory {
 		if err != nil {
 			return nil, err
 		}
-		opts := fault.Options{Kind: fault.Disk, CmdTimeout: kernelCmdTimeOut}
-		fc, configured := fs.cfg[dc.Name]
-		if configured {
+		opts := fault.Options{Kind: fault.Disk, CmdTimeout: kernelCmdTimeOut, Aborts: transportAborts{}}
+		fc := fs.cfg[dc.Name]
+		if fs.isOwn(dc.Name) {
 			opts.CmdTimeout = fs.cmdTimeOut
 		}
 		if opts.Timing, opts.Rules, err = fc.parse(); err != nil {

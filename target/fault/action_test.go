@@ -295,6 +295,43 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// abortAfter reports the held command aborted from its n-th poll on.
+type abortAfter struct{ polls, n int }
+
+func (a *abortAfter) CanReportAborts(context.Context) bool { return true }
+func (a *abortAfter) Aborted(context.Context) bool {
+	a.polls++
+	return a.polls >= a.n
+}
+
+// TestTimeoutEndsOnAbort: with the transport reporting aborts, a held
+// command polls every 10 ms and ends when the initiator aborts it (TASK
+// ABORTED, which the kernel ignores); never aborted, it is held its
+// whole time and answers as before.
+func TestTimeoutEndsOnAbort(t *testing.T) {
+	clk := &fakeClock{}
+	ab := &abortAfter{n: 200} // 2 s into the hold, as sd's timeout of 2 s
+	d := newDevice(t, &recorder{}, fault.Options{Clock: clk, CmdTimeout: 4 * time.Second, Aborts: ab}, "op=read;timeout")
+	r, _ := run(d, rw10(0x28, 0, 1), 512)
+	s := clk.take()
+	var held time.Duration
+	for _, x := range s {
+		held += x
+	}
+	if r.Status != scsi.StatusTaskAborted || held != 2*time.Second || len(s) != 200 || s[0] != 10*time.Millisecond {
+		t.Errorf("aborted hold: %v after %v in %d sleeps, want TASK ABORTED after 2s in 200", r.Status, held, len(s))
+	}
+	ab.polls, ab.n = 0, 1<<30
+	r, _ = run(d, rw10(0x28, 0, 1), 512)
+	held = 0
+	for _, x := range clk.take() {
+		held += x
+	}
+	if r.Sense.Key != scsi.AbortedCommand || held != 4*time.Second+fault.HoldMargin {
+		t.Errorf("unaborted hold: %+v after %v, want 08/01 after 6s", r, held)
+	}
+}
+
 // senseFormatter reports descriptor format, as a disk with D_SENSE=1.
 type senseFormatter struct{ recorder }
 

@@ -75,10 +75,16 @@
 // (Options.CmdTimeout) plus HoldMargin. Meanwhile the kernel fails the
 // command: TCMU's cmd_time_out timer completes it with NOT READY 08/00
 // (LOGICAL UNIT COMMUNICATION FAILURE), or the initiator's own timeout (sd
-// 30 s, st 900 s) runs SCSI error handling, whose ABORT TASK reaches the
-// ring as a TMR entry once the wrapper returns, and which the transport
-// counts (vscsi_ring_task_management_requests_total). The late completion only
-// frees the ring slot. Because the ring is in order, every command queued
+// 30 s, st 900 s; set it below cmd_time_out to see this path) runs SCSI
+// error handling, whose ABORT TASK reaches the ring as a TMR entry, which
+// the transport counts (vscsi_ring_task_management_requests_total). With
+// Options.Aborts (vscsid passes the transport's target.Aborted) the held
+// command polls for that abort every 10 ms and ends when it comes, as a
+// real device drops an aborted task: the abort then completes at once and
+// sd retries, instead of both waiting for cmd_time_out (seen on 6.1 and
+// 6.12: the read is retried and succeeds 3 s after it started, with sd's
+// timeout at 2 s; vscsi_ring_aborted_running_commands_total counts it).
+// Otherwise the late completion only frees the ring slot. Because the ring is in order, every command queued
 // behind the held one waits too and usually expires with it: unlike
 // scsi_debug, a timeout on a disk with a deep queue stalls the whole queue
 // (on a tape, st sends one command at a time, so nothing else is queued).

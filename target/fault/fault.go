@@ -57,6 +57,9 @@ type (
 // (round_jiffies_up).
 const HoldMargin = 2 * time.Second
 
+// holdPoll is how often a held command looks for an ABORT TASK.
+const holdPoll = 10 * time.Millisecond
+
 // Options configure a Device.
 type Options struct {
 	// Kind is the command set of the wrapped handler (default Disk).
@@ -77,6 +80,18 @@ type Options struct {
 	Timing Timing
 	// Clock is the time source; nil means the real clock.
 	Clock Clock
+	// Aborts tells a held command (a timeout rule) that the initiator
+	// aborted it, so that it ends then, as a real device drops an
+	// aborted task: the transport's target.CanReportAborts and
+	// target.Aborted. Nil: a held command is held for its whole time.
+	Aborts AbortReporter
+}
+
+// AbortReporter is the transport's view of ABORT TASK for the command
+// being served under ctx (target.CanReportAborts, target.Aborted).
+type AbortReporter interface {
+	CanReportAborts(ctx context.Context) bool
+	Aborted(ctx context.Context) bool
 }
 
 // Device is a Handler that injects faults and delays in front of another.
@@ -98,6 +113,7 @@ type Device struct {
 	seed     uint64
 	maxDelay time.Duration // per-command delay cap, MaxInt64 = none
 	clock    Clock
+	aborts   AbortReporter
 	plan     atomic.Pointer[plan]
 	st       stats
 
@@ -130,7 +146,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	if opts.CmdTimeout < 0 {
 		return nil, errors.New("fault: negative cmd_time_out")
 	}
-	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, format: opts.SenseFormat, maxDelay: math.MaxInt64}
+	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, aborts: opts.Aborts, format: opts.SenseFormat, maxDelay: math.MaxInt64}
 	d.namer, _ = h.(CommandNamer)
 	d.pos, _ = h.(Positioner)
 	d.fmtr, _ = h.(SenseFormatReporter)
@@ -534,6 +550,22 @@ func (d *Device) hold(ctx context.Context, b *bound) scsi.Response {
 	}
 	b.st.injected.Add(1)
 	d.st.held.Add(1)
+	if d.aborts != nil && d.aborts.CanReportAborts(ctx) {
+		// Like a real device, drop the task when the initiator aborts
+		// it (sd's timeout shorter than cmd_time_out: ABORT TASK), so
+		// the abort completes now instead of at cmd_time_out.
+		end := d.clock.Now() + dur
+		for left := dur; left > 0; left = end - d.clock.Now() {
+			if err := d.clock.Sleep(ctx, min(left, holdPoll)); err != nil {
+				d.st.interrupted.Add(1)
+				return busy
+			}
+			if d.aborts.Aborted(ctx) {
+				return scsi.Response{Status: scsi.StatusTaskAborted}
+			}
+		}
+		return scsi.CheckCondition(scsi.Sense{Key: scsi.AbortedCommand, ASC: scsi.LogicalUnitCommunicationTimeout, Format: d.senseFormat()})
+	}
 	if err := d.clock.Sleep(ctx, dur); err != nil {
 		d.st.interrupted.Add(1)
 		return busy
