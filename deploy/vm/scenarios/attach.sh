@@ -12,8 +12,9 @@
 # attentions, "Unable to reconfigure device" for each refused write, and
 # "tcmu nl cmd 3/<status> completion could not find device" for replies to
 # events the kernel did not wait for (tc0, own0). Whether own0's uio device
-# fails before its REMOVED event arrives (section 8) is a race: trixie
-# showed it (logged at Info since a63c85e), bookworm in one run of two.
+# fails before its REMOVED event arrives (section 8) is a race: seen on
+# trixie and in 2 of 3 bookworm runs (an Error before a63c85e, one Info
+# line and no Error since).
 # shellcheck shell=sh disable=SC2086 # sourced by the guest's busybox ash with deploy/vm/guest/lib.sh
 
 CTL=/usr/bin/vscsictl
