@@ -93,8 +93,27 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 	switch {
 	case closed:
 		return info, ErrClosed
-	case existing != nil:
+	case existing != nil && existing.serving():
 		return info, nil
+	case existing != nil:
+		// A device of that name whose ring is gone: an enable that lost
+		// the netlink reply race to another daemon (tcmu-runner answers
+		// ENOENT first; the kernel unregisters the uio device and no
+		// REMOVED follows), or a removal whose event has not arrived.
+		// This is a new device of the same name: let go of the old one.
+		t.log.Info("replacing a device of the same name that no longer serves",
+			zap.String("device", objName), zap.Int("hba", hba), zap.String("old_uio", existing.info.UIO))
+		if existing.info.Origin == OriginAttached {
+			if err := t.release(existing, false); err != nil {
+				t.log.Warn("letting go of the old device", zap.String("device", objName), zap.Error(err))
+			}
+		} else {
+			t.mu.Lock()
+			t.devs = slices.DeleteFunc(t.devs, func(x *managed) bool { return x == existing })
+			t.mu.Unlock()
+			existing.stop()
+			existing.rd.Close()
+		}
 	}
 	f := t.fs
 	devConfig := subtype + "/" + cfg

@@ -116,6 +116,21 @@ type managed struct {
 	err  error
 }
 
+// serving reports whether m's ring is still served: its loop (or the
+// failFast loop of a failed device) runs. A device is registered before
+// it serves; one not yet serving counts as serving.
+func (m *managed) serving() bool {
+	if m.stop == nil {
+		return true
+	}
+	select {
+	case <-m.done:
+		return false
+	default:
+		return true
+	}
+}
+
 func (m *managed) setErr(err error) {
 	m.mu.Lock()
 	m.err = err
