@@ -65,7 +65,7 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	t.log.Info("re-attaching in place a device left by a daemon that did not stop cleanly",
 		zap.String("device", spec.Name), zap.String("object", obj), zap.String("uio", uioN))
 
-	m := &managed{done: make(chan struct{}), obj: obj}
+	m := &managed{done: make(chan struct{}), obj: obj, noReply: true} // ours: nl_reply_supported=-1
 	blocked := false
 	defer func() {
 		if err != nil {

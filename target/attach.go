@@ -138,6 +138,15 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 		return info, fmt.Errorf("device %s: %s handler: %w", objName, subtype, err)
 	}
 	m := &managed{done: make(chan struct{}), h: h, obj: obj}
+	// The kernel waits for netlink replies about this device only if its
+	// nl_reply_supported (final once enabled) is > 0; a reply it does not
+	// wait for is logged at KERN_ERR ("completion could not find
+	// device"). Unreadable: reply, which is always safe.
+	if v, err := f.ReadAttr(filepath.Join(obj, "attrib", "nl_reply_supported")); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n <= 0 {
+			m.noReply = true
+		}
+	}
 	m.info = DeviceInfo{DeviceConfig: dc, Origin: OriginAttached}
 	blocked := false
 	defer func() {

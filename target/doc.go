@@ -71,7 +71,10 @@
 // had replies on); for the config file's devices (nl_reply_supported=-1)
 // and devices enabled while no daemon listened it does not wait: the write
 // succeeds and the attribute changes whatever the handler said (a refusal
-// is only logged).
+// is only logged). No reply is sent for a device whose
+// attrib/nl_reply_supported is 0 or less (ours are -1): the kernel does not
+// wait for it and would log each reply at KERN_ERR as "completion could not
+// find device".
 //
 // Which path a device takes at start: a device of the config file is made
 // by Create. If a daemon that did not stop cleanly left it intact (our

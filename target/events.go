@@ -238,20 +238,41 @@ func (t *Target) handle(ctx context.Context, c eventConn, ev netlink.Event) {
 	}
 	log := t.log.With(zap.String("device", name), zap.Int("hba", hba), zap.String("uio", d.UIO()))
 	var status int32
+	noReply := false
 	switch e := ev.(type) {
 	case netlink.Added:
 		if _, err := t.attach(ctx, d.DeviceName, d.UIO(), false); err != nil {
 			status = errnoOf(err)
 			log.Error("refusing device created by another tool", zap.Error(err), zap.Int32("status", status))
+		} else {
+			noReply = t.unawaited(hba, name)
 		}
 	case netlink.Removed:
+		noReply = t.unawaited(hba, name)
 		if _, err := t.Detach(hba, name); err != nil {
 			log.Warn("detach of a removed device", zap.Error(err))
 		}
 	case netlink.Reconfig:
+		noReply = t.unawaited(hba, name)
 		status = t.reconfig(hba, name, e, log)
+		if noReply && status != 0 {
+			log.Warn("the kernel does not wait for our answer to this device's RECONFIG (nl_reply_supported <= 0): the attribute changed although the change was refused",
+				zap.Int32("status", status))
+		}
+	}
+	if noReply {
+		// The kernel is not waiting: a reply would only make it log
+		// "completion could not find device" at KERN_ERR.
+		return
 	}
 	t.reply(c, ev, status)
+}
+
+// unawaited reports that the kernel does not wait for replies about the
+// served device hba/name.
+func (t *Target) unawaited(hba int, name string) bool {
+	m := t.find(hba, name)
+	return m != nil && m.noReply
 }
 
 func (t *Target) reply(c eventConn, ev netlink.Event, status int32) {

@@ -104,6 +104,9 @@ type managed struct {
 	h    Handler
 	obj  string // the storage object's configfs directory
 	undo undo
+	// noReply: the kernel does not wait for netlink replies about this
+	// device (its nl_reply_supported is -1 or 0), so none is sent.
+	noReply bool
 	// served is where the serving steps begin in undo (adopt).
 	served int
 	// stop stops serving and waits for the loop (set by serve); rd is the
@@ -247,7 +250,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
 
-	m := &managed{done: make(chan struct{})}
+	m := &managed{done: make(chan struct{}), noReply: true} // nl_reply_supported=-1
 	defer func() {
 		if err != nil {
 			if uerr := m.undo.run(); uerr != nil {

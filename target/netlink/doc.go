@@ -28,7 +28,9 @@
 // The kernel takes the first reply whose device id matches and rejects the
 // later ones (ErrNotPending), logging "tcmu nl cmd <cmd>/<status>
 // completion could not find device with dev id <id>" for each; so it does
-// for every reply to a device it does not wait for. tcmu-runner listens on
+// for every reply to a device it does not wait for, at KERN_ERR (package
+// target therefore sends none for devices whose nl_reply_supported is 0 or
+// less). tcmu-runner listens on
 // the same group, turns replies on, and answers every event of a subtype
 // it does not serve: ADDED -ENOENT, REMOVED 0, RECONFIG -ENODEV
 // (libtcmu.c). It answers before vscsid has opened the device, so the

@@ -9,9 +9,10 @@
 #
 # passed 86/86 on bookworm (6.1) and trixie (6.12). Both kernels log
 # "Capacity data has changed" / "Mode parameters changed" for the unit
-# attentions, "Unable to reconfigure device" for each refused write, and
-# "tcmu nl cmd 3/<status> completion could not find device" for replies to
-# events the kernel did not wait for (tc0, own0). Whether own0's uio device
+# attentions and "Unable to reconfigure device" for each refused write
+# (vscsid sends no reply for devices whose nl_reply_supported is 0 or less:
+# the kernel logged one "completion could not find device" per reply to
+# own0 before). Whether own0's uio device
 # fails before its REMOVED event arrives (section 8) is a race: seen on
 # trixie and in 2 of 3 bookworm runs (an Error before a63c85e, one Info
 # line and no Error since).
