@@ -241,19 +241,22 @@ func (t *Target) handle(ctx context.Context, c eventConn, ev netlink.Event) {
 	noReply := false
 	switch e := ev.(type) {
 	case netlink.Added:
+		t.mu.Lock()
+		delete(t.removing, removingKey(hba, name)) // a new device of that name
+		t.mu.Unlock()
 		if _, err := t.attach(ctx, d.DeviceName, d.UIO(), false); err != nil {
 			status = errnoOf(err)
 			log.Error("refusing device created by another tool", zap.Error(err), zap.Int32("status", status))
 		} else {
-			noReply = t.unawaited(hba, name)
+			noReply = t.unawaited(hba, name, false)
 		}
 	case netlink.Removed:
-		noReply = t.unawaited(hba, name)
+		noReply = t.unawaited(hba, name, true)
 		if _, err := t.Detach(hba, name); err != nil {
 			log.Warn("detach of a removed device", zap.Error(err))
 		}
 	case netlink.Reconfig:
-		noReply = t.unawaited(hba, name)
+		noReply = t.unawaited(hba, name, false)
 		status = t.reconfig(hba, name, e, log)
 		if noReply && status != 0 {
 			log.Warn("the kernel does not wait for our answer to this device's RECONFIG (nl_reply_supported <= 0): the attribute changed although the change was refused",
@@ -269,10 +272,20 @@ func (t *Target) handle(ctx context.Context, c eventConn, ev netlink.Event) {
 }
 
 // unawaited reports that the kernel does not wait for replies about the
-// served device hba/name.
-func (t *Target) unawaited(hba int, name string) bool {
-	m := t.find(hba, name)
-	return m != nil && m.noReply
+// served device hba/name, or (removed true: a REMOVED event, which
+// consumes the mark) the one Remove took away.
+func (t *Target) unawaited(hba int, name string, removed bool) bool {
+	if m := t.find(hba, name); m != nil {
+		return m.noReply
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := removingKey(hba, name)
+	r := t.removing[k]
+	if removed {
+		delete(t.removing, k)
+	}
+	return r
 }
 
 func (t *Target) reply(c eventConn, ev netlink.Event, status int32) {

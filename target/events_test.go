@@ -244,6 +244,20 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 			t.Error("own0 still registered after REMOVED")
 		}
 	}
+	// One we remove ourselves (vscsictl delete): its REMOVED event, read
+	// after Remove returned, is not answered either.
+	own1, err := tg.Create(ctx, DeviceSpec{Name: "own1", Subtype: "vdisk", Config: "size=1M", Size: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Remove("own1"); err != nil {
+		t.Fatal(err)
+	}
+	c.events <- netlink.Removed{Device: dev("tcm-user/"+strconv.Itoa(own1.HBA)+"/own1/vdisk/size=1M", 7, 40)}
+	c.events <- netlink.Reconfig{Device: dev(bad, 4, 41), DevSize: ptr(uint64(1))}
+	if r := c.next(t); r.ev.Dev().DeviceID != 41 {
+		t.Errorf("REMOVED of a device Remove took away was answered: %+v", r)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

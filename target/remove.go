@@ -8,6 +8,8 @@ import (
 	"go.uber.org/zap"
 )
 
+func removingKey(hba int, name string) string { return fmt.Sprintf("%d/%s", hba, name) }
+
 // ErrNoDevice: no device of that name is served.
 var ErrNoDevice = errors.New("no such device")
 
@@ -40,8 +42,18 @@ func (t *Target) Remove(name string) error {
 		return fmt.Errorf("device %s: %w: remove it with that tool (targetcli)", name, ErrNotOwned)
 	}
 	t.devs = slices.Delete(t.devs, i, i+1)
+	key := removingKey(m.info.HBA, name)
+	if m.noReply {
+		if t.removing == nil {
+			t.removing = map[string]bool{}
+		}
+		t.removing[key] = true
+	}
 	t.mu.Unlock()
-	if err := m.undo.run(); err != nil {
+	// The key stays until the REMOVED event is handled (it may be read
+	// after the rmdir returned) or a new device of that hba/name appears.
+	err := m.undo.run()
+	if err != nil {
 		return fmt.Errorf("remove device %s: %w", name, err)
 	}
 	t.log.Info("device removed", zap.String("device", name))

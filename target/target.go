@@ -94,6 +94,9 @@ type Target struct {
 	createMu sync.Mutex // serialises Create and Close
 	mu       sync.Mutex // guards the fields below
 	devs     []*managed
+	// removing: devices Remove is taking away whose REMOVED event the
+	// kernel does not wait for (noReply), by hba/name.
+	removing map[string]bool
 	closed   bool
 	loopback bool // we created target/loopback
 }

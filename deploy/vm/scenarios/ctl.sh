@@ -76,4 +76,7 @@ require wait_for d9-again-attached 30 "dev_node block d9"
 vscsid_stop vscsid-sigterm-exit-0
 check_sh configfs-no-residue "[ -z \"\$(configfs_residue)\" ]"
 check_sh log-no-error "! grep '\"level\":\"error\"' $ART/vscsid-ctl.log"
+# vscsid's devices have nl_reply_supported=-1: it sends no netlink reply
+# the kernel would log at KERN_ERR as awaited by nobody.
+check_sh kernel-no-unawaited-replies "! dmesg_since | grep 'completion could not find device'"
 kernel_clean kernel-log-clean
