@@ -41,16 +41,20 @@ func good(t *testing.T, d *tape.Drive, cdb []byte, out []byte, in int) []byte {
 // a temporary media directory: an st-like session (files of records,
 // filemarks, fsf, read back with ILI), partitioning, MAM, and the data
 // surviving unload, a new drive, and reload.
-func TestDriveOnCartridgeImage(t *testing.T) {
+// cartridgeDrive creates the cartridge barcode in a new media directory
+// and an LTO-6 drive loaded with it; the library and config serve a second
+// drive on the same media.
+func cartridgeDrive(t *testing.T, barcode string, o cartridge.CartridgeOptions) (*tape.Drive, tape.Config, *cartridge.Library) {
+	t.Helper()
 	dir := t.TempDir()
 	lib, err := cartridge.NewLibrary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lib.Create("TAPE01", cartridge.CartridgeOptions{Capacity: 64 << 20, EarlyWarning: 1 << 20}); err != nil {
+	if err := lib.Create(barcode, o); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := tape.ParseConfig("personality=lto6;media=" + dir + ";barcode=TAPE01")
+	cfg, err := tape.ParseConfig("personality=lto6;media=" + dir + ";barcode=" + barcode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +62,11 @@ func TestDriveOnCartridgeImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, cfg, lib
+}
+
+func TestDriveOnCartridgeImage(t *testing.T) {
+	d, cfg, lib := cartridgeDrive(t, "TAPE01", cartridge.CartridgeOptions{Capacity: 64 << 20, EarlyWarning: 1 << 20})
 	for range 2 {
 		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0) // UA 29/00, 28/00
 	}

@@ -18,22 +18,7 @@ import (
 // the power-on and load unit attentions, then answers READ POSITION and
 // MODE SENSE as the old one would have, and reads on from there.
 func TestResumeAfterClose(t *testing.T) {
-	dir := t.TempDir()
-	lib, err := cartridge.NewLibrary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lib.Create("RES001", cartridge.CartridgeOptions{Capacity: 16 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := tape.ParseConfig("personality=lto6;media=" + dir + ";barcode=RES001")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := tape.New("tape0", cfg, lib, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, cfg, lib := cartridgeDrive(t, "RES001", cartridge.CartridgeOptions{Capacity: 16 << 20})
 	for range 2 {
 		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
 	}

@@ -19,15 +19,7 @@ func TestAttachReplacesDeadDevice(t *testing.T) {
 	f := newFixture(t)
 	opts := f.options(zaptest.NewLogger(t))
 	var gone []chan struct{}
-	opts.open = func(path string, size int) (ringDev, error) {
-		rd, err := f.open(path, size)
-		if err != nil {
-			return nil, err
-		}
-		ch := make(chan struct{})
-		gone = append(gone, ch)
-		return goneRing{rd, ch}, nil
-	}
+	opts.open = f.goneOpener(func(_ string, ch chan struct{}) { gone = append(gone, ch) })
 	tg, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

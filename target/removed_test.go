@@ -31,6 +31,20 @@ func (r goneRing) Wait(ctx context.Context) error {
 	}
 }
 
+// goneOpener opens the fixture's rings as goneRings, handing each one's
+// close-to-unregister channel to keep.
+func (f *fixture) goneOpener(keep func(path string, gone chan struct{})) func(string, int) (ringDev, error) {
+	return func(path string, size int) (ringDev, error) {
+		rd, err := f.open(path, size)
+		if err != nil {
+			return nil, err
+		}
+		ch := make(chan struct{})
+		keep(path, ch)
+		return goneRing{rd, ch}, nil
+	}
+}
+
 // TestRemovedByAnotherToolEndsQuietly: targetcli clearconfig removes one
 // of the config file's devices; the kernel does not wait for our reply to
 // REMOVED (nl_reply_supported=-1) and unregisters the uio device at once,
@@ -41,15 +55,7 @@ func TestRemovedByAnotherToolEndsQuietly(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	opts := f.options(zap.New(core))
 	gone := map[string]chan struct{}{}
-	opts.open = func(path string, size int) (ringDev, error) {
-		rd, err := f.open(path, size)
-		if err != nil {
-			return nil, err
-		}
-		ch := make(chan struct{})
-		gone[filepath.Base(path)] = ch
-		return goneRing{rd, ch}, nil
-	}
+	opts.open = f.goneOpener(func(path string, ch chan struct{}) { gone[filepath.Base(path)] = ch })
 	tg, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
