@@ -101,3 +101,39 @@ func TestRemovedByAnotherToolEndsQuietly(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovedRingFailsBeforeObjectGoes: the rmdir unregisters the uio
+// device first and drops the configfs directory a moment later; the loop
+// fails in between (seen in the VM). Still a removal, not a fault.
+func TestRemovedRingFailsBeforeObjectGoes(t *testing.T) {
+	f := newFixture(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	opts := f.options(zap.New(core))
+	var gone chan struct{}
+	opts.open = f.goneOpener(func(_ string, ch chan struct{}) { gone = ch })
+	tg, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	info, err := tg.Create(context.Background(), DeviceSpec{Name: "late", Subtype: "vdisk", Config: "size=1G"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(gone)
+	time.Sleep(200 * time.Millisecond) // the directory is still there
+	obj := filepath.Join(f.paths.ConfigFS, "target", "core", "user_"+strconv.Itoa(info.HBA), "late")
+	if err := os.RemoveAll(obj); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for logs.FilterMessageSnippet("removed by the kernel or another tool").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("logs: %v", logs.All())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := logs.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 0 {
+		t.Errorf("%d Error lines for a removal", n)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -384,6 +385,20 @@ func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 		if err == nil || dctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, syscall.EIO) {
+			// The kernel unregistered the uio device: the storage object
+			// is being removed (the rmdir is still running, its REMOVED
+			// event on the way). Give it a moment to finish before
+			// calling this a fault; Detach (the event) ends the wait.
+			deadline := time.Now().Add(removalGrace)
+			for t.fs.Exists(obj) && dctx.Err() == nil && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if dctx.Err() != nil {
+				dlog.Info("device removed by the kernel or another tool: its ring is gone", zap.Error(err))
+				return
+			}
+		}
 		if !t.fs.Exists(obj) {
 			// Someone removed the storage object (targetcli clearconfig,
 			// rmdir). For devices whose REMOVED event the kernel does not
@@ -409,6 +424,10 @@ func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 	m.rd = rd
 	m.undo.push("stop serving "+m.info.Name, func() error { m.stop(); return nil })
 }
+
+// removalGrace is how long a device whose uio device vanished waits for
+// its storage object's removal to show before it counts as failed.
+const removalGrace = 2 * time.Second
 
 // internalFailure is the handler of a failed device.
 func internalFailure(context.Context, *scsi.Command) scsi.Response {

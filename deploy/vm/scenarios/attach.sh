@@ -15,7 +15,9 @@
 # own0 before). Whether own0's uio device
 # fails before its REMOVED event arrives (section 8) is a race: seen on
 # trixie and in 2 of 3 bookworm runs (an Error before a63c85e, one Info
-# line and no Error since).
+# line and no Error since; the rmdir may also drop the uio device before
+# the directory: vscsid then waits up to 2 s for the directory to go,
+# which a clean CI run showed it needs).
 # shellcheck shell=sh disable=SC2086 # sourced by the guest's busybox ash with deploy/vm/guest/lib.sh
 
 CTL=/usr/bin/vscsictl
