@@ -103,16 +103,8 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 		// This is a new device of the same name: let go of the old one.
 		t.log.Info("replacing a device of the same name that no longer serves",
 			zap.String("device", objName), zap.Int("hba", hba), zap.String("old_uio", existing.info.UIO))
-		if existing.info.Origin == OriginAttached {
-			if err := t.release(existing, false); err != nil {
-				t.log.Warn("letting go of the old device", zap.String("device", objName), zap.Error(err))
-			}
-		} else {
-			t.mu.Lock()
-			t.devs = slices.DeleteFunc(t.devs, func(x *managed) bool { return x == existing })
-			t.mu.Unlock()
-			existing.stop()
-			existing.rd.Close()
+		if err := t.letGo(existing); err != nil {
+			t.log.Warn("letting go of the old device", zap.String("device", objName), zap.Error(err))
 		}
 	}
 	f := t.fs
@@ -288,20 +280,27 @@ func (t *Target) Detach(hba int, name string) (bool, error) {
 	t.createMu.Lock()
 	defer t.createMu.Unlock()
 	m := t.find(hba, name)
-	switch {
-	case m == nil:
+	if m == nil {
 		return false, nil
-	case m.info.Origin == OriginAttached:
-		return true, t.release(m, false)
+	}
+	if m.info.Origin != OriginAttached {
+		t.log.Warn("device of the config file removed by another tool; it is no longer served",
+			zap.String("device", name), zap.Int("hba", hba))
+	}
+	return true, t.letGo(m)
+}
+
+// letGo stops serving m and closes its uio device without touching
+// configfs, and drops it from the registry; the caller holds createMu.
+func (t *Target) letGo(m *managed) error {
+	if m.info.Origin == OriginAttached {
+		return t.release(m, false)
 	}
 	t.mu.Lock()
 	t.devs = slices.DeleteFunc(t.devs, func(x *managed) bool { return x == m })
 	t.mu.Unlock()
 	m.stop()
-	err := m.rd.Close()
-	t.log.Warn("device of the config file removed by another tool; it is no longer served",
-		zap.String("device", name), zap.Int("hba", hba))
-	return true, err
+	return m.rd.Close()
 }
 
 // drainTimeout bounds how long release waits for in-flight commands.

@@ -15,9 +15,14 @@ import (
 // wrapper (faults.go), with no rule or timing installed. Compare with
 // disk's BenchmarkRead4K/BenchmarkWrite4K (the bare handler).
 func benchWired(b *testing.B, cdb scsi.CDB) {
-	fs := newFaults(&Config{})
 	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
-	h, err := fs.wrap(hs.wrap(newDisk))(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+	benchWiredWith(b, newFaults(&Config{}), hs.wrap(newDisk), cdb)
+}
+
+// benchWiredWith runs cdb against a store-mode disk d0 built by f behind
+// fs's fault wrapper.
+func benchWiredWith(b *testing.B, fs *faults, f target.Factory, cdb scsi.CDB) {
+	h, err := fs.wrap(f)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,23 +54,7 @@ func BenchmarkWiredWrite4K(b *testing.B) {
 func BenchmarkWiredRead4KRules(b *testing.B) {
 	fs := newFaults(&Config{Devices: []DeviceConfig{{Name: "d0", Fault: &FaultConfig{Rules: []string{
 		"op=read;lba=100000+10;sense=medium_error", "op=write;every=1000000;busy"}}}}})
-	h, err := fs.wrap(newDisk)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	seg := [][]byte{make([]byte, 4096)}
-	buf := scsi.NewBuffer(seg...)
-	cmd := &scsi.Command{CDB: scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0}, Data: buf}
-	ctx := context.Background()
-	h.HandleCommand(ctx, cmd)
-	b.SetBytes(4096)
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset(seg)
-		if r := h.HandleCommand(ctx, cmd); r.Status != scsi.StatusGood {
-			b.Fatal(r)
-		}
-	}
+	benchWiredWith(b, fs, newDisk, scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0})
 }
 
 // BenchmarkLatency2ms measures what a configured timing of latency=2ms

@@ -586,7 +586,7 @@ func (d *Device) post(p *plan, armed uint64, r scsi.Response) scsi.Response {
 		case actRecovered:
 			s := scsi.Sense{Key: scsi.RecoveredError, ASC: b.act.asc, Format: d.senseFormat()}
 			if !b.act.ascSet {
-				s.ASC = scsi.RecoveredDataWithRetries
+				s.ASC = defaultASC(scsi.RecoveredError, nil) // needs no command
 			}
 			b.st.injected.Add(1)
 			return scsi.CheckCondition(s)
