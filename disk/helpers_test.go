@@ -12,6 +12,7 @@ import (
 
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target/targettest"
 )
 
 // tdisk wraps a Disk under test.
@@ -22,6 +23,13 @@ type tdisk struct {
 
 // newDisk builds a disk from a cfgstring and consumes the power-on unit
 // attention, checking that it is reported exactly once.
+// The CDB builders shared with the other handler tests.
+var (
+	rw10 = targettest.RW10
+	rw12 = targettest.RW12
+	rw16 = targettest.RW16
+)
+
 func newDisk(t *testing.T, cfg string) *tdisk {
 	t.Helper()
 	c, err := disk.ParseConfig(cfg)
@@ -146,29 +154,6 @@ func tur() []byte { return []byte{0x00, 0, 0, 0, 0, 0} }
 
 func rw6(op byte, lba uint32, n uint8) []byte {
 	return []byte{op, byte(lba>>16) & 0x1f, byte(lba >> 8), byte(lba), n, 0}
-}
-
-func rw10(op byte, lba uint32, n uint16) []byte {
-	c := []byte{op, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-	binary.BigEndian.PutUint32(c[2:], lba)
-	binary.BigEndian.PutUint16(c[7:], n)
-	return c
-}
-
-func rw12(op byte, lba, n uint32) []byte {
-	c := make([]byte, 12)
-	c[0] = op
-	binary.BigEndian.PutUint32(c[2:], lba)
-	binary.BigEndian.PutUint32(c[6:], n)
-	return c
-}
-
-func rw16(op byte, lba uint64, n uint32) []byte {
-	c := make([]byte, 16)
-	c[0] = op
-	binary.BigEndian.PutUint64(c[2:], lba)
-	binary.BigEndian.PutUint32(c[10:], n)
-	return c
 }
 
 func read10(lba uint32, n uint16) []byte  { return rw10(0x28, lba, n) }

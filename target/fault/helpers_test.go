@@ -2,12 +2,12 @@ package fault_test
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 	"time"
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/fault"
+	"github.com/vscsid/vscsid/target/targettest"
 )
 
 // recorder is a Handler that records the CDBs it runs and answers GOOD,
@@ -22,6 +22,13 @@ type recorder struct {
 	part         int
 	object, file uint64
 }
+
+// The CDB builders shared with the other handler tests.
+var (
+	rw10 = targettest.RW10
+	rw12 = targettest.RW12
+	rw16 = targettest.RW16
+)
 
 func (r *recorder) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
 	r.calls = append(r.calls, append(scsi.CDB(nil), cmd.CDB...))
@@ -108,30 +115,6 @@ func run(d fault.Handler, cdb []byte, n int) (scsi.Response, *scsi.Buffer) {
 
 func read6(lba uint32, n uint8) []byte {
 	return []byte{0x08, byte(lba >> 16 & 0x1f), byte(lba >> 8), byte(lba), n, 0}
-}
-
-func rw10(op byte, lba uint32, n uint16) []byte {
-	c := make([]byte, 10)
-	c[0] = op
-	binary.BigEndian.PutUint32(c[2:], lba)
-	binary.BigEndian.PutUint16(c[7:], n)
-	return c
-}
-
-func rw12(op byte, lba, n uint32) []byte {
-	c := make([]byte, 12)
-	c[0] = op
-	binary.BigEndian.PutUint32(c[2:], lba)
-	binary.BigEndian.PutUint32(c[6:], n)
-	return c
-}
-
-func rw16(op byte, lba uint64, n uint32) []byte {
-	c := make([]byte, 16)
-	c[0] = op
-	binary.BigEndian.PutUint64(c[2:], lba)
-	binary.BigEndian.PutUint32(c[10:], n)
-	return c
 }
 
 // tape6 builds a tape READ(6)/WRITE(6)/VERIFY(6)/WRITE FILEMARKS(6) CDB.
