@@ -131,6 +131,11 @@ type DeviceSpec struct {
 	// NoTMRNotification leaves attrib/tmr_notification at 0, so aborts and
 	// resets are not announced in the ring.
 	NoTMRNotification bool
+	// Factory, if set, builds this device's handler instead of the
+	// subtype's Options.Factories entry (a device of the caller's own
+	// config, with settings of its own such as fault rules). Devices
+	// other tools create always get the subtype's.
+	Factory Factory
 }
 
 var (

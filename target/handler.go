@@ -8,16 +8,34 @@ import (
 	"github.com/vscsid/vscsid/scsi"
 )
 
-// A Handler emulates one SCSI logical unit. HandleCommand is called from the
-// device's loop; commands for one device are delivered in ring order and are
-// never concurrent (unless the Handler is a ConcurrentHandler). A Handler
-// reports every SCSI outcome in the Response; it has no error return. cmd
-// and cmd.Data are valid only during the call.
+// A Handler emulates one SCSI logical unit (see scsi.Handler). HandleCommand
+// is called from the device's loop; commands for one device are delivered
+// in ring order and are never concurrent (unless the Handler is a
+// ConcurrentHandler).
 //
 // If a Handler also implements io.Closer, the device calls Close after the
-// loop has stopped (an optional interface, like http.Flusher).
-type Handler interface {
-	HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response
+// loop has stopped (an optional interface, like http.Flusher). A decorator
+// (fault injection) that wraps another Handler exposes it with
+// Unwrap() Handler; As walks that chain.
+type Handler = scsi.Handler
+
+// As reports whether h, or a Handler it wraps (Unwrap() Handler, followed
+// as errors.As follows Unwrap() error), is a T, and returns the first one
+// found. Callers use it to reach the emulation behind decorators without
+// knowing their order.
+func As[T any](h Handler) (T, bool) {
+	for h != nil {
+		if t, ok := h.(T); ok {
+			return t, true
+		}
+		u, ok := h.(interface{ Unwrap() Handler })
+		if !ok {
+			break
+		}
+		h = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }
 
 // A ConcurrentHandler opts in to serving up to Concurrent() commands at

@@ -73,6 +73,9 @@ type DeviceStatus struct {
 	Info  DeviceInfo
 	Stats DeviceStats
 	Err   error // why the device stopped serving, when Stats.Failed
+	// Handler serves the device, as its Factory built it (As reaches the
+	// emulation behind decorators).
+	Handler Handler
 }
 
 // Target creates TCMU devices, exports them through tcm_loop and serves
@@ -227,6 +230,9 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		return info, err
 	}
 	factory, ok := t.factories[spec.Subtype]
+	if spec.Factory != nil {
+		factory, ok = spec.Factory, true
+	}
 	if !ok {
 		return info, fmt.Errorf("device %s: no handler for subtype %q (have: %s)", spec.Name, spec.Subtype, strings.Join(slices.Sorted(maps.Keys(t.factories)), ", "))
 	}
@@ -522,9 +528,40 @@ func (t *Target) Devices() []DeviceStatus {
 	}
 	out := make([]DeviceStatus, 0, len(devs))
 	for i, m := range devs {
-		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr()})
+		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Handler: m.h})
 	}
 	return out
+}
+
+// ErrAmbiguous: two devices of that name are served (another tool made
+// them on different core/user_N HBAs); a name does not say which.
+var ErrAmbiguous = errors.New("more than one device of that name")
+
+// Handler returns the handler serving the device named name, as its
+// Factory built it. The Target is the one registry of devices: callers
+// that act on a device by name (the control socket, targetcli's
+// changemedium) ask it each time and keep no map of their own, so a
+// removed device is never reached. It fails with ErrNoDevice, or with
+// ErrAmbiguous when devices of that name exist on several HBAs.
+func (t *Target) Handler(name string) (Handler, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var found *managed
+	var hbas []string
+	for _, m := range t.devs {
+		if m.info.Name != name {
+			continue
+		}
+		hbas = append(hbas, "user_"+strconv.Itoa(m.info.HBA))
+		found = m
+	}
+	switch {
+	case found == nil:
+		return nil, fmt.Errorf("device %s: %w", name, ErrNoDevice)
+	case len(hbas) > 1:
+		return nil, fmt.Errorf("device %s: %w (%s)", name, ErrAmbiguous, strings.Join(hbas, ", "))
+	}
+	return found.h, nil
 }
 
 // Close removes every device, newest first: unlink the LUN and remove the

@@ -13,12 +13,9 @@ import (
 	"github.com/vscsid/vscsid/scsi"
 )
 
-// Handler is target.Handler, restated so that this package does not
-// import the transport: any target.Handler is a Handler and the other way
-// round.
-type Handler interface {
-	HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response
-}
+// Handler is scsi.Handler (and so target.Handler) under a local name: this
+// package does not import the transport.
+type Handler = scsi.Handler
 
 // CommandNamer is target.CommandNamer: op= resolves command names through
 // it, and Device forwards it.
@@ -44,12 +41,13 @@ type SenseFormatReporter interface {
 	CurrentSenseFormat() scsi.SenseFormat
 }
 
-// Reconfigurer, Resizer and WriteCacher are target's optional interfaces
-// for a live RECONFIG, restated: Device forwards them.
+// Reconfigurer, Resizer, WriteCacher and Resetter are target's optional
+// interfaces, restated: Device forwards them.
 type (
 	Reconfigurer interface{ Reconfigure(cfgstring string) error }
 	Resizer      interface{ Resize(size uint64) error }
 	WriteCacher  interface{ SetWriteCache(enabled bool) error }
+	Resetter     interface{ Reset() }
 )
 
 // HoldMargin is how long past cmd_time_out a timeout rule without a hold
@@ -109,6 +107,7 @@ type Device struct {
 	reconf   Reconfigurer
 	resizer  Resizer
 	wcacher  WriteCacher
+	resetter Resetter
 	env      env
 	seed     uint64
 	maxDelay time.Duration // per-command delay cap, MaxInt64 = none
@@ -154,6 +153,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	d.reconf, _ = h.(Reconfigurer)
 	d.resizer, _ = h.(Resizer)
 	d.wcacher, _ = h.(WriteCacher)
+	d.resetter, _ = h.(Resetter)
 	d.env = env{kind: opts.Kind, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
 		d.maxDelay = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
@@ -180,6 +180,13 @@ func (d *Device) MaxDelay() time.Duration {
 
 // Unwrap returns the wrapped handler.
 func (d *Device) Unwrap() Handler { return d.h }
+
+// Reset forwards a LUN RESET to the wrapped handler if it is a Resetter.
+func (d *Device) Reset() {
+	if d.resetter != nil {
+		d.resetter.Reset()
+	}
+}
 
 // CommandName forwards to the wrapped handler's CommandNamer ("" without
 // one).

@@ -1,0 +1,103 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// named is a handler the tests can tell apart.
+type named struct {
+	HandlerFunc
+	name string
+}
+
+// wrapper decorates a handler as the fault injector does.
+type wrapper struct{ inner Handler }
+
+func (w wrapper) HandleCommand(ctx context.Context, c *scsi.Command) scsi.Response {
+	return w.inner.HandleCommand(ctx, c)
+}
+func (w wrapper) Unwrap() Handler { return w.inner }
+
+// The Target is the registry: Handler finds what a device's Factory
+// built (a spec's own Factory first), and nothing once it is removed.
+func TestHandlerRegistry(t *testing.T) {
+	f := newFixture(t)
+	opts := f.options(zaptest.NewLogger(t))
+	opts.Factories["vdisk"] = func(dc DeviceConfig, _ *zap.Logger) (Handler, error) {
+		return wrapper{&named{name: "subtype:" + dc.Name}}, nil
+	}
+	tg, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	ctx := context.Background()
+	own := func(dc DeviceConfig, _ *zap.Logger) (Handler, error) {
+		return wrapper{wrapper{&named{name: "spec:" + dc.Name}}}, nil
+	}
+	specs := []DeviceSpec{
+		{Name: "d0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30, BlockSize: 512},
+		{Name: "d1", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30, BlockSize: 512, Factory: own},
+	}
+	for _, s := range specs {
+		if _, err := tg.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"d0": "subtype:d0", "d1": "spec:d1"} {
+		h, err := tg.Handler(name)
+		if err != nil {
+			t.Fatalf("Handler(%s): %v", name, err)
+		}
+		n, ok := As[*named](h)
+		if !ok || n.name != want {
+			t.Errorf("As[*named](Handler(%s)) = %v, %v; want %s", name, n, ok, want)
+		}
+	}
+	for _, d := range tg.Devices() {
+		if _, ok := As[*named](d.Handler); !ok {
+			t.Errorf("Devices: %s has no handler", d.Info.Name)
+		}
+	}
+	if err := tg.Remove("d1"); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := tg.Handler("d1"); !errors.Is(err, ErrNoDevice) {
+		t.Errorf("Handler of a removed device = %v, %v; want ErrNoDevice", h, err)
+	}
+
+	// Two tools' objects of one name on different HBAs: a name does not
+	// say which.
+	for _, hba := range []string{"7", "8"} {
+		name := f.foreign(hba, "tc0", "vdisk/size=1G")
+		if _, err := tg.Attach(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tg.Handler("tc0"); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("Handler(tc0) on two HBAs: %v; want ErrAmbiguous", err)
+	}
+}
+
+func TestAsPlainAndNil(t *testing.T) {
+	h := &named{name: "x"}
+	if n, ok := As[*named](h); !ok || n != h {
+		t.Errorf("As on the handler itself = %v, %v", n, ok)
+	}
+	if _, ok := As[*wrapper](h); ok {
+		t.Error("As found a type that is not in the chain")
+	}
+	if _, ok := As[*named](nil); ok {
+		t.Error("As(nil) found something")
+	}
+	if _, ok := As[*named](wrapper{nil}); ok {
+		t.Error("As through a wrapper of nil found something")
+	}
+}
