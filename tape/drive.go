@@ -43,6 +43,7 @@ type Drive struct {
 	mu          sync.Mutex
 	closed      bool
 	closedState Snapshot // what Close found (ClosedState)
+	persist     *persistence // nil unless opened with Open over a PersistentLibrary
 	spc         scsi.SPC
 	mode        modeState
 
@@ -382,6 +383,7 @@ func (d *Drive) Load(barcode string) error {
 	d.notePos()
 	d.noteUsed()
 	d.st.loaded.Store(true)
+	d.save()
 	d.log.Info("cartridge loaded", zap.String("medium", barcode),
 		zap.Int("partitions", info.Partitions), zap.Bool("write_protected", info.WriteProtected), zap.Bool("worm", info.WORM))
 	return nil
@@ -422,6 +424,7 @@ func (d *Drive) eject() error {
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}
+	d.save()
 	if err != nil {
 		d.log.Error("cartridge unload failed", zap.String("medium", barcode), zap.Error(err))
 		return fmt.Errorf("vtape %s: unload %s: %w", d.name, barcode, err)
@@ -442,7 +445,9 @@ func (d *Drive) Close() error {
 	d.closed = true
 	if d.state != stateEmpty {
 		d.snapshot()
-		return d.eject()
+		err := d.eject()
+		d.saveClosed()
+		return err
 	}
 	return nil
 }
