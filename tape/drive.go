@@ -42,7 +42,7 @@ type Drive struct {
 
 	mu          sync.Mutex
 	closed      bool
-	closedState Snapshot // what Close found (ClosedState)
+	closedState Snapshot     // what Close found (ClosedState)
 	persist     *persistence // nil unless opened with Open over a PersistentLibrary
 	spc         scsi.SPC
 	mode        modeState

@@ -10,15 +10,12 @@ import (
 	"github.com/vscsid/vscsid/target/fault"
 )
 
-// snapshotWithFaults adapts the producers' statistics (target's transport
+// snapshotDevices adapts the producers' statistics (target's transport
 // counters, the disk's and the tape drive's own, each device's fault
-// injection read from fs) to the metrics package's plain types. It runs at
-// scrape time only.
-func snapshotWithFaults(tgt *target.Target, hs *handlers, fs *faults, cfg *Config) []metrics.Device {
-	return snapshotDevices(tgt.Devices(), hs, fs, cfg)
-}
-
-func snapshotDevices(devs []target.DeviceStatus, hs *handlers, fs *faults, cfg *Config) []metrics.Device {
+// injection) to the metrics package's plain types. It runs at scrape time
+// only; each device's handler comes with its status, so nothing is looked
+// up by name.
+func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 	out := make([]metrics.Device, 0, len(devs))
 	var timeout *time.Duration
 	if cfg.CmdTimeOut > 0 {
@@ -47,16 +44,7 @@ func snapshotDevices(devs []target.DeviceStatus, hs *handlers, fs *faults, cfg *
 				CmdTimeOut:       timeout,
 			},
 		}
-		var h target.Handler
-		var fd *fault.Device
-		if hs != nil {
-			h, fd = unwrap(hs.get(info.Name))
-		}
-		if fd == nil && fs != nil {
-			fd, _ = fs.get(info.Name) // nil for a device without a wrapper
-		}
-		switch h := h.(type) {
-		case *disk.Disk:
+		if h, ok := target.As[*disk.Disk](ds.Handler); ok {
 			id := h.SPC.Identity
 			md.Vendor, md.Product, md.Revision = id.Vendor, id.Product, id.Revision
 			s := h.Stats()
@@ -73,7 +61,8 @@ func snapshotDevices(devs []target.DeviceStatus, hs *handlers, fs *faults, cfg *
 				MisalignedReads:   s.MisalignedReads,
 				MisalignedWrites:  s.MisalignedWrites,
 			}
-		case *tape.Drive:
+		}
+		if h, ok := target.As[*tape.Drive](ds.Handler); ok {
 			p := h.Personality()
 			md.Vendor, md.Product, md.Revision = p.Vendor, p.Product, p.Revision
 			s := h.Stats()
@@ -94,38 +83,12 @@ func snapshotDevices(devs []target.DeviceStatus, hs *handlers, fs *faults, cfg *
 				BOPEvents:        s.BOPEvents,
 			}
 		}
-		if fd != nil {
+		if fd, ok := target.As[*fault.Device](ds.Handler); ok {
 			md.Fault = faultSection(fd)
 		}
 		out = append(out, md)
 	}
 	return out
-}
-
-// unwrap returns the disk or tape drive inside the fault wrappers of
-// faults.go (faultedTape, *fault.Device, positionedDrive), and the
-// outermost *fault.Device met on the way (nil if none).
-func unwrap(h target.Handler) (target.Handler, *fault.Device) {
-	var fd *fault.Device
-	for range 8 { // the wrappers nest at most three deep
-		switch x := h.(type) {
-		case faultedTape:
-			if fd == nil {
-				fd = x.Device
-			}
-			h = x.drive
-		case *fault.Device:
-			if fd == nil {
-				fd = x
-			}
-			h = x.Unwrap()
-		case positionedDrive:
-			h = x.Drive
-		default:
-			return h, fd
-		}
-	}
-	return h, fd
 }
 
 // faultSection copies a fault wrapper's rule counters and delay statistics.

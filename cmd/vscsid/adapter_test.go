@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/scsi"
@@ -18,44 +17,33 @@ var testUnitReady = &scsi.Command{CDB: scsi.CDB{0x00, 0, 0, 0, 0, 0}, Data: scsi
 
 // adapterFixture builds a disk d0 (a config fault rule) and a memory tape
 // drive t0 (a runtime rule, as vscsictl fault adds it) through the real
-// factories, chained by chain, and runs a few commands through them.
-func adapterFixture(t *testing.T, chain func(fs *faults, hs *handlers, f target.Factory) target.Factory) (*handlers, *faults, *Config) {
+// factories, runs a few commands through them, and returns their status
+// as the Target would give it.
+func adapterFixture(t *testing.T) ([]target.DeviceStatus, *Config) {
 	t.Helper()
-	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
-	fs := newFaults(cfg)
-	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
-	log := zaptest.NewLogger(t)
+	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
+	reg := &testRegistry{}
 	ctx := context.Background()
 
-	d, err := chain(fs, hs, newDisk)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := reg.add(t, deviceSpec(cfg, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	d.HandleCommand(ctx, read10(20)) // the power-on UNIT ATTENTION
 	if r := d.HandleCommand(ctx, read10(11)); r.Sense.Key != scsi.MediumError {
 		t.Fatalf("READ at LBA 11: %+v, want the injected MEDIUM ERROR", r)
 	}
 	d.HandleCommand(ctx, read10(20))
 
-	tp, err := chain(fs, hs, newTape)(target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=VSC001"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd, err := fs.get("t0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := fault.ParseRule("busy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fd.AddRule(r); err != nil {
+	tp := reg.add(t, served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=VSC001"})
+	if _, err := faultAdd(reg, "t0", "busy"); err != nil {
 		t.Fatal(err)
 	}
 	if r := tp.HandleCommand(ctx, testUnitReady); r.Status != scsi.StatusBusy {
 		t.Fatalf("TEST UNIT READY with a busy rule: %+v", r)
 	}
-	return hs, fs, cfg
+	st := adapterStatus()
+	for i := range st {
+		st[i].Handler = reg.devs[i].Handler
+	}
+	return st, cfg
 }
 
 func adapterStatus() []target.DeviceStatus {
@@ -112,38 +100,26 @@ func equalRules(a, b []metrics.FaultRule) bool {
 	return true
 }
 
-// As serve wires it: handlers records the disk and drive themselves, the
-// fault wrappers are in the faults registry.
-func TestSnapshotFaultsRegistry(t *testing.T) {
-	hs, fs, cfg := adapterFixture(t, func(fs *faults, hs *handlers, f target.Factory) target.Factory { return fs.wrap(hs.wrap(f)) })
-	checkAdapted(t, snapshotDevices(adapterStatus(), hs, fs, cfg))
+// The adapter finds the disk, the drive and the fault wrapper behind
+// each device's handler, whatever the order of the wrappers.
+func TestSnapshotDevices(t *testing.T) {
+	st, cfg := adapterFixture(t)
+	checkAdapted(t, snapshotDevices(st, cfg))
 
-	// Without the registry the disk and tape sections are still there;
-	// there is no fault section to give.
-	got := snapshotDevices(adapterStatus(), hs, nil, cfg)
-	if got[0].Disk == nil || got[1].Tape == nil || got[0].Fault != nil || got[1].Fault != nil {
-		t.Errorf("without faults: %+v", got)
+	// A device whose handler is not one of ours has no disk, tape or
+	// fault section, and no panic.
+	st[0].Handler = target.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Response{} })
+	st[1].Handler = nil
+	got := snapshotDevices(st, cfg)
+	if got[0].Disk != nil || got[1].Tape != nil || got[0].Fault != nil || got[1].Fault != nil {
+		t.Errorf("foreign handlers: %+v", got)
 	}
-}
-
-// If handlers records the wrappers (faultedTape, *fault.Device), the
-// adapter looks through them: the disk and tape sections do not vanish, and
-// the fault section comes from the wrapper itself.
-func TestSnapshotBehindWrapper(t *testing.T) {
-	hs, _, cfg := adapterFixture(t, func(fs *faults, hs *handlers, f target.Factory) target.Factory { return hs.wrap(fs.wrap(f)) })
-	if _, ok := hs.get("t0").(faultedTape); !ok {
-		t.Fatalf("handlers recorded %T for the tape, want the faultedTape wrapper", hs.get("t0"))
-	}
-	if _, ok := hs.get("d0").(*fault.Device); !ok {
-		t.Fatalf("handlers recorded %T for the disk, want *fault.Device", hs.get("d0"))
-	}
-	checkAdapted(t, snapshotDevices(adapterStatus(), hs, nil, cfg))
 }
 
 // What a scrape shows of the adapted snapshot.
 func TestSnapshotExposition(t *testing.T) {
-	hs, fs, cfg := adapterFixture(t, func(fs *faults, hs *handlers, f target.Factory) target.Factory { return fs.wrap(hs.wrap(f)) })
-	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return snapshotDevices(adapterStatus(), hs, fs, cfg) }))
+	st, cfg := adapterFixture(t)
+	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return snapshotDevices(st, cfg) }))
 	want := `# HELP vscsi_fault_injected_total Times an installed fault rule applied its action, by rule ID and action.
 # TYPE vscsi_fault_injected_total counter
 vscsi_fault_injected_total{action="busy",device="t0",rule="1"} 1
@@ -163,15 +139,5 @@ vscsi_fault_held_total{device="t0"} 0
 	}
 	if probs, err := testutil.CollectAndLint(c); err != nil || len(probs) > 0 {
 		t.Errorf("lint: %v %+v", err, probs)
-	}
-}
-
-func TestUnwrapPlainHandler(t *testing.T) {
-	h := target.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Response{} })
-	if got, fd := unwrap(h); fd != nil || got == nil {
-		t.Errorf("unwrap(plain) = %T, %v", got, fd)
-	}
-	if got, fd := unwrap(nil); got != nil || fd != nil {
-		t.Errorf("unwrap(nil) = %T, %v", got, fd)
 	}
 }

@@ -12,17 +12,16 @@ import (
 )
 
 // The handlers as vscsid serves them: every device behind its fault
-// wrapper (faults.go), with no rule or timing installed. Compare with
+// wrapper (withFaults), with no rule or timing installed. Compare with
 // disk's BenchmarkRead4K/BenchmarkWrite4K (the bare handler).
 func benchWired(b *testing.B, cdb scsi.CDB) {
-	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
-	benchWiredWith(b, newFaults(&Config{}), hs.wrap(newDisk), cdb)
+	benchWiredWith(b, FaultConfig{}, cdb)
 }
 
-// benchWiredWith runs cdb against a store-mode disk d0 built by f behind
-// fs's fault wrapper.
-func benchWiredWith(b *testing.B, fs *faults, f target.Factory, cdb scsi.CDB) {
-	h, err := fs.wrap(f)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+// benchWiredWith runs cdb against a store-mode disk d0 behind a fault
+// wrapper with fc.
+func benchWiredWith(b *testing.B, fc FaultConfig, cdb scsi.CDB) {
+	h, err := withFaults(handlerTypes["vdisk"], fc, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,9 +51,8 @@ func BenchmarkWiredWrite4K(b *testing.B) {
 // With rules installed that do not match (an LBA range elsewhere), the
 // cost of evaluating them.
 func BenchmarkWiredRead4KRules(b *testing.B) {
-	fs := newFaults(&Config{Devices: []DeviceConfig{{Name: "d0", Fault: &FaultConfig{Rules: []string{
-		"op=read;lba=100000+10;sense=medium_error", "op=write;every=1000000;busy"}}}}})
-	benchWiredWith(b, fs, newDisk, scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0})
+	fc := FaultConfig{Rules: []string{"op=read;lba=100000+10;sense=medium_error", "op=write;every=1000000;busy"}}
+	benchWiredWith(b, fc, scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0})
 }
 
 // BenchmarkLatency2ms measures what a configured timing of latency=2ms
@@ -63,8 +61,7 @@ func BenchmarkWiredRead4KRules(b *testing.B) {
 // transport's duration histogram for READ(10) (what
 // vscsi_scsi_command_duration_seconds shows) against the configured 2 ms.
 func BenchmarkLatency2ms(b *testing.B) {
-	fs := newFaults(&Config{Devices: []DeviceConfig{{Name: "d0", Fault: &FaultConfig{Timing: "latency=2ms"}}}})
-	h, err := fs.wrap(newDisk)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
+	h, err := withFaults(handlerTypes["vdisk"], FaultConfig{Timing: "latency=2ms"}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}

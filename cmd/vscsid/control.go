@@ -72,16 +72,13 @@ type controller interface {
 type daemon struct {
 	cfg *Config // the config file: create uses its cmd_time_out and co.
 	tgt *target.Target
-	hs  *handlers
-	fs  *faults
-	tr  *tapeTracker
 	log *zap.Logger
 }
 
-func (d *daemon) faultList(name string) (faultsJSON, error) { return d.fs.list(name) }
+func (d *daemon) faultList(name string) (faultsJSON, error) { return faultList(d.tgt, name) }
 
 func (d *daemon) faultAdd(name, rule string) (uint64, error) {
-	id, err := d.fs.add(name, rule)
+	id, err := faultAdd(d.tgt, name, rule)
 	if err == nil {
 		d.log.Info("fault rule added (vscsictl)", zap.String("device", name), zap.Uint64("id", id), zap.String("rule", rule))
 	}
@@ -89,7 +86,7 @@ func (d *daemon) faultAdd(name, rule string) (uint64, error) {
 }
 
 func (d *daemon) faultRemove(name string, id uint64) error {
-	err := d.fs.remove(name, id)
+	err := faultRemove(d.tgt, name, id)
 	if err == nil {
 		d.log.Info("fault rule removed (vscsictl)", zap.String("device", name), zap.Uint64("id", id))
 	}
@@ -97,7 +94,7 @@ func (d *daemon) faultRemove(name string, id uint64) error {
 }
 
 func (d *daemon) faultClear(name string) error {
-	err := d.fs.clear(name)
+	err := faultClear(d.tgt, name)
 	if err == nil {
 		d.log.Info("fault rules cleared (vscsictl)", zap.String("device", name))
 	}
@@ -105,7 +102,7 @@ func (d *daemon) faultClear(name string) error {
 }
 
 func (d *daemon) faultTiming(name, timing string) error {
-	err := d.fs.setTiming(name, timing)
+	err := faultSetTiming(d.tgt, name, timing)
 	if err == nil {
 		d.log.Info("fault timing set (vscsictl)", zap.String("device", name), zap.String("timing", timing))
 	}
@@ -126,7 +123,7 @@ func (d *daemon) devices() []deviceJSON {
 		if ds.Err != nil {
 			dj.Error = ds.Err.Error()
 		}
-		if t, ok := d.hs.get(i.Name).(*tape.Drive); ok {
+		if t, ok := target.As[*tape.Drive](ds.Handler); ok {
 			dj.Barcode = t.Stats().Barcode
 		}
 		out = append(out, dj)
@@ -142,7 +139,6 @@ func (d *daemon) create(ctx context.Context, req control.CreateDevice) (deviceJS
 	if err != nil {
 		return deviceJSON{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}
-	d.fs.declare(dc.Name)
 	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, dc, p))
 	if err != nil {
 		if errors.Is(err, target.ErrClosed) {
@@ -168,7 +164,7 @@ func (d *daemon) hasDevice(name string) bool {
 }
 
 // remove removes a device vscsid created (config file or vscsictl). A
-// tape drive's position is kept as at a clean stop.
+// tape drive keeps its position as at a clean stop (its Close saves it).
 func (d *daemon) remove(name string) error {
 	if err := d.tgt.Remove(name); err != nil {
 		switch {
@@ -180,9 +176,6 @@ func (d *daemon) remove(name string) error {
 			return fmt.Errorf("%w: %w", unix.ESHUTDOWN, err)
 		}
 		return err
-	}
-	if t, ok := d.hs.forget(name); ok && d.tr != nil {
-		d.tr.stopped(t, d.log)
 	}
 	d.log.Info("device removed (vscsictl)", zap.String("device", name))
 	return nil
@@ -201,7 +194,7 @@ func (d *daemon) load(name, barcode string) error {
 	if barcode == "" {
 		return fmt.Errorf("%w: no barcode", unix.EINVAL)
 	}
-	if err := d.hs.loadMedium(d.tr, name, barcode, d.log); err != nil {
+	if err := changeMedium(d.tgt, name, barcode); err != nil {
 		return err
 	}
 	d.log.Info("medium loaded (vscsictl)", zap.String("device", name), zap.String("medium", barcode))
@@ -209,7 +202,7 @@ func (d *daemon) load(name, barcode string) error {
 }
 
 func (d *daemon) unload(name string) error {
-	if err := d.hs.unloadMedium(d.tr, name, d.log); err != nil {
+	if err := unloadMedium(d.tgt, name); err != nil {
 		return err
 	}
 	d.log.Info("medium unloaded (vscsictl)", zap.String("device", name))

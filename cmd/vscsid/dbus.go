@@ -17,7 +17,7 @@ type logger = *zap.Logger
 // dbusHandlers describes our subtypes for targetcli: ConfigDesc, the strict
 // cfgstring grammar check (targetcli gives the size apart, so a vdisk
 // cfgstring needs no size=), and changemedium for tape drives.
-func dbusHandlers(hs *handlers, tr *tapeTracker, log logger) []dbus.Handler {
+func dbusHandlers(reg registry, log logger) []dbus.Handler {
 	var out []dbus.Handler
 	for _, name := range typeNames() {
 		ht := handlerTypes[name]
@@ -32,7 +32,7 @@ func dbusHandlers(hs *handlers, tr *tapeTracker, log logger) []dbus.Handler {
 				if err != nil {
 					return err
 				}
-				if err := hs.loadMedium(tr, dev, barcode, log); err != nil {
+				if err := changeMedium(reg, dev, barcode); err != nil {
 					return err
 				}
 				log.Info("medium changed (targetcli changemedium)", zap.String("device", dev), zap.String("medium", barcode))
@@ -48,7 +48,7 @@ func dbusHandlers(hs *handlers, tr *tapeTracker, log logger) []dbus.Handler {
 // mode "auto" a missing bus or a refused name is logged and the daemon
 // carries on; with "on" it is an error. It returns a function that
 // withdraws them.
-func startDBus(ctx context.Context, mode string, hs *handlers, tr *tapeTracker, log logger) (func(), error) {
+func startDBus(ctx context.Context, mode string, reg registry, log logger) (func(), error) {
 	nop := func() {}
 	if mode == "off" {
 		return nop, nil
@@ -61,7 +61,7 @@ func startDBus(ctx context.Context, mode string, hs *handlers, tr *tapeTracker, 
 		log.Info("no system D-Bus: targetcli will not list user:vtape and user:vdisk (devices made with targetcli are still served)", zap.Error(err))
 		return nop, nil
 	}
-	svc, err := dbus.New(ctx, conn, dbusHandlers(hs, tr, log), log)
+	svc, err := dbus.New(ctx, conn, dbusHandlers(reg, log), log)
 	if err != nil {
 		conn.Close()
 		if mode == "on" {

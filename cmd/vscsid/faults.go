@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,7 +12,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
-	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
 )
@@ -56,48 +54,8 @@ func (c FaultConfig) parse() (fault.Timing, []fault.Rule, error) {
 	return tm, rules, nil
 }
 
-// Every device is served through a fault.Device, so that faults can be
-// added at runtime (vscsictl fault) to any of them; without rules or
-// timing it costs one atomic load per command.
-type faults struct {
-	cfg        map[string]FaultConfig // of the config file's devices
-	cmdTimeOut time.Duration          // the config file's cmd_time_out in force
-
-	mu  sync.Mutex
-	m   map[string]*fault.Device
-	own map[string]bool // devices vscsid creates (config file, vscsictl): cmdTimeOut applies
-}
-
 // kernelCmdTimeOut is TCMU's default attrib/cmd_time_out.
 const kernelCmdTimeOut = 30 * time.Second
-
-func newFaults(cfg *Config) *faults {
-	fs := &faults{cfg: map[string]FaultConfig{}, m: map[string]*fault.Device{}, own: map[string]bool{}, cmdTimeOut: kernelCmdTimeOut}
-	if cfg.CmdTimeOut > 0 {
-		fs.cmdTimeOut = time.Duration(cfg.CmdTimeOut) * time.Second
-	}
-	for _, d := range cfg.Devices {
-		fs.own[d.Name] = true
-		if d.Fault != nil {
-			fs.cfg[d.Name] = *d.Fault
-		}
-	}
-	return fs
-}
-
-// declare says that vscsid creates the device name (vscsictl create), so
-// its cmd_time_out is the config file's.
-func (fs *faults) declare(name string) {
-	fs.mu.Lock()
-	fs.own[name] = true
-	fs.mu.Unlock()
-}
-
-func (fs *faults) isOwn(name string) bool {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	return fs.own[name]
-}
 
 // transportAborts lets held commands end on ABORT TASK (fault.Options.Aborts).
 type transportAborts struct{}
@@ -105,65 +63,29 @@ type transportAborts struct{}
 func (transportAborts) CanReportAborts(ctx context.Context) bool { return target.CanReportAborts(ctx) }
 func (transportAborts) Aborted(ctx context.Context) bool         { return target.Aborted(ctx) }
 
-// positionedDrive lets tape position rules (block=, file=, partition=) and
-// the tape timing models ask the drive where it is.
-type positionedDrive struct{ *tape.Drive }
-
-func (p positionedDrive) Position() (partition int, object, file uint64) {
-	s := p.Stats()
-	return s.Partition, s.Object, s.File
-}
-
-// faultedTape is the fault wrapper of a tape drive: the transport still
-// tells the drive about LUN resets (fault.Device does not forward
-// target.Resetter).
-type faultedTape struct {
-	*fault.Device
-	drive *tape.Drive
-}
-
-func (f faultedTape) Reset() { f.drive.Reset() }
-
-var _ target.Resetter = faultedTape{}
-
-// wrap puts the handlers f builds behind a fault.Device with the config
-// file's rules and timing for that device (none for devices made with
-// targetcli). The fault.Device forwards target's optional RECONFIG
-// interfaces (Resizer, WriteCacher, Reconfigurer) to the disk; for a tape
-// drive they report errors.ErrUnsupported, which target answers with
-// EOPNOTSUPP.
-func (fs *faults) wrap(f target.Factory) target.Factory {
+// withFaults puts the handlers of ht behind a fault.Device with fc's
+// rules and timing, so that faults can be added at runtime (vscsictl
+// fault) to any device; without rules or timing it costs one atomic load
+// per command. cmdTimeOut is the device's attrib/cmd_time_out (delays are
+// capped below it). The fault.Device forwards the transport's optional
+// interfaces (LUN reset, RECONFIG) and exposes the handler with Unwrap
+// (target.As finds the disk or drive behind it).
+func withFaults(ht handlerType, fc FaultConfig, cmdTimeOut time.Duration) target.Factory {
 	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
-		h, err := f(dc, log)
+		h, err := ht.factory(dc, log)
 		if err != nil {
 			return nil, err
 		}
-		opts := fault.Options{Kind: fault.Disk, CmdTimeout: kernelCmdTimeOut, Aborts: transportAborts{}}
-		fc := fs.cfg[dc.Name]
-		if fs.isOwn(dc.Name) {
-			opts.CmdTimeout = fs.cmdTimeOut
-		}
+		opts := fault.Options{Kind: ht.kind, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed}
 		if opts.Timing, opts.Rules, err = fc.parse(); err != nil {
 			return nil, errors.Join(err, closeHandler(h))
 		}
-		opts.Seed = fc.Seed
-		var inner fault.Handler = h
-		drive, isTape := h.(*tape.Drive)
-		if isTape {
-			opts.Kind, inner = fault.Tape, positionedDrive{drive}
-		}
-		fd, err := fault.New(inner, opts)
+		fd, err := fault.New(h, opts)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("fault: %w", err), closeHandler(h))
 		}
 		if len(opts.Rules) > 0 || !opts.Timing.IsZero() {
 			log.Info("fault injection on", zap.Int("rules", len(opts.Rules)), zap.Stringer("timing", opts.Timing), zap.Uint64("seed", opts.Seed))
-		}
-		fs.mu.Lock()
-		fs.m[dc.Name] = fd
-		fs.mu.Unlock()
-		if isTape {
-			return faultedTape{fd, drive}, nil
 		}
 		return fd, nil
 	}
@@ -176,19 +98,22 @@ func closeHandler(h target.Handler) error {
 	return nil
 }
 
-// get returns the fault wrapper of a device.
-func (fs *faults) get(name string) (*fault.Device, error) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if d, ok := fs.m[name]; ok {
-		return d, nil
+// faultDevice returns the fault wrapper of the device named name, asking
+// the registry each time (a removed device is not found).
+func faultDevice(reg registry, name string) (*fault.Device, error) {
+	h, err := lookup(reg, name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
+	fd, ok := target.As[*fault.Device](h)
+	if !ok {
+		return nil, fmt.Errorf("%w: device %q has no fault injection", unix.ENOTSUP, name)
+	}
+	return fd, nil
 }
 
-// Wire types of the control socket's fault endpoints.
-func (fs *faults) list(name string) (faultsJSON, error) {
-	d, err := fs.get(name)
+func faultList(reg registry, name string) (faultsJSON, error) {
+	d, err := faultDevice(reg, name)
 	if err != nil {
 		return faultsJSON{}, err
 	}
@@ -202,8 +127,8 @@ func (fs *faults) list(name string) (faultsJSON, error) {
 	return out, nil
 }
 
-func (fs *faults) add(name, rule string) (uint64, error) {
-	d, err := fs.get(name)
+func faultAdd(reg registry, name, rule string) (uint64, error) {
+	d, err := faultDevice(reg, name)
 	if err != nil {
 		return 0, err
 	}
@@ -218,8 +143,8 @@ func (fs *faults) add(name, rule string) (uint64, error) {
 	return id, nil
 }
 
-func (fs *faults) remove(name string, id uint64) error {
-	d, err := fs.get(name)
+func faultRemove(reg registry, name string, id uint64) error {
+	d, err := faultDevice(reg, name)
 	if err != nil {
 		return err
 	}
@@ -229,8 +154,8 @@ func (fs *faults) remove(name string, id uint64) error {
 	return nil
 }
 
-func (fs *faults) clear(name string) error {
-	d, err := fs.get(name)
+func faultClear(reg registry, name string) error {
+	d, err := faultDevice(reg, name)
 	if err != nil {
 		return err
 	}
@@ -238,8 +163,8 @@ func (fs *faults) clear(name string) error {
 	return nil
 }
 
-func (fs *faults) setTiming(name, timing string) error {
-	d, err := fs.get(name)
+func faultSetTiming(reg registry, name, timing string) error {
+	d, err := faultDevice(reg, name)
 	if err != nil {
 		return err
 	}

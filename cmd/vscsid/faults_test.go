@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 )
@@ -50,15 +51,9 @@ func read10(lba uint32) *scsi.Command {
 }
 
 func TestFaultWrapper(t *testing.T) {
-	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
-	fs := newFaults(cfg)
-	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
-	log := zaptest.NewLogger(t)
-	f := fs.wrap(hs.wrap(newDisk))
-	h, err := f(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
+	reg := &testRegistry{}
+	h := reg.add(t, deviceSpec(cfg, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	ctx := context.Background()
 	h.HandleCommand(ctx, read10(20)) // takes the power-on UNIT ATTENTION
 	if r := h.HandleCommand(ctx, read10(11)); r.Status != scsi.StatusCheckCondition || r.Sense.Key != scsi.MediumError {
@@ -67,68 +62,97 @@ func TestFaultWrapper(t *testing.T) {
 	if r := h.HandleCommand(ctx, read10(20)); r.Status != scsi.StatusGood {
 		t.Errorf("READ at LBA 20: %+v", r)
 	}
-	if fd, _ := fs.get("d0"); fd.MaxDelay() != 59*time.Second {
+	if fd, _ := faultDevice(reg, "d0"); fd.MaxDelay() != 59*time.Second {
 		t.Errorf("delay cap %v, want cmd_time_out 60 s minus 1 s", fd.MaxDelay())
 	}
 	// The metrics still see the disk itself.
-	if _, ok := hs.get("d0").(interface{ CommandName(scsi.OpCode) string }); !ok {
-		t.Errorf("handlers recorded %T", hs.get("d0"))
+	if _, ok := target.As[*disk.Disk](h); !ok {
+		t.Errorf("no disk behind %T", h)
 	}
 
-	// Runtime rules, on a device made with targetcli (no fault block).
-	h2, err := f(target.DeviceConfig{Name: "tc0", Subtype: "vdisk", Config: "size=1M"}, log)
-	if err != nil {
-		t.Fatal(err)
+	// Runtime rules, on a device made with targetcli (no fault block, the
+	// kernel's cmd_time_out).
+	h2 := reg.add(t, served("vdisk"), target.DeviceConfig{Name: "tc0", Subtype: "vdisk", Config: "size=1M"})
+	if fd, _ := faultDevice(reg, "tc0"); fd.MaxDelay() != 29*time.Second {
+		t.Errorf("targetcli device's delay cap %v, want the kernel's 30 s minus 1 s", fd.MaxDelay())
 	}
-	id, err := fs.add("tc0", "op=read;busy")
+	id, err := faultAdd(reg, "tc0", "op=read;busy")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := h2.HandleCommand(ctx, read10(0)); r.Status != scsi.StatusBusy {
 		t.Errorf("READ after fault add busy: %+v", r)
 	}
-	l, err := fs.list("tc0")
+	l, err := faultList(reg, "tc0")
 	if err != nil || len(l.Rules) != 1 || l.Rules[0].ID != id || l.Rules[0].Injected != 1 || l.Rules[0].Action != "busy" {
 		t.Errorf("list: %+v %v", l, err)
 	}
-	if err := fs.remove("tc0", id); err != nil {
+	if err := faultRemove(reg, "tc0", id); err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.remove("tc0", id); !errors.Is(err, unix.ENOENT) {
+	if err := faultRemove(reg, "tc0", id); !errors.Is(err, unix.ENOENT) {
 		t.Errorf("second remove: %v", err)
 	}
-	if _, err := fs.add("tc0", "sense=bogus"); !errors.Is(err, unix.EINVAL) {
+	if _, err := faultAdd(reg, "tc0", "sense=bogus"); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("bad rule: %v", err)
 	}
-	if err := fs.setTiming("tc0", "latency=1ms"); err != nil {
+	if err := faultSetTiming(reg, "tc0", "latency=1ms"); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := fs.list("tc0"); l.Timing != "latency=1ms" {
+	if l, _ := faultList(reg, "tc0"); l.Timing != "latency=1ms" {
 		t.Errorf("timing %q", l.Timing)
 	}
-	if _, err := fs.list("nope"); !errors.Is(err, unix.ENODEV) {
+	if _, err := faultList(reg, "nope"); !errors.Is(err, unix.ENODEV) {
 		t.Errorf("unknown device: %v", err)
 	}
 	// A rule the device cannot take (a tape filter on a disk) fails the
 	// device at creation, with the reason.
 	cfg.Devices[0].Fault.Rules = []string{"file=1;busy"}
-	if _, err := newFaults(cfg).wrap(newDisk)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, log); err == nil {
+	if _, err := deviceSpec(cfg, cfg.Devices[0], devParams{}).Factory(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, zaptest.NewLogger(t)); err == nil {
 		t.Error("a tape rule was accepted on a disk")
 	}
 }
 
-func TestFaultWrapperKeepsTapeReset(t *testing.T) {
-	fs := newFaults(&Config{})
-	h, err := fs.wrap(newTape)(target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=M1"}, zaptest.NewLogger(t))
-	if err != nil {
+// A device that was deleted is gone for vscsictl fault too: no stale
+// wrapper answers "rule added" for it.
+func TestFaultOnDeletedDevice(t *testing.T) {
+	reg := &testRegistry{}
+	reg.add(t, served("vdisk"), target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
+	if _, err := faultAdd(reg, "d0", "busy"); err != nil {
 		t.Fatal(err)
 	}
-	defer h.(interface{ Close() error }).Close()
+	reg.remove("d0")
+	if id, err := faultAdd(reg, "d0", "busy"); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("fault add on a deleted device = %d, %v; want ENODEV", id, err)
+	}
+	for name, f := range map[string]func() error{
+		"list":   func() error { _, err := faultList(reg, "d0"); return err },
+		"clear":  func() error { return faultClear(reg, "d0") },
+		"timing": func() error { return faultSetTiming(reg, "d0", "latency=1ms") },
+	} {
+		if err := f(); !errors.Is(err, unix.ENODEV) {
+			t.Errorf("fault %s on a deleted device: %v; want ENODEV", name, err)
+		}
+	}
+}
+
+func TestFaultWrapperKeepsTapeReset(t *testing.T) {
+	reg := &testRegistry{}
+	h := reg.add(t, served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=M1"})
 	if _, ok := h.(target.Resetter); !ok {
 		t.Fatalf("%T hides the drive's Reset from the transport", h)
 	}
+	// The reset reaches the drive: it reports 29/00 again.
+	ctx := context.Background()
+	for range 3 {
+		h.HandleCommand(ctx, testUnitReady)
+	}
+	h.(target.Resetter).Reset()
+	if r := h.HandleCommand(ctx, testUnitReady); r.Sense.Key != scsi.UnitAttention || r.Sense.ASC != scsi.PowerOnResetOrBusDeviceReset {
+		t.Errorf("TEST UNIT READY after a LUN reset through the wrapper: %+v, want UNIT ATTENTION 29/00", r)
+	}
 	// Position rules bind: the wrapper asks the drive where it is.
-	if _, err := fs.add("t0", "op=read;file=1;block=10+2;sense=medium_error"); err != nil {
+	if _, err := faultAdd(reg, "t0", "op=read;file=1;block=10+2;sense=medium_error"); err != nil {
 		t.Errorf("tape position rule: %v", err)
 	}
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 
 	"go.uber.org/zap"
@@ -13,6 +10,7 @@ import (
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/fault"
 )
 
 // devParams are the backstore attributes a handler's config implies.
@@ -33,11 +31,14 @@ type handlerType struct {
 	factory target.Factory
 	// desc documents the cfgstring grammar (targetcli's ConfigDesc).
 	desc string
+	// kind is what the fault rules may filter on (LBAs or tape
+	// positions).
+	kind fault.Kind
 }
 
 var handlerTypes = map[string]handlerType{
-	"vdisk": {check: checkDisk, grammar: func(s string) error { _, err := disk.ParseConfig(s); return err }, factory: newDisk, desc: disk.ConfigDesc},
-	"vtape": {check: checkTape, grammar: func(s string) error { _, err := tape.ParseConfig(s); return err }, factory: newTape, desc: tape.ConfigDesc},
+	"vdisk": {check: checkDisk, grammar: func(s string) error { _, err := disk.ParseConfig(s); return err }, factory: newDisk, desc: disk.ConfigDesc, kind: fault.Disk},
+	"vtape": {check: checkTape, grammar: func(s string) error { _, err := tape.ParseConfig(s); return err }, factory: newTape, desc: tape.ConfigDesc, kind: fault.Tape},
 }
 
 func typeNames() []string {
@@ -83,6 +84,9 @@ func checkTape(s string) (devParams, error) {
 	return devParams{size: tapeDevSize, blockSize: 512}, nil
 }
 
+// newTape opens a drive over its media directory (created on first
+// start, with the configured cartridge), with the state it saved there;
+// a memory=1 drive keeps its cartridges in RAM.
 func newTape(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 	c, err := tape.ParseConfig(dc.Config)
 	if err != nil {
@@ -90,47 +94,9 @@ func newTape(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 	}
 	var lib tape.Library
 	if !c.Memory {
-		if err := prepareMedia(c, log); err != nil {
+		if lib, err = cartridge.MakeLibrary(c.Media); err != nil {
 			return nil, err
 		}
-		l, err := cartridge.NewLibrary(c.Media)
-		if err != nil {
-			return nil, err
-		}
-		lib = l
-		var snap *tape.Snapshot
-		c.Barcode, snap = restoreState(c, dc.Name, log)
-		d, err := tape.New(dc.Name, c, lib, log)
-		if err != nil {
-			return nil, err
-		}
-		resumeDrive(d, snap, c, dc.Name, log)
-		return d, nil
 	}
-	return tape.New(dc.Name, c, lib, log)
-}
-
-// prepareMedia creates the media directory and the cartridge named in the
-// config if they do not exist yet, so a fresh install (and the default
-// config) has a tape to load. An existing cartridge is never touched.
-func prepareMedia(c tape.Config, log *zap.Logger) error {
-	if err := os.MkdirAll(c.Media, 0o750); err != nil {
-		return fmt.Errorf("media directory: %w", err)
-	}
-	if c.Barcode == "" {
-		return nil
-	}
-	_, err := os.Stat(cartridge.CartridgePath(c.Media, c.Barcode))
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cartridge %s: %w", c.Barcode, err)
-	}
-	if err := cartridge.CreateCartridge(c.Media, c.Barcode, cartridge.CartridgeOptions{}); err != nil {
-		return fmt.Errorf("create cartridge %s: %w", c.Barcode, err)
-	}
-	log.Info("created cartridge", zap.String("medium", c.Barcode), zap.String("media", c.Media),
-		zap.Int64("capacity_bytes", cartridge.DefaultCapacity))
-	return nil
+	return tape.Open(dc.Name, c, lib, log)
 }

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 	"github.com/vscsid/vscsid/metrics"
-	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
 )
 
@@ -178,69 +176,16 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// handlers records each device's handler so that the metrics adapter can
-// read the disk's and tape's own statistics.
-type handlers struct {
-	mu    sync.Mutex
-	m     map[string]target.Handler
-	tapes map[string]trackedTape // drives with a media directory
-}
-
-func (h *handlers) wrap(f target.Factory) target.Factory {
-	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
-		hd, err := f(dc, log)
-		if err != nil {
-			return nil, err
-		}
-		h.mu.Lock()
-		h.m[dc.Name] = hd
-		if d, ok := hd.(*tape.Drive); ok {
-			if c, err := tape.ParseConfig(dc.Config); err == nil && !c.Memory {
-				h.tapes[dc.Name] = trackedTape{name: dc.Name, media: c.Media, configBarcode: c.Barcode, drive: d}
-			}
-		}
-		h.mu.Unlock()
-		return hd, nil
-	}
-}
-
-// trackedTapes returns the drives whose state is saved.
-func (h *handlers) trackedTapes() []trackedTape {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]trackedTape, 0, len(h.tapes))
-	for _, t := range h.tapes {
-		out = append(out, t)
-	}
-	return out
-}
-
-// forget drops a removed device; it returns the drive if it was a tracked
-// tape.
-func (h *handlers) forget(name string) (trackedTape, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t, ok := h.tapes[name]
-	delete(h.m, name)
-	delete(h.tapes, name)
-	return t, ok
-}
-
-func (h *handlers) get(name string) target.Handler {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.m[name]
-}
-
 func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error {
 	if err := os.MkdirAll(filepath.Dir(o.paths.Lock), 0o755); err != nil {
 		return fmt.Errorf("lock file: %w", err)
 	}
-	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
-	flt := newFaults(cfg)
+	// Devices other tools create (targetcli) get no fault rules of the
+	// config file and the kernel's cmd_time_out; the config file's own
+	// get theirs through their DeviceSpec (deviceSpec).
 	factories := map[string]target.Factory{}
 	for name, ht := range handlerTypes {
-		factories[name] = flt.wrap(hs.wrap(ht.factory))
+		factories[name] = withFaults(ht, FaultConfig{}, kernelCmdTimeOut)
 	}
 	tgt, err := target.New(target.Options{
 		Factories: factories,
@@ -267,7 +212,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	g, gctx := errgroup.WithContext(ctx)
 	if !o.noMetrics {
 		reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device {
-			return snapshotWithFaults(tgt, hs, flt, cfg)
+			return snapshotDevices(tgt.Devices(), cfg)
 		})))
 		if err != nil {
 			return errors.Join(err, tgt.Close())
@@ -276,8 +221,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		g.Go(func() error { return metrics.Serve(gctx, reg, o.web, slog) })
 	}
 
-	tracker := &tapeTracker{}
-	stopDBus, err := startDBus(ctx, o.dbus, hs, tracker, log.Named("dbus"))
+	stopDBus, err := startDBus(ctx, o.dbus, tgt, log.Named("dbus"))
 	if err != nil {
 		return errors.Join(err, tgt.Close())
 	}
@@ -289,13 +233,13 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
 	if o.control != "" {
-		d := &daemon{cfg: cfg, tgt: tgt, hs: hs, fs: flt, tr: tracker, log: log.Named("control")}
+		d := &daemon{cfg: cfg, tgt: tgt, log: log.Named("control")}
 		g.Go(func() error { return serveControl(gctx, o.control, d, d.log) })
 	}
-	g.Go(func() error { return mainLoop(gctx, tgt, hs, tracker, log) })
-	// The target serves devices other tools create until the main loop has
-	// saved the drive states for the last time; its Close unloads the
-	// drives.
+	g.Go(func() error { return mainLoop(gctx, tgt, log) })
+	// The target serves devices other tools create until the daemon
+	// stops; its Close closes the drives, which save where they were for
+	// the next start.
 	runCtx, stopRun := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- tgt.Run(runCtx) }()
@@ -303,10 +247,6 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	err = g.Wait()
 	sdnotify.Stopping() //nolint:errcheck // best effort
 	log.Info("stopping")
-	live := map[string]bool{}
-	for _, d := range tgt.Devices() {
-		live[d.Info.Name] = true
-	}
 	stopDBus() // no changemedium while the drives close
 	stopRun()
 	if rerr := <-runDone; rerr != nil {
@@ -314,13 +254,6 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	}
 	if cerr := tgt.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
-	}
-	// The drives have served their last command and unloaded: keep where
-	// they were for the next start (drivestate.go).
-	for _, t := range hs.trackedTapes() {
-		if live[t.name] {
-			tracker.stopped(t, log)
-		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -332,6 +265,14 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 // deviceSpec is what Target.Create needs for d, a device of the config
 // file (or one vscsictl creates) whose cfgstring check gave p.
 func deviceSpec(cfg *Config, d DeviceConfig, p devParams) target.DeviceSpec {
+	var fc FaultConfig
+	if d.Fault != nil {
+		fc = *d.Fault
+	}
+	cmdTimeOut := kernelCmdTimeOut
+	if cfg.CmdTimeOut > 0 {
+		cmdTimeOut = time.Duration(cfg.CmdTimeOut) * time.Second
+	}
 	return target.DeviceSpec{
 		Name:              d.Name,
 		Subtype:           d.Type,
@@ -342,13 +283,14 @@ func deviceSpec(cfg *Config, d DeviceConfig, p devParams) target.DeviceSpec {
 		CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
 		MaxDataAreaMB:     cfg.MaxDataAreaMB,
 		NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
+		Factory:           withFaults(handlerTypes[d.Type], fc, cmdTimeOut),
 	}
 }
 
 // mainLoop watches the devices and feeds systemd's watchdog: it beats only
 // while the loop itself runs, so a hung daemon stops the pings and systemd
 // restarts it.
-func mainLoop(ctx context.Context, tgt *target.Target, hs *handlers, tracker *tapeTracker, log *zap.Logger) error {
+func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 	interval, err := sdnotify.WatchdogInterval()
 	if err != nil {
 		log.Warn("watchdog settings ignored", zap.Error(err))
@@ -370,17 +312,7 @@ func mainLoop(ctx context.Context, tgt *target.Target, hs *handlers, tracker *ta
 		case <-tick.C:
 		}
 		wd.Beat()
-		devs := tgt.Devices()
-		live := make(map[string]bool, len(devs))
-		for _, d := range devs {
-			live[d.Info.Name] = true
-		}
-		for _, t := range hs.trackedTapes() {
-			if live[t.name] { // a removed drive is closed, hence empty
-				tracker.note(t, log)
-			}
-		}
-		for _, d := range devs {
+		for _, d := range tgt.Devices() {
 			if d.Stats.Failed && !failed[d.Info.Name] {
 				failed[d.Info.Name] = true
 				sdnotify.Status("device " + d.Info.Name + " failed") //nolint:errcheck // best effort

@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/tape"
-	"github.com/vscsid/vscsid/tape/cartridge"
+	"github.com/vscsid/vscsid/target"
 )
 
 // Operator actions on a tape drive, shared by D-Bus (targetcli's
@@ -18,72 +17,65 @@ import (
 // Errors wrap the unix.Errno that D-Bus reports and that the control
 // socket maps to an HTTP status.
 
-// drive returns the tape drive named name.
-func (h *handlers) drive(name string) (*tape.Drive, error) {
-	switch hd := h.get(name).(type) {
-	case *tape.Drive:
-		return hd, nil
-	case nil:
-		return nil, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
-	}
-	return nil, fmt.Errorf("%w: device %q is not a tape drive", unix.ENOTSUP, name)
+// registry is what the daemon asks about devices: the Target, the one
+// registry (the tests give a fixed set of real handlers).
+type registry interface {
+	Devices() []target.DeviceStatus
+	Handler(name string) (target.Handler, error)
 }
 
-// loadMedium puts barcode in the drive, ejecting what is in it first; an
-// empty barcode only ejects. The new state is saved at once.
-func (h *handlers) loadMedium(tr *tapeTracker, name, barcode string, lg logger) error {
-	d, err := h.drive(name)
+// lookup returns the handler of the device named name, with the errno the
+// wire reports: ENODEV when there is none, EINVAL when the name is
+// ambiguous.
+func lookup(reg registry, name string) (target.Handler, error) {
+	h, err := reg.Handler(name)
+	switch {
+	case errors.Is(err, target.ErrNoDevice):
+		return nil, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", unix.EINVAL, err)
+	}
+	return h, nil
+}
+
+// drive returns the tape drive named name.
+func drive(reg registry, name string) (*tape.Drive, error) {
+	h, err := lookup(reg, name)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := target.As[*tape.Drive](h)
+	if !ok {
+		return nil, fmt.Errorf("%w: device %q is not a tape drive", unix.ENOTSUP, name)
+	}
+	return d, nil
+}
+
+// changeMedium puts barcode in the drive name, ejecting what is in it
+// first; an empty barcode only ejects (tape.Drive.Change). The drive saves
+// its new state itself.
+func changeMedium(reg registry, name, barcode string) error {
+	d, err := drive(reg, name)
 	if err != nil {
 		return err
 	}
-	// Refuse a cartridge that does not exist before ejecting the one in
-	// the drive.
-	h.mu.Lock()
-	t, tracked := h.tapes[name]
-	h.mu.Unlock()
-	if tracked && barcode != "" {
-		if err := cartridge.ValidateBarcode(barcode); err != nil {
-			return fmt.Errorf("%w: %w", unix.EINVAL, err)
-		}
-		if _, err := os.Stat(cartridge.CartridgePath(t.media, barcode)); err != nil {
-			return mediumErrno(fmt.Errorf("cartridge %s in %s: %w", barcode, t.media, err))
-		}
-	}
-	if err := d.Unload(); err != nil && !errors.Is(err, tape.ErrNoMedium) {
+	if err := d.Change(barcode); err != nil {
 		return mediumErrno(err)
 	}
-	if barcode != "" {
-		if err := d.Load(barcode); err != nil {
-			err = mediumErrno(err)
-			h.save(tr, name, lg)
-			return err
-		}
-	}
-	h.save(tr, name, lg)
 	return nil
 }
 
 // unloadMedium ejects the cartridge; ErrNoMedium (wrapped in ENOMEDIUM)
 // when the drive is empty.
-func (h *handlers) unloadMedium(tr *tapeTracker, name string, lg logger) error {
-	d, err := h.drive(name)
+func unloadMedium(reg registry, name string) error {
+	d, err := drive(reg, name)
 	if err != nil {
 		return err
 	}
 	if err := d.Unload(); err != nil {
 		return mediumErrno(err)
 	}
-	h.save(tr, name, lg)
 	return nil
-}
-
-func (h *handlers) save(tr *tapeTracker, name string, lg logger) {
-	h.mu.Lock()
-	t, ok := h.tapes[name]
-	h.mu.Unlock()
-	if ok && tr != nil {
-		tr.note(t, lg)
-	}
 }
 
 // mediumErrno wraps err in the errno that says what went wrong.

@@ -33,7 +33,7 @@ func TestMediumBarcode(t *testing.T) {
 
 // newTestDrive registers a file-backed drive named tape0 with cartridges
 // A1 and B2, A1 loaded.
-func newTestDrive(t *testing.T) (*handlers, *tapeTracker, string) {
+func newTestDrive(t *testing.T) (*testRegistry, string) {
 	t.Helper()
 	media := t.TempDir()
 	for _, b := range []string{"A1", "B2"} {
@@ -41,19 +41,28 @@ func newTestDrive(t *testing.T) (*handlers, *tapeTracker, string) {
 			t.Fatal(err)
 		}
 	}
-	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
-	h, err := hs.wrap(newTape)(target.DeviceConfig{Name: "tape0", Subtype: "vtape", Config: "media=" + media + ";barcode=A1"}, zaptest.NewLogger(t))
+	reg := &testRegistry{}
+	reg.add(t, served("vtape"), target.DeviceConfig{Name: "tape0", Subtype: "vtape", Config: "media=" + media + ";barcode=A1"})
+	return reg, media
+}
+
+func savedBarcode(t *testing.T, media string) string {
+	t.Helper()
+	lib, err := cartridge.NewLibrary(media)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.(*tape.Drive).Close() })
-	return hs, &tapeTracker{}, media
+	s, ok, err := lib.LoadDriveState("tape0")
+	if err != nil || !ok {
+		t.Fatalf("no saved drive state: %v", err)
+	}
+	return s.Barcode
 }
 
 func TestChangeMediumOverDBusHandlers(t *testing.T) {
-	hs, tr, media := newTestDrive(t)
+	reg, media := newTestDrive(t)
 	log := zaptest.NewLogger(t)
-	hd := dbusHandlers(hs, tr, log)
+	hd := dbusHandlers(reg, log)
 	if len(hd) != 2 || hd[0].Subtype != "vdisk" || hd[1].Subtype != "vtape" || hd[0].ChangeMedium != nil || hd[1].ConfigDesc != tape.ConfigDesc {
 		t.Fatalf("handlers %+v", hd)
 	}
@@ -75,12 +84,12 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if err := vt.ChangeMedium("tape0", 0, "barcode=B2"); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := hs.drive("tape0")
+	d, _ := drive(reg, "tape0")
 	if got := d.Stats().Barcode; got != "B2" {
 		t.Errorf("drive holds %q after changemedium B2", got)
 	}
-	if s, _, _ := loadDriveState(media, "tape0"); s.Barcode != "B2" {
-		t.Errorf("saved state %+v, want B2", s)
+	if s := savedBarcode(t, media); s != "B2" {
+		t.Errorf("saved state %q, want B2", s)
 	}
 	for _, tc := range []struct {
 		dev, cfg string
@@ -105,7 +114,7 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if got := d.Stats().Barcode; got != "" {
 		t.Errorf("drive holds %q after changemedium to nothing", got)
 	}
-	if err := hs.unloadMedium(tr, "tape0", log); !errors.Is(err, unix.ENOMEDIUM) {
+	if err := unloadMedium(reg, "tape0"); !errors.Is(err, unix.ENOMEDIUM) {
 		t.Errorf("unload of an empty drive: %v, want ENOMEDIUM", err)
 	}
 }

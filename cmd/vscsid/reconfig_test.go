@@ -14,17 +14,14 @@ import (
 )
 
 // TestReconfigThroughWrappers builds devices through the factory chain of
-// serve (faults around the handler recorder) and changes them as target
+// serve (the fault wrapper around the handler) and changes them as target
 // does on a RECONFIG event: through the optional interfaces of the handler
 // the Factory returned, while the device serves commands from the ring.
 func TestReconfigThroughWrappers(t *testing.T) {
-	fs := newFaults(&Config{})
-	hs := &handlers{m: map[string]target.Handler{}, tapes: map[string]trackedTape{}}
 	log := zaptest.NewLogger(t)
-	chain := func(f target.Factory) target.Factory { return fs.wrap(hs.wrap(f)) }
 
 	// targetcli: create tc1 64M "lbs=4096": the capacity is dev_size.
-	h, err := chain(newDisk)(target.DeviceConfig{Name: "tc1", Subtype: "vdisk", Config: "lbs=4096", Size: 64 << 20}, log)
+	h, err := served("vdisk")(target.DeviceConfig{Name: "tc1", Subtype: "vdisk", Config: "lbs=4096", Size: 64 << 20}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +52,8 @@ func TestReconfigThroughWrappers(t *testing.T) {
 		return uint64(binary.BigEndian.Uint32(c10.Data)) + 1, binary.BigEndian.Uint64(c16.Data) + 1
 	}
 	diskStats := func() disk.Stats {
-		inner, _ := unwrap(hs.get("tc1"))
-		return inner.(*disk.Disk).Stats()
+		inner, _ := target.As[*disk.Disk](h)
+		return inner.Stats()
 	}
 	wantUA(scsi.PowerOnResetOrBusDeviceReset)
 	if c10, c16 := capacity(); c10 != 16384 || c16 != 16384 {
@@ -91,7 +88,7 @@ func TestReconfigThroughWrappers(t *testing.T) {
 	}
 
 	// A tape drive behind its wrapper: every change is unsupported.
-	tp, err := chain(newTape)(target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1"}, log)
+	tp, err := served("vtape")(target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1"}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

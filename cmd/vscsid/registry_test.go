@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/vscsid/vscsid/target"
+)
+
+// testRegistry stands in for the Target (which needs configfs) with
+// devices built by the daemon's real factories: the lookups the daemon
+// makes are the Target's, tested in package target.
+type testRegistry struct{ devs []target.DeviceStatus }
+
+func (r *testRegistry) Devices() []target.DeviceStatus { return r.devs }
+
+func (r *testRegistry) Handler(name string) (target.Handler, error) {
+	for _, d := range r.devs {
+		if d.Info.Name == name {
+			return d.Handler, nil
+		}
+	}
+	return nil, fmt.Errorf("device %s: %w", name, target.ErrNoDevice)
+}
+
+// add builds a device with f, as the Target would for it, and registers
+// it; the handler is closed when the test ends.
+func (r *testRegistry) add(t *testing.T, f target.Factory, dc target.DeviceConfig) target.Handler {
+	t.Helper()
+	h, err := f(dc, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeHandler(h) })
+	r.devs = append(r.devs, target.DeviceStatus{Info: target.DeviceInfo{DeviceConfig: dc}, Handler: h})
+	return h
+}
+
+// remove drops a device, as Target.Remove does (and closes it).
+func (r *testRegistry) remove(name string) {
+	for i, d := range r.devs {
+		if d.Info.Name == name {
+			_ = closeHandler(d.Handler)
+			r.devs = append(r.devs[:i], r.devs[i+1:]...)
+			return
+		}
+	}
+}
+
+// served is the factory of a device other tools create (targetcli).
+func served(typ string) target.Factory {
+	return withFaults(handlerTypes[typ], FaultConfig{}, kernelCmdTimeOut)
+}
