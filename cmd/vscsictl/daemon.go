@@ -6,99 +6,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/vscsid/vscsid/cmd/internal/control"
 	"io"
-	"io/fs"
-	"net"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
-)
 
-// Wire types: shared with vscsid through cmd/internal/control.
-type (
-	deviceJSON  = control.Device
-	commandJSON = control.Command
-	statsJSON   = control.Stats
+	"github.com/vscsid/vscsid/cmd/internal/control"
 )
 
 // Subcommands that talk to the running daemon over its control socket
 // (vscsid --control.socket): HTTP/1.1 over a unix socket, JSON bodies.
 // The wire types are cmd/internal/control's, shared with the daemon.
-
-const defaultSocket = control.DefaultSocket
-
-// client talks to vscsid's control socket.
-type client struct {
-	socket string
-	hc     *http.Client
-}
-
-func newClient(socket string) *client {
-	return &client{socket: socket, hc: &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
-		}},
-	}}
-}
-
-// do sends a request and decodes a JSON answer into out (if not nil).
-func (c *client) do(ctx context.Context, method, path string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = strings.NewReader(string(b))
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://vscsid"+path, r)
-	if err != nil {
-		return err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return c.dialError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return errors.New(e.Error)
-		}
-		return fmt.Errorf("vscsid answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("bad answer from vscsid: %w", err)
-	}
-	return nil
-}
-
-// dialError explains why the daemon cannot be reached.
-func (c *client) dialError(err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("vscsid is not running (no socket at %s): start it with systemctl start vscsid", c.socket)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("cannot talk to vscsid at %s: permission denied (run as root)", c.socket)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return fmt.Errorf("cannot talk to vscsid at %s: %w", c.socket, err)
-}
 
 // daemonFlags are the flags every daemon subcommand takes.
 type daemonFlags struct {
@@ -107,7 +26,7 @@ type daemonFlags struct {
 }
 
 func (d *daemonFlags) add(fs *flag.FlagSet, withJSON bool) {
-	fs.StringVar(&d.socket, "socket", defaultSocket, "vscsid's control socket (vscsid --control.socket)")
+	fs.StringVar(&d.socket, "socket", control.DefaultSocket, "vscsid's control socket (vscsid --control.socket)")
 	if withJSON {
 		fs.BoolVar(&d.json, "json", false, "print JSON (for scripts)")
 	}
@@ -211,8 +130,8 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := parseDaemonCmd(devicesCmd, args, stderr, 0, func(fs *flag.FlagSet) { df.add(fs, true) }); err != nil {
 		return err
 	}
-	var devs []deviceJSON
-	if err := newClient(df.socket).do(ctx, http.MethodGet, "/v1/devices", nil, &devs); err != nil {
+	devs, err := control.NewClient(df.socket).Devices(ctx)
+	if err != nil {
 		return err
 	}
 	if df.json {
@@ -264,10 +183,10 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if watch < 0 || (watch > 0 && watch < 100*time.Millisecond) {
 		return usagef("--watch %v: want at least 100ms", watch)
 	}
-	c := newClient(df.socket)
+	c := control.NewClient(df.socket)
 	for {
-		var s statsJSON
-		if err := c.do(ctx, http.MethodGet, "/v1/devices/"+url.PathEscape(pos[0])+"/stats", nil, &s); err != nil {
+		s, err := c.Stats(ctx, pos[0])
+		if err != nil {
 			return err
 		}
 		if df.json {
@@ -293,7 +212,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 }
 
-func printStats(w io.Writer, s *statsJSON) error {
+func printStats(w io.Writer, s *control.Stats) error {
 	state := ""
 	if s.Failed {
 		state = ", FAILED"
@@ -352,8 +271,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	body := map[string]string{"barcode": pos[1]}
-	if err := newClient(df.socket).do(ctx, http.MethodPost, "/v1/devices/"+url.PathEscape(pos[0])+"/load", body, nil); err != nil {
+	if err := control.NewClient(df.socket).Load(ctx, pos[0], pos[1]); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: loaded %s\n", pos[0], pos[1])
@@ -366,7 +284,7 @@ func runUnload(ctx context.Context, s subcommand, args []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	if err := newClient(df.socket).do(ctx, http.MethodPost, "/v1/devices/"+url.PathEscape(pos[0])+"/unload", nil, nil); err != nil {
+	if err := control.NewClient(df.socket).Unload(ctx, pos[0]); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: unloaded\n", pos[0])
@@ -415,8 +333,8 @@ func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--hw-max-sectors %d: want >= 0", maxSectors)
 	}
 	req := control.CreateDevice{Name: pos[0], Type: pos[1], Config: pos[2], HWMaxSectors: maxSectors}
-	var dev deviceJSON
-	if err := newClient(df.socket).do(ctx, http.MethodPost, "/v1/devices", req, &dev); err != nil {
+	dev, err := control.NewClient(df.socket).Create(ctx, req)
+	if err != nil {
 		return err
 	}
 	if df.json {
@@ -432,7 +350,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := newClient(df.socket).do(ctx, http.MethodDelete, "/v1/devices/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+	if err := control.NewClient(df.socket).Remove(ctx, pos[0]); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: removed\n", pos[0])

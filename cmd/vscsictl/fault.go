@@ -5,19 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strconv"
 	"text/tabwriter"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/target/fault"
-)
-
-// Wire types (cmd/internal/control).
-type (
-	faultRuleJSON = control.FaultRule
-	faultsJSON    = control.Faults
 )
 
 // vscsictl fault: the fault rules and timing of a running device, over the
@@ -68,12 +60,11 @@ func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	c := newClient(df.socket)
-	base := "/v1/devices/" + url.PathEscape(pos[0]) + "/faults"
+	c := control.NewClient(df.socket)
 	switch s.name {
 	case "fault list":
-		var f faultsJSON
-		if err := c.do(ctx, http.MethodGet, base, nil, &f); err != nil {
+		f, err := c.Faults(ctx, pos[0])
+		if err != nil {
 			return err
 		}
 		if df.json {
@@ -99,29 +90,27 @@ func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr i
 		}
 		return tw.Flush()
 	case "fault add":
-		var res struct {
-			ID uint64 `json:"id"`
-		}
-		if err := c.do(ctx, http.MethodPost, base, map[string]string{"rule": pos[1]}, &res); err != nil {
+		id, err := c.AddFault(ctx, pos[0], pos[1])
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: rule %d added\n", pos[0], res.ID)
+		fmt.Fprintf(stdout, "%s: rule %d added\n", pos[0], id)
 	case "fault del":
 		id, err := strconv.ParseUint(pos[1], 10, 64)
 		if err != nil {
 			return usagef("rule ID %q: want the number 'vscsictl fault list' shows", pos[1])
 		}
-		if err := c.do(ctx, http.MethodDelete, base+"/"+strconv.FormatUint(id, 10), nil, nil); err != nil {
+		if err := c.RemoveFault(ctx, pos[0], id); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: rule %d removed\n", pos[0], id)
 	case "fault clear":
-		if err := c.do(ctx, http.MethodDelete, base, nil, nil); err != nil {
+		if err := c.ClearFaults(ctx, pos[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: rules cleared\n", pos[0])
 	case "fault timing":
-		if err := c.do(ctx, http.MethodPut, base+"/timing", map[string]string{"timing": pos[1]}, nil); err != nil {
+		if err := c.SetTiming(ctx, pos[0], pos[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: timing set\n", pos[0])

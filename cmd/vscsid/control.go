@@ -2,19 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -25,59 +16,17 @@ import (
 	"github.com/vscsid/vscsid/target"
 )
 
-// Wire types: shared with vscsictl through cmd/internal/control.
-type (
-	deviceJSON  = control.Device
-	commandJSON = control.Command
-	statsJSON   = control.Stats
-	errorJSON   = control.Error
-)
-
-// The control socket: HTTP/1.1 over a unix socket (root only, mode 0600),
-// for vscsictl. Version 1 of the protocol:
-//
-//	GET  /v1/devices                  → [deviceJSON]
-//	POST /v1/devices                  control.CreateDevice → 201 deviceJSON
-//	DELETE /v1/devices/{name}         → 204 (devices vscsid created only)
-//	GET  /v1/devices/{name}/stats     → statsJSON
-//	POST /v1/devices/{name}/load      {"barcode": "..."} → 204
-//	POST /v1/devices/{name}/unload    → 204
-//	GET    /v1/devices/{name}/faults          → faultsJSON
-//	POST   /v1/devices/{name}/faults          {"rule": "..."} → {"id": N}
-//	DELETE /v1/devices/{name}/faults          → 204 (every rule)
-//	DELETE /v1/devices/{name}/faults/{id}     → 204
-//	PUT    /v1/devices/{name}/faults/timing   {"timing": "..."} → 204
-//
-// Errors are a JSON {"error": "...", "errno": "ENOENT"} with a 4xx/5xx
-// status. The wire types live in cmd/internal/control, shared with
-// vscsictl.
-
-// controller is what the control socket serves; *daemon implements it, the
-// tests fake it.
-type controller interface {
-	devices() []deviceJSON
-	create(ctx context.Context, req control.CreateDevice) (deviceJSON, error)
-	remove(name string) error
-	stats(name string) (statsJSON, error)
-	load(name, barcode string) error
-	unload(name string) error
-	faultList(name string) (faultsJSON, error)
-	faultAdd(name, rule string) (uint64, error)
-	faultRemove(name string, id uint64) error
-	faultClear(name string) error
-	faultTiming(name, timing string) error
-}
-
-// daemon is the running vscsid as the control socket sees it.
+// daemon is the running vscsid as the control socket sees it: a
+// control.Service.
 type daemon struct {
 	cfg *Config // the config file: create uses its cmd_time_out and co.
 	tgt *target.Target
 	log *zap.Logger
 }
 
-func (d *daemon) faultList(name string) (faultsJSON, error) { return faultList(d.tgt, name) }
+func (d *daemon) Faults(name string) (control.Faults, error) { return faultList(d.tgt, name) }
 
-func (d *daemon) faultAdd(name, rule string) (uint64, error) {
+func (d *daemon) AddFault(name, rule string) (uint64, error) {
 	id, err := faultAdd(d.tgt, name, rule)
 	if err == nil {
 		d.log.Info("fault rule added (vscsictl)", zap.String("device", name), zap.Uint64("id", id), zap.String("rule", rule))
@@ -85,7 +34,7 @@ func (d *daemon) faultAdd(name, rule string) (uint64, error) {
 	return id, err
 }
 
-func (d *daemon) faultRemove(name string, id uint64) error {
+func (d *daemon) RemoveFault(name string, id uint64) error {
 	err := faultRemove(d.tgt, name, id)
 	if err == nil {
 		d.log.Info("fault rule removed (vscsictl)", zap.String("device", name), zap.Uint64("id", id))
@@ -93,7 +42,7 @@ func (d *daemon) faultRemove(name string, id uint64) error {
 	return err
 }
 
-func (d *daemon) faultClear(name string) error {
+func (d *daemon) ClearFaults(name string) error {
 	err := faultClear(d.tgt, name)
 	if err == nil {
 		d.log.Info("fault rules cleared (vscsictl)", zap.String("device", name))
@@ -101,7 +50,7 @@ func (d *daemon) faultClear(name string) error {
 	return err
 }
 
-func (d *daemon) faultTiming(name, timing string) error {
+func (d *daemon) SetTiming(name, timing string) error {
 	err := faultSetTiming(d.tgt, name, timing)
 	if err == nil {
 		d.log.Info("fault timing set (vscsictl)", zap.String("device", name), zap.String("timing", timing))
@@ -109,11 +58,11 @@ func (d *daemon) faultTiming(name, timing string) error {
 	return err
 }
 
-func (d *daemon) devices() []deviceJSON {
-	var out []deviceJSON
+func (d *daemon) Devices() []control.Device {
+	var out []control.Device
 	for _, ds := range d.tgt.Devices() {
 		i := ds.Info
-		dj := deviceJSON{
+		dj := control.Device{
 			Name: i.Name, Type: typeOf(i.Subtype), Subtype: i.Subtype, Origin: i.Origin.String(),
 			HBA: i.HBA, UIO: i.UIO, Address: i.SCSI.Address, Generic: i.SCSI.Generic, Failed: ds.Stats.Failed,
 		}
@@ -133,30 +82,30 @@ func (d *daemon) devices() []deviceJSON {
 
 // create makes a device as if the config file had it; it lasts until
 // remove or the daemon stops (add it to the config file to keep it).
-func (d *daemon) create(ctx context.Context, req control.CreateDevice) (deviceJSON, error) {
+func (d *daemon) Create(ctx context.Context, req control.CreateDevice) (control.Device, error) {
 	dc := DeviceConfig{Name: req.Name, Type: req.Type, Config: req.Config, HWMaxSectors: req.HWMaxSectors}
 	p, err := dc.check()
 	if err != nil {
-		return deviceJSON{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
+		return control.Device{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}
 	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, dc, p))
 	if err != nil {
 		if errors.Is(err, target.ErrClosed) {
-			return deviceJSON{}, fmt.Errorf("%w: %w", unix.ESHUTDOWN, err)
+			return control.Device{}, fmt.Errorf("%w: %w", unix.ESHUTDOWN, err)
 		}
 		if d.hasDevice(req.Name) {
-			return deviceJSON{}, fmt.Errorf("%w: %w", unix.EEXIST, err)
+			return control.Device{}, fmt.Errorf("%w: %w", unix.EEXIST, err)
 		}
-		return deviceJSON{}, err
+		return control.Device{}, err
 	}
 	d.log.Info("device created (vscsictl)", zap.String("device", info.Name), zap.String("subtype", info.Subtype),
 		zap.String("config", info.Config), zap.String("scsi", info.SCSI.Address), zap.String("node", info.SCSI.String()))
-	for _, dj := range d.devices() {
+	for _, dj := range d.Devices() {
 		if dj.Name == info.Name {
 			return dj, nil
 		}
 	}
-	return deviceJSON{}, fmt.Errorf("%w: device %s was removed while being created", unix.ENODEV, info.Name)
+	return control.Device{}, fmt.Errorf("%w: device %s was removed while being created", unix.ENODEV, info.Name)
 }
 
 func (d *daemon) hasDevice(name string) bool {
@@ -165,7 +114,7 @@ func (d *daemon) hasDevice(name string) bool {
 
 // remove removes a device vscsid created (config file or vscsictl). A
 // tape drive keeps its position as at a clean stop (its Close saves it).
-func (d *daemon) remove(name string) error {
+func (d *daemon) Remove(name string) error {
 	if err := d.tgt.Remove(name); err != nil {
 		switch {
 		case errors.Is(err, target.ErrNoDevice):
@@ -181,16 +130,16 @@ func (d *daemon) remove(name string) error {
 	return nil
 }
 
-func (d *daemon) stats(name string) (statsJSON, error) {
+func (d *daemon) Stats(name string) (control.Stats, error) {
 	for _, ds := range d.tgt.Devices() {
 		if ds.Info.Name == name {
 			return statsOf(name, &ds.Stats), nil
 		}
 	}
-	return statsJSON{}, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
+	return control.Stats{}, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
 }
 
-func (d *daemon) load(name, barcode string) error {
+func (d *daemon) Load(name, barcode string) error {
 	if barcode == "" {
 		return fmt.Errorf("%w: no barcode", unix.EINVAL)
 	}
@@ -201,7 +150,7 @@ func (d *daemon) load(name, barcode string) error {
 	return nil
 }
 
-func (d *daemon) unload(name string) error {
+func (d *daemon) Unload(name string) error {
 	if err := unloadMedium(d.tgt, name); err != nil {
 		return err
 	}
@@ -210,10 +159,10 @@ func (d *daemon) unload(name string) error {
 }
 
 // statsOf summarises a device's counters for people.
-func statsOf(name string, s *target.DeviceStats) statsJSON {
-	out := statsJSON{
+func statsOf(name string, s *target.DeviceStats) control.Stats {
+	out := control.Stats{
 		Name:            name,
-		Commands:        []commandJSON{},
+		Commands:        []control.Command{},
 		ReadBytes:       s.Transfer(target.DirRead).Bytes,
 		WriteBytes:      s.Transfer(target.DirWrite).Bytes,
 		CheckConditions: map[string]uint64{},
@@ -222,7 +171,7 @@ func statsOf(name string, s *target.DeviceStats) statsJSON {
 		Failed:          s.Failed,
 	}
 	for _, c := range s.Commands {
-		cj := commandJSON{OpCode: uint8(c.OpCode), Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
+		cj := control.Command{OpCode: uint8(c.OpCode), Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
 			P50Seconds: quantile(c.Duration, 0.5), P99Seconds: quantile(c.Duration, 0.99)}
 		if c.Duration.Count > 0 {
 			cj.MeanSeconds = c.Duration.Sum / float64(c.Duration.Count)
@@ -257,193 +206,14 @@ func quantile(h target.Histogram, q float64) float64 {
 	return -1
 }
 
-// controlHandler is the HTTP side of the control socket.
-func controlHandler(c controller) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/devices", func(w http.ResponseWriter, _ *http.Request) {
-		devs := c.devices()
-		if devs == nil {
-			devs = []deviceJSON{}
-		}
-		writeJSON(w, http.StatusOK, devs)
-	})
-	mux.HandleFunc("POST /v1/devices", func(w http.ResponseWriter, r *http.Request) {
-		var req control.CreateDevice
-		if !readJSON(w, r, &req) {
-			return
-		}
-		dev, err := c.create(r.Context(), req)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, dev)
-	})
-	mux.HandleFunc("DELETE /v1/devices/{name}", func(w http.ResponseWriter, r *http.Request) {
-		if err := c.remove(r.PathValue("name")); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /v1/devices/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
-		s, err := c.stats(r.PathValue("name"))
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, s)
-	})
-	mux.HandleFunc("POST /v1/devices/{name}/load", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Barcode string `json:"barcode"`
-		}
-		if !readJSON(w, r, &req) {
-			return
-		}
-		if err := c.load(r.PathValue("name"), req.Barcode); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("POST /v1/devices/{name}/unload", func(w http.ResponseWriter, r *http.Request) {
-		if err := c.unload(r.PathValue("name")); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
-		f, err := c.faultList(r.PathValue("name"))
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, f)
-	})
-	mux.HandleFunc("POST /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Rule string `json:"rule"`
-		}
-		if !readJSON(w, r, &req) {
-			return
-		}
-		id, err := c.faultAdd(r.PathValue("name"), req.Rule)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]uint64{"id": id})
-	})
-	mux.HandleFunc("DELETE /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
-		if err := c.faultClear(r.PathValue("name")); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("DELETE /v1/devices/{name}/faults/{id}", func(w http.ResponseWriter, r *http.Request) {
-		id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-		if err != nil {
-			writeError(w, fmt.Errorf("%w: rule id %q: want a number", unix.EINVAL, r.PathValue("id")))
-			return
-		}
-		if err := c.faultRemove(r.PathValue("name"), id); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("PUT /v1/devices/{name}/faults/timing", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Timing string `json:"timing"`
-		}
-		if !readJSON(w, r, &req) {
-			return
-		}
-		if err := c.faultTiming(r.PathValue("name"), req.Timing); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	return mux
-}
+var _ control.Service = (*daemon)(nil)
 
-// readJSON decodes a small request body strictly; it answers 400 itself.
-func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, fmt.Errorf("%w: request: %w", unix.EINVAL, err))
-		return false
-	}
-	return true
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// writeError maps the errno an error wraps to an HTTP status.
-func writeError(w http.ResponseWriter, err error) {
-	status, name := http.StatusInternalServerError, ""
-	var en unix.Errno
-	if errors.As(err, &en) {
-		name = unix.ErrnoName(en)
-		switch en {
-		case unix.ENODEV, unix.ENOENT:
-			status = http.StatusNotFound
-		case unix.EBUSY, unix.ENOMEDIUM, unix.EEXIST:
-			status = http.StatusConflict
-		case unix.EPERM:
-			status = http.StatusForbidden
-		case unix.ESHUTDOWN:
-			status = http.StatusServiceUnavailable
-		case unix.EINVAL, unix.ENOTSUP:
-			status = http.StatusBadRequest
-		}
-	}
-	writeJSON(w, status, errorJSON{Error: err.Error(), Errno: name})
-}
-
-// serveControl listens on path (a stale socket of an earlier daemon is
-// replaced: we hold the lock file) and serves c until ctx is done.
-func serveControl(ctx context.Context, path string, c controller, log *zap.Logger) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("control socket: %w", err)
-	}
-	if st, err := os.Lstat(path); err == nil {
-		if st.Mode()&fs.ModeSocket == 0 {
-			return fmt.Errorf("control socket %s: exists and is not a socket", path)
-		}
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("control socket: remove stale %s: %w", path, err)
-		}
-	}
-	old := syscall.Umask(0o177) // the socket is created 0600: root only
-	l, err := net.Listen("unix", path)
-	syscall.Umask(old)
+// serveControl listens on path and serves s until ctx is done.
+func serveControl(ctx context.Context, path string, s control.Service, log *zap.Logger) error {
+	l, err := control.Listen(path)
 	if err != nil {
-		return fmt.Errorf("control socket: %w", err)
+		return err
 	}
-	srv := &http.Server{Handler: controlHandler(c), ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
 	log.Info("control socket listening", zap.String("path", path))
-	err = srv.Serve(l)
-	<-done
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return fmt.Errorf("control socket: %w", err)
+	return control.Serve(ctx, l, s)
 }

@@ -16,12 +16,6 @@ import (
 	"github.com/vscsid/vscsid/target/fault"
 )
 
-// Wire types of the control socket's fault endpoints (cmd/internal/control).
-type (
-	faultRuleJSON = control.FaultRule
-	faultsJSON    = control.Faults
-)
-
 // FaultConfig is a device's `fault:` block: fault injection and timing
 // (package target/fault; deploy/fault-rules.example.yaml).
 type FaultConfig struct {
@@ -112,16 +106,16 @@ func faultDevice(reg registry, name string) (*fault.Device, error) {
 	return fd, nil
 }
 
-func faultList(reg registry, name string) (faultsJSON, error) {
+func faultList(reg registry, name string) (control.Faults, error) {
 	d, err := faultDevice(reg, name)
 	if err != nil {
-		return faultsJSON{}, err
+		return control.Faults{}, err
 	}
 	st := d.Stats()
-	out := faultsJSON{Name: name, Timing: d.Timing().String(), Rules: []faultRuleJSON{},
+	out := control.Faults{Name: name, Timing: d.Timing().String(), Rules: []control.FaultRule{},
 		Delayed: st.Delays.Count, Clamped: st.Clamped, Held: st.Held, Interrupted: st.Interrupted}
 	for _, r := range d.Injected() {
-		out.Rules = append(out.Rules, faultRuleJSON{ID: r.ID, Rule: r.Rule.String(), Action: r.Action,
+		out.Rules = append(out.Rules, control.FaultRule{ID: r.ID, Rule: r.Rule.String(), Action: r.Action,
 			Matched: r.Matched, Injected: r.Injected, Spent: r.Spent})
 	}
 	return out, nil

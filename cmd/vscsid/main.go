@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/target"
@@ -101,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point")
 	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory")
 	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1): auto (if the bus is reachable), on (fail without it), off")
-	fs.StringVar(&o.control, "control.socket", "/run/vscsid/vscsid.sock", "unix socket (mode 0600, root only) for vscsictl devices, stats, load, unload and fault; empty disables it")
+	fs.StringVar(&o.control, "control.socket", control.DefaultSocket, "unix socket (mode 0600, root only) for vscsictl devices, stats, load, unload and fault; empty disables it")
 	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock file that keeps a second vscsid from starting")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

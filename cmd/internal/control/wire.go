@@ -1,14 +1,26 @@
-// Package control holds the wire types of vscsid's control socket, shared by
-// the daemon (cmd/vscsid/control.go serves them) and its client
-// (cmd/vscsictl), so the two can never drift apart.
+// Package control is vscsid's control socket, both ends: the wire types,
+// the routes, the server (Handler, Listen, Serve) that the daemon runs over
+// its Service, and the Client that vscsictl uses, so the two can never
+// drift apart.
 //
-// The protocol is HTTP/1.1 over a root-only unix socket with JSON bodies;
-// cmd/vscsid/control.go documents the endpoints.
+// The protocol, version 1, is HTTP/1.1 over a root-only unix socket (mode
+// 0600) with JSON bodies:
+//
+//	GET    /v1/devices                     → [Device]
+//	POST   /v1/devices                     CreateDevice → 201 Device
+//	DELETE /v1/devices/{name}              → 204 (devices vscsid created only)
+//	GET    /v1/devices/{name}/stats        → Stats
+//	POST   /v1/devices/{name}/load         Load → 204
+//	POST   /v1/devices/{name}/unload       → 204
+//	GET    /v1/devices/{name}/faults       → Faults
+//	POST   /v1/devices/{name}/faults       AddFault → FaultAdded
+//	DELETE /v1/devices/{name}/faults       → 204 (every rule)
+//	DELETE /v1/devices/{name}/faults/{id}  → 204
+//	PUT    /v1/devices/{name}/faults/timing SetTiming → 204
+//
+// Errors are an Error body with a 4xx/5xx status; its errno names the
+// unix errno the daemon's error wrapped (ENODEV, ENOENT, EBUSY, ...).
 package control
-
-// DefaultSocket is where vscsid listens unless --control.socket says
-// otherwise.
-const DefaultSocket = "/run/vscsid/vscsid.sock"
 
 // Device is one served device (GET /v1/devices).
 type Device struct {
@@ -51,10 +63,34 @@ type Stats struct {
 	Failed          bool              `json:"failed"`
 }
 
-// Error is the body of every 4xx/5xx answer.
+// Error is the body of every 4xx/5xx answer. The Client returns it as an
+// error, with the HTTP status.
 type Error struct {
-	Error string `json:"error"`
-	Errno string `json:"errno,omitempty"`
+	Message string `json:"error"`
+	Errno   string `json:"errno,omitempty"` // "ENODEV", ...; "" if none
+	Status  int    `json:"-"`               // the HTTP status (client side)
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Load is the body of POST /v1/devices/{name}/load.
+type Load struct {
+	Barcode string `json:"barcode"`
+}
+
+// AddFault is the body of POST /v1/devices/{name}/faults.
+type AddFault struct {
+	Rule string `json:"rule"`
+}
+
+// FaultAdded answers AddFault.
+type FaultAdded struct {
+	ID uint64 `json:"id"`
+}
+
+// SetTiming is the body of PUT /v1/devices/{name}/faults/timing.
+type SetTiming struct {
+	Timing string `json:"timing"`
 }
 
 // FaultRule is one installed fault-injection rule with its counters.

@@ -1,0 +1,158 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultSocket is where vscsid listens unless --control.socket says
+// otherwise.
+const DefaultSocket = "/run/vscsid/vscsid.sock"
+
+// Client talks to vscsid's control socket. Its methods return the
+// daemon's refusals as *Error.
+type Client struct {
+	socket string
+	hc     *http.Client
+}
+
+// NewClient returns a client of the socket at path.
+func NewClient(path string) *Client {
+	return &Client{socket: path, hc: &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}},
+	}}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+func devicePath(name string, rest ...string) string {
+	return "/v1/devices/" + url.PathEscape(name) + strings.Join(rest, "")
+}
+
+// Devices lists the devices vscsid serves.
+func (c *Client) Devices(ctx context.Context) ([]Device, error) {
+	var out []Device
+	return out, c.do(ctx, http.MethodGet, "/v1/devices", nil, &out)
+}
+
+// Create creates a device in the running daemon.
+func (c *Client) Create(ctx context.Context, req CreateDevice) (Device, error) {
+	var out Device
+	return out, c.do(ctx, http.MethodPost, "/v1/devices", req, &out)
+}
+
+// Remove removes a device vscsid created.
+func (c *Client) Remove(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, devicePath(name), nil, nil)
+}
+
+// Stats returns a device's live statistics.
+func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
+	var out Stats
+	return out, c.do(ctx, http.MethodGet, devicePath(name, "/stats"), nil, &out)
+}
+
+// Load loads the cartridge barcode into the tape drive name.
+func (c *Client) Load(ctx context.Context, name, barcode string) error {
+	return c.do(ctx, http.MethodPost, devicePath(name, "/load"), Load{Barcode: barcode}, nil)
+}
+
+// Unload unloads the tape drive name.
+func (c *Client) Unload(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPost, devicePath(name, "/unload"), nil, nil)
+}
+
+// Faults returns a device's fault injection.
+func (c *Client) Faults(ctx context.Context, name string) (Faults, error) {
+	var out Faults
+	return out, c.do(ctx, http.MethodGet, devicePath(name, "/faults"), nil, &out)
+}
+
+// AddFault installs a fault rule and returns its ID.
+func (c *Client) AddFault(ctx context.Context, name, rule string) (uint64, error) {
+	var out FaultAdded
+	err := c.do(ctx, http.MethodPost, devicePath(name, "/faults"), AddFault{Rule: rule}, &out)
+	return out.ID, err
+}
+
+// RemoveFault removes the rule id.
+func (c *Client) RemoveFault(ctx context.Context, name string, id uint64) error {
+	return c.do(ctx, http.MethodDelete, devicePath(name, "/faults/", strconv.FormatUint(id, 10)), nil, nil)
+}
+
+// ClearFaults removes every rule of a device.
+func (c *Client) ClearFaults(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, devicePath(name, "/faults"), nil, nil)
+}
+
+// SetTiming sets a device's timing model ("" for none).
+func (c *Client) SetTiming(ctx context.Context, name, timing string) error {
+	return c.do(ctx, http.MethodPut, devicePath(name, "/faults/timing"), SetTiming{Timing: timing}, nil)
+}
+
+// do sends a request and decodes a JSON answer into out (if not nil).
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://vscsid"+path, r)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.dialError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		e := &Error{Status: resp.StatusCode}
+		if json.Unmarshal(b, e) != nil || e.Message == "" {
+			e.Message = fmt.Sprintf("vscsid answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("bad answer from vscsid: %w", err)
+	}
+	return nil
+}
+
+// dialError explains why the daemon cannot be reached.
+func (c *Client) dialError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ECONNREFUSED):
+		return fmt.Errorf("vscsid is not running (no socket at %s): start it with systemctl start vscsid", c.socket)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("cannot talk to vscsid at %s: permission denied (run as root)", c.socket)
+	}
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot talk to vscsid at %s: %w", c.socket, err)
+}
