@@ -3,6 +3,7 @@ package tape
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -213,4 +214,23 @@ func (d *Drive) Change(barcode string) error {
 		return nil
 	}
 	return d.Load(barcode)
+}
+
+// ChangeMediumBarcode extracts the barcode from targetcli's changemedium
+// cfgstring: either a whole vtape cfgstring (its barcode=, none = eject)
+// or just "barcode=<b>" (or "" to eject). Anything else is an error that
+// names the problem.
+func ChangeMediumBarcode(cfg string) (string, error) {
+	if c, err := ParseConfig(cfg); err == nil {
+		return c.Barcode, nil
+	}
+	if cfg == "" {
+		return "", nil
+	}
+	k, v, ok := strings.Cut(cfg, "=")
+	if !ok || k != "barcode" || strings.ContainsAny(v, ";=") {
+		_, err := ParseConfig(cfg)
+		return "", fmt.Errorf("changemedium wants barcode=<barcode> or a vtape cfgstring: %w", err)
+	}
+	return v, nil
 }

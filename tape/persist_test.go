@@ -3,6 +3,7 @@ package tape
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,23 @@ func TestRestoreNoteNamesTheError(t *testing.T) {
 	d := Restore(DriveState{Barcode: "X1", ConfigBarcode: "A1"}, true, "A1", func(string) error { return errors.New("disk on fire") })
 	if d.Barcode != "A1" || d.Note == "" {
 		t.Fatalf("%+v", d)
+	}
+}
+
+func TestChangeMediumBarcode(t *testing.T) {
+	for _, tc := range []struct {
+		cfg, want, err string
+	}{
+		{"", "", ""},
+		{"barcode=ABC001L9", "ABC001L9", ""},
+		{"media=/m;barcode=X1", "X1", ""},
+		{"media=/m", "", ""},
+		{"barcode=A;size=1", "", "barcode"},
+		{"colour=red", "", "colour"},
+	} {
+		got, err := ChangeMediumBarcode(tc.cfg)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("ChangeMediumBarcode(%q) = %q, %v; want %q, error containing %q", tc.cfg, got, err, tc.want, tc.err)
+		}
 	}
 }

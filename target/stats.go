@@ -1,6 +1,7 @@
 package target
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 
@@ -165,6 +166,27 @@ type Histogram struct {
 	Counts []uint64
 	Count  uint64  // total observations
 	Sum    float64 // in the unit of Bounds
+}
+
+// Quantile returns the upper bound of the bucket holding quantile q
+// (0 < q <= 1) of the observations: an upper bound of the quantile, -1
+// when it lies above the last bound, 0 for an empty histogram.
+func (h Histogram) Quantile(q float64) float64 {
+	if h.Count == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(h.Count)))
+	var acc uint64
+	for i, n := range h.Counts {
+		acc += n
+		if acc >= rank {
+			if i < len(h.Bounds) {
+				return h.Bounds[i]
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // Cumulative returns the count of observations <= Bounds[i] for each i, in

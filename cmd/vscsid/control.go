@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"go.uber.org/zap"
@@ -172,7 +171,7 @@ func statsOf(name string, s *target.DeviceStats) control.Stats {
 	}
 	for _, c := range s.Commands {
 		cj := control.Command{OpCode: uint8(c.OpCode), Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
-			P50Seconds: quantile(c.Duration, 0.5), P99Seconds: quantile(c.Duration, 0.99)}
+			P50Seconds: c.Duration.Quantile(0.5), P99Seconds: c.Duration.Quantile(0.99)}
 		if c.Duration.Count > 0 {
 			cj.MeanSeconds = c.Duration.Sum / float64(c.Duration.Count)
 		}
@@ -186,25 +185,6 @@ func statsOf(name string, s *target.DeviceStats) control.Stats {
 	return out
 }
 
-// quantile returns the upper bound of the bucket holding quantile q of h,
-// -1 when it is above the last bound, 0 for an empty histogram.
-func quantile(h target.Histogram, q float64) float64 {
-	if h.Count == 0 {
-		return 0
-	}
-	rank := uint64(math.Ceil(q * float64(h.Count)))
-	var acc uint64
-	for i, n := range h.Counts {
-		acc += n
-		if acc >= rank {
-			if i < len(h.Bounds) {
-				return h.Bounds[i]
-			}
-			return -1
-		}
-	}
-	return -1
-}
 
 var _ control.Service = (*daemon)(nil)
 

@@ -20,10 +20,10 @@ func TestStatsOf(t *testing.T) {
 		b, _ := json.Marshal(got)
 		t.Errorf("statsOf: %s", b)
 	}
-	if q := quantile(h, 1); q != -1 {
+	if q := h.Quantile(1); q != -1 {
 		t.Errorf("p100 = %v, want -1 (above the last bound)", q)
 	}
-	if q := quantile(target.Histogram{}, 0.5); q != 0 {
+	if q := (target.Histogram{}).Quantile(0.5); q != 0 {
 		t.Errorf("empty quantile %v", q)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	godbus "github.com/godbus/dbus/v5"
 	"go.uber.org/zap"
 
+	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target/dbus"
 )
 
@@ -28,7 +29,7 @@ func dbusHandlers(reg registry, log logger) []dbus.Handler {
 		}
 		if name == "vtape" {
 			h.ChangeMedium = func(dev string, _ uint64, cfg string) error {
-				barcode, err := mediumBarcode(cfg)
+				barcode, err := tape.ChangeMediumBarcode(cfg)
 				if err != nil {
 					return err
 				}

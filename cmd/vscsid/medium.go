@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -96,23 +95,4 @@ func mediumErrno(err error) error {
 		errno = unix.EINVAL
 	}
 	return fmt.Errorf("%w: %w", errno, err)
-}
-
-// mediumBarcode extracts the barcode from targetcli's changemedium
-// cfgstring: either a whole vtape cfgstring (its barcode=, none = eject)
-// or just "barcode=<b>" (or "" to eject). Anything else is an error that
-// names the problem.
-func mediumBarcode(cfg string) (string, error) {
-	if c, err := tape.ParseConfig(cfg); err == nil {
-		return c.Barcode, nil
-	}
-	if cfg == "" {
-		return "", nil
-	}
-	k, v, ok := strings.Cut(cfg, "=")
-	if !ok || k != "barcode" || strings.ContainsAny(v, ";=") {
-		_, err := tape.ParseConfig(cfg)
-		return "", fmt.Errorf("changemedium wants barcode=<barcode> or a vtape cfgstring: %w", err)
-	}
-	return v, nil
 }

@@ -13,24 +13,6 @@ import (
 	"github.com/vscsid/vscsid/target"
 )
 
-func TestMediumBarcode(t *testing.T) {
-	for _, tc := range []struct {
-		cfg, want, err string
-	}{
-		{"", "", ""},
-		{"barcode=ABC001L9", "ABC001L9", ""},
-		{"media=/m;barcode=X1", "X1", ""},
-		{"media=/m", "", ""},
-		{"barcode=A;size=1", "", "barcode"},
-		{"colour=red", "", "colour"},
-	} {
-		got, err := mediumBarcode(tc.cfg)
-		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("mediumBarcode(%q) = %q, %v; want %q, error containing %q", tc.cfg, got, err, tc.want, tc.err)
-		}
-	}
-}
-
 // newTestDrive registers a file-backed drive named tape0 with cartridges
 // A1 and B2, A1 loaded.
 func newTestDrive(t *testing.T) (*testRegistry, string) {

@@ -54,6 +54,11 @@ expect_output delete-disk '^d9: removed$' "$CTL" delete d9
 wait_for d9-sd-gone 15 "[ ! -e /sys/block/$sd ]"
 check_sh d9-backstore-gone "! grep -l '/d9/' /sys/class/uio/uio*/name 2>/dev/null && ! ls -d $CONFIGFS/core/user_*/d9 2>/dev/null"
 check_sh devices-no-d9 "! $CTL devices | grep -q '^d9 '"
+# A deleted device is gone for fault injection too (no stale wrapper
+# answers "rule added").
+_vt_run 30 "$CTL" fault add d9 busy
+expect_eq fault-on-deleted-exit 1 "$RC"
+expect_match fault-on-deleted-message 'no device' "$OUT"
 check base0-still-serves $DD if=/dev/$(dev_block base0) of=/dev/null bs=64k count=16 iflag=direct
 
 # A tape drive with a memory cartridge: st binds it, mt works, removed.
