@@ -259,7 +259,8 @@ func formatUnits(n uint64, us []unit) string {
 // MaxBarcode is the longest barcode.
 const MaxBarcode = 8
 
-// errBarcode is the message of every refused barcode.
+// errBarcode is the error of every refused barcode; callers name the
+// barcode.
 var errBarcode = errors.New("want 1 to 8 characters A-Z 0-9")
 
 // Barcode checks a cartridge barcode: 1 to 8 characters of A-Z and 0-9
@@ -267,11 +268,11 @@ var errBarcode = errors.New("want 1 to 8 characters A-Z 0-9")
 // dots and slashes are refused, so a barcode is always a plain file name.
 func Barcode(s string) error {
 	if len(s) == 0 || len(s) > MaxBarcode {
-		return fmt.Errorf("%q: %w", s, errBarcode)
+		return errBarcode
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return fmt.Errorf("%q: %w", s, errBarcode)
+			return errBarcode
 		}
 	}
 	return nil
