@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
 )
 
 // Mode selects what the disk does with data.
@@ -158,8 +159,11 @@ type Config struct {
 }
 
 // ConfigDesc documents the cfgstring grammar (shown by targetcli help).
-const ConfigDesc = `vdisk: an SBC disk like scsi_debug. cfgstring = key=value pairs separated by ';' (no ',' or ':').
-  size=N[K|M|G|T|KiB|MiB|GiB|TiB]  capacity in bytes (1024-based units; odd sizes allowed: blocks = size/lbs)
+const ConfigDesc = `vdisk: an SBC disk like scsi_debug. cfgstring = key=value pairs separated by ';' (no ',' or ':'),
+spaces around keys and values and empty pairs ignored. N: decimal or 0x hex (a leading 0 is decimal).
+SIZE: bytes, optional fraction and unit K/M/G/T = KiB/MiB/GiB/TiB (1024-based) or KB/MB/GB/TB (1000-based), e.g. 1G, 1.5GiB, 500MB.
+BOOL: 0|1, true|false, yes|no, on|off.
+  size=SIZE                capacity in bytes (odd sizes allowed: blocks = size/lbs)
   blocks=N                 capacity in logical blocks (instead of size). Without either, the backstore's dev_size is used.
   lbs=512|1024|2048|4096   logical block size (512)
   pbexp=0..15              physical block = lbs << pbexp (0)
@@ -168,18 +172,18 @@ const ConfigDesc = `vdisk: an SBC disk like scsi_debug. cfgstring = key=value pa
   max_blks=N               maximum transfer length, blocks, enforced; 0 = not reported (0)
   opt_gran=N               optimal transfer length granularity, blocks (2^pbexp)
   mode=fake_rw|store       fake_rw: writes discarded, reads zeros; store: RAM store (fake_rw)
-  store_size=N[K|M|G|T]    store mode RAM, allocated as written, wrapped across the capacity (64M, max 64G)
-  wp=0|1                   write protect (0)
-  wce=0|1                  write cache enabled, caching page (0)
-  lbpu=0|1 lbpws=0|1 lbpws10=0|1  thin provisioning: UNMAP, WRITE SAME(16)/(10) with UNMAP (0)
-  lbprz=0|1                unmapped blocks read zeros (1)
+  store_size=SIZE          store mode RAM, allocated as written, wrapped across the capacity (64M, max 64G)
+  wp=BOOL                  write protect (0)
+  wce=BOOL                 write cache enabled, caching page (0)
+  lbpu=BOOL lbpws=BOOL lbpws10=BOOL  thin provisioning: UNMAP, WRITE SAME(16)/(10) with UNMAP (0)
+  lbprz=BOOL               unmapped blocks read zeros (1)
   unmap_max_blocks=N unmap_max_desc=N unmap_gran=N  unmap limits (4294967295, 256, 2^pbexp)
   max_ws_blks=N            maximum WRITE SAME length, blocks; 0 = not reported (65535)
   vendor=S product=S rev=S serial=S  INQUIRY strings, printable ASCII, <= 8/16/4/64 chars
   naa=5XXXXXXXXXXXXXXX     NAA-5 designator, 16 hex digits (derived from the device name)
   rotation=0|1|1025..65534 medium rotation rate: 0 not reported, 1 SSD, else rpm (0)
   form_factor=none|5.25|3.5|2.5|1.8|small  nominal form factor (none)
-  dsense=0|1               descriptor-format sense by default (0)
+  dsense=BOOL              descriptor-format sense by default (0)
 Live changes: dev_size resizes a disk sized by it (not by size=/blocks=); a dev_config that changes only size= or blocks= resizes; emulate_write_cache sets WCE. Other keys need a new backstore.
 Example: size=1G;lbs=4096;pbexp=0;mode=store;lbpu=1`
 
@@ -341,34 +345,27 @@ func checkASCII(key, s string, max int) error {
 }
 
 // ParseConfig parses a vdisk cfgstring (the part after "vdisk/"), e.g.
-// "size=1G;lbs=4096;mode=store". It is strict: an unknown or repeated
+// "size=1G;lbs=4096;mode=store", in the shared grammar of
+// internal/cfgstring (split rule, sizes, numbers, booleans). It is strict: an unknown or repeated
 // key, a malformed or out-of-range value, or an inconsistent combination
 // is an error that names the key. Keys not given keep DefaultConfig's
 // values, except opt_gran and unmap_gran, which follow pbexp. An empty
 // string gives DefaultConfig (no capacity; see HasSize).
 func ParseConfig(s string) (Config, error) {
 	c := DefaultConfig()
-	if s == "" {
-		return c, nil
-	}
-	if i := strings.IndexAny(s, ",:"); i >= 0 {
-		return Config{}, fmt.Errorf("cfgstring: %q at offset %d (pairs are separated by ';'; ',' and ':' are not allowed)", s[i], i)
+	pairs, err := cfgstring.Split(s)
+	if err != nil {
+		return Config{}, fmt.Errorf("cfgstring: %w", err)
 	}
 	var seen [len(keys)]bool
-	for pair := range strings.SplitSeq(s, ";") {
-		if pair == "" {
-			return Config{}, fmt.Errorf("cfgstring: empty key=value pair in %q", s)
-		}
-		k, v, ok := strings.Cut(pair, "=")
-		if !ok {
-			return Config{}, fmt.Errorf("cfgstring: %q is not key=value", pair)
+	for _, p := range pairs {
+		k, v := p.Key, p.Value
+		if !p.HasValue {
+			return Config{}, fmt.Errorf("cfgstring: %q is not key=value", k)
 		}
 		i := keyIndex(k)
 		if i < 0 {
 			return Config{}, fmt.Errorf("%s: unknown key (known: %s)", k, strings.Join(keys[:], ", "))
-		}
-		if seen[i] {
-			return Config{}, fmt.Errorf("%s: given twice", k)
 		}
 		seen[i] = true
 		if v == "" {
@@ -424,7 +421,7 @@ func (c *Config) set(k, v string) error {
 	var err error
 	switch k {
 	case "size":
-		c.Size, err = parseBytes(v)
+		c.Size, err = cfgstring.Size(v)
 		if err == nil && c.Size == 0 {
 			err = errors.New("must be at least one block")
 		}
@@ -473,22 +470,22 @@ func (c *Config) set(k, v string) error {
 			err = fmt.Errorf("%q is not fake_rw or store", v)
 		}
 	case "store_size":
-		c.StoreSize, err = parseBytes(v)
+		c.StoreSize, err = cfgstring.Size(v)
 		if err == nil && c.StoreSize == 0 {
 			err = errors.New("must be at least one block")
 		}
 	case "wp":
-		c.WP, err = parseBool(v)
+		c.WP, err = cfgstring.Bool(v)
 	case "wce":
-		c.WCE, err = parseBool(v)
+		c.WCE, err = cfgstring.Bool(v)
 	case "lbpu":
-		c.LBPU, err = parseBool(v)
+		c.LBPU, err = cfgstring.Bool(v)
 	case "lbpws":
-		c.LBPWS, err = parseBool(v)
+		c.LBPWS, err = cfgstring.Bool(v)
 	case "lbpws10":
-		c.LBPWS10, err = parseBool(v)
+		c.LBPWS10, err = cfgstring.Bool(v)
 	case "lbprz":
-		c.LBPRZ, err = parseBool(v)
+		c.LBPRZ, err = cfgstring.Bool(v)
 	case "unmap_max_blocks":
 		var n uint64
 		n, err = parseUint(v, 32)
@@ -547,86 +544,15 @@ func (c *Config) set(k, v string) error {
 			err = fmt.Errorf("%q is not one of %s", v, strings.Join(formFactorNames[:], ", "))
 		}
 	case "dsense":
-		c.DSense, err = parseBool(v)
+		c.DSense, err = cfgstring.Bool(v)
 	}
 	return err
 }
 
+// parseUint parses an unsigned integer of bitSize bits (the shared
+// grammar: decimal or 0x hex).
 func parseUint(v string, bitSize int) (uint64, error) {
-	n, err := strconv.ParseUint(v, 0, bitSize)
-	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
-			return 0, fmt.Errorf("%q is out of range (%d bits)", v, bitSize)
-		}
-		return 0, fmt.Errorf("%q is not a number", v)
-	}
-	return n, nil
-}
-
-func parseBool(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "1", "true", "on", "yes":
-		return true, nil
-	case "0", "false", "off", "no":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q is not 0 or 1", v)
-}
-
-// parseBytes parses a byte count with an optional binary suffix K, M, G,
-// T (or KiB, MiB, GiB, TiB), case-insensitive. Decimal units (KB, MB, ...)
-// are refused because targetcli reads "1GB" as 2^30 and parted as 10^9.
-func parseBytes(v string) (uint64, error) {
-	i := 0
-	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("%q is not a number of bytes", v)
-	}
-	n, err := strconv.ParseUint(v[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is out of range", v)
-	}
-	var shift uint
-	switch strings.ToLower(v[i:]) {
-	case "":
-	case "k", "kib":
-		shift = 10
-	case "m", "mib":
-		shift = 20
-	case "g", "gib":
-		shift = 30
-	case "t", "tib":
-		shift = 40
-	case "kb", "mb", "gb", "tb":
-		return 0, fmt.Errorf("%q: decimal units are ambiguous, use K/M/G/T (1024-based) or a plain byte count", v)
-	default:
-		return 0, fmt.Errorf("%q has an unknown unit (use K, M, G, T, KiB, MiB, GiB or TiB)", v)
-	}
-	if shift > 0 && n > math.MaxUint64>>shift {
-		return 0, fmt.Errorf("%q is out of range", v)
-	}
-	return n << shift, nil
-}
-
-// formatBytes is the inverse of parseBytes: the largest suffix that
-// divides n exactly.
-func formatBytes(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	suffix := [...]string{"", "K", "M", "G", "T"}
-	i := min(bits.TrailingZeros64(n)/10, len(suffix)-1)
-	return strconv.FormatUint(n>>(10*i), 10) + suffix[i]
-}
-
-func formatBool(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
+	return cfgstring.Uint(v, 0, math.MaxUint64>>(64-bitSize))
 }
 
 // String returns the canonical cfgstring: the keys that differ from what
@@ -638,19 +564,12 @@ func formatBool(b bool) string {
 // dev_config is limited to 255 bytes.
 func (c Config) String() string {
 	d := DefaultConfig()
-	var b strings.Builder
-	add := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte(';')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(v)
-	}
+	var b cfgstring.Builder
+	add := b.Add
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	pb := uint64(1) << (c.PBExp & 31)
 	if c.Size != 0 && !c.SizeFromDevSize {
-		add("size", formatBytes(c.Size))
+		b.Size("size", c.Size)
 	}
 	if c.Blocks != 0 {
 		add("blocks", u(c.Blocks))
@@ -677,7 +596,7 @@ func (c Config) String() string {
 		add("mode", c.Mode.String())
 	}
 	if c.Mode == ModeStore && c.StoreSize != d.StoreSize {
-		add("store_size", formatBytes(c.StoreSize))
+		b.Size("store_size", c.StoreSize)
 	}
 	for _, f := range [...]struct {
 		k      string
@@ -685,12 +604,12 @@ func (c Config) String() string {
 	}{{"wp", c.WP, d.WP}, {"wce", c.WCE, d.WCE}, {"lbpu", c.LBPU, d.LBPU}, {"lbpws", c.LBPWS, d.LBPWS},
 		{"lbpws10", c.LBPWS10, d.LBPWS10}} {
 		if f.v != f.def {
-			add(f.k, formatBool(f.v))
+			b.Bool(f.k, f.v)
 		}
 	}
 	if c.lbp() {
 		if c.LBPRZ != d.LBPRZ {
-			add("lbprz", formatBool(c.LBPRZ))
+			b.Bool("lbprz", c.LBPRZ)
 		}
 		if c.UnmapMaxBlocks != d.UnmapMaxBlocks {
 			add("unmap_max_blocks", u(uint64(c.UnmapMaxBlocks)))
@@ -727,7 +646,7 @@ func (c Config) String() string {
 		add("form_factor", c.FormFactor.String())
 	}
 	if c.DSense {
-		add("dsense", "1")
+		b.Bool("dsense", true)
 	}
 	return b.String()
 }

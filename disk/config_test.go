@@ -30,41 +30,53 @@ func TestParseConfig(t *testing.T) {
 		blocks    uint64
 		check     func(t *testing.T, c disk.Config)
 	}{
-		{in: "size=1G", canonical: "size=1G", blocks: 2097152},
-		{in: "size=1GiB", canonical: "size=1G", blocks: 2097152},
-		{in: "size=1073741824", canonical: "size=1G", blocks: 2097152},
-		{in: "size=1024m", canonical: "size=1G", blocks: 2097152},
+		{in: "size=1G", canonical: "size=1GiB", blocks: 2097152},
+		{in: "size=1GiB", canonical: "size=1GiB", blocks: 2097152},
+		{in: "size=1073741824", canonical: "size=1GiB", blocks: 2097152},
+		{in: "size=1024m", canonical: "size=1GiB", blocks: 2097152},
 		// Odd sizes: floor(size / lbs) blocks, like seed 001's 1,000,000,000-byte disk.
-		{in: "size=1000000000", canonical: "size=1000000000", blocks: 1953125},
-		{in: "size=1000000000;lbs=4096", canonical: "size=1000000000;lbs=4096", blocks: 244140},
-		{in: "size=1000", canonical: "size=1000", blocks: 1},
+		{in: "size=1000000000", canonical: "size=1GB", blocks: 1953125},
+		{in: "size=1000000000;lbs=4096", canonical: "size=1GB;lbs=4096", blocks: 244140},
+		{in: "size=1000", canonical: "size=1KB", blocks: 1},
 		{in: "lbs=4096;blocks=8", canonical: "blocks=8;lbs=4096", blocks: 8},
-		{in: "size=32T;mode=fake_rw", canonical: "size=32T", blocks: 32 << 40 / 512},
-		{in: "size=1G;pbexp=3;lowest_aligned=1", canonical: "size=1G;pbexp=3;lowest_aligned=1", blocks: 2097152,
+		{in: "size=32T;mode=fake_rw", canonical: "size=32TiB", blocks: 32 << 40 / 512},
+		{in: "size=1G;pbexp=3;lowest_aligned=1", canonical: "size=1GiB;pbexp=3;lowest_aligned=1", blocks: 2097152,
 			check: func(t *testing.T, c disk.Config) {
 				if c.OptGran != 8 || c.UnmapGran != 8 || c.PhysicalBlockSize() != 4096 {
 					t.Errorf("pbexp=3: OptGran %d UnmapGran %d PBS %d, want 8 8 4096", c.OptGran, c.UnmapGran, c.PhysicalBlockSize())
 				}
 			}},
-		{in: "size=1G;pbexp=3;opt_gran=1", canonical: "size=1G;pbexp=3;opt_gran=1", blocks: 2097152},
-		{in: "size=4G;mode=store;store_size=16M", canonical: "size=4G;mode=store;store_size=16M", blocks: 8388608},
-		{in: "size=4G;mode=store", canonical: "size=4G;mode=store", blocks: 8388608,
+		{in: "size=1G;pbexp=3;opt_gran=1", canonical: "size=1GiB;pbexp=3;opt_gran=1", blocks: 2097152},
+		{in: "size=4G;mode=store;store_size=16M", canonical: "size=4GiB;mode=store;store_size=16MiB", blocks: 8388608},
+		{in: "size=4G;mode=store", canonical: "size=4GiB;mode=store", blocks: 8388608,
 			check: func(t *testing.T, c disk.Config) {
 				if c.StoreSize != 64<<20 {
 					t.Errorf("StoreSize = %d, want 64 MiB", c.StoreSize)
 				}
 			}},
-		{in: "size=1G;opt_blks=0;max_blks=0;max_ws_blks=0", canonical: "size=1G;opt_blks=0;max_ws_blks=0", blocks: 2097152},
-		{in: "size=1G;opt_blks=256;max_blks=2048", canonical: "size=1G;opt_blks=256;max_blks=2048", blocks: 2097152},
-		{in: "size=1G;wp=1;wce=true;dsense=on", canonical: "size=1G;wp=1;wce=1;dsense=1", blocks: 2097152},
+		{in: "size=1G;opt_blks=0;max_blks=0;max_ws_blks=0", canonical: "size=1GiB;opt_blks=0;max_ws_blks=0", blocks: 2097152},
+		{in: "size=1G;opt_blks=256;max_blks=2048", canonical: "size=1GiB;opt_blks=256;max_blks=2048", blocks: 2097152},
+		{in: "size=1G;wp=1;wce=true;dsense=on", canonical: "size=1GiB;wp=1;wce=1;dsense=1", blocks: 2097152},
 		{in: "size=1G;lbpu=1;lbpws=1;lbpws10=1;lbprz=0;unmap_max_blocks=0x10000;unmap_max_desc=4095;unmap_gran=16",
-			canonical: "size=1G;lbpu=1;lbpws=1;lbpws10=1;lbprz=0;unmap_max_blocks=65536;unmap_max_desc=4095;unmap_gran=16",
+			canonical: "size=1GiB;lbpu=1;lbpws=1;lbpws10=1;lbprz=0;unmap_max_blocks=65536;unmap_max_desc=4095;unmap_gran=16",
 			blocks:    2097152},
 		{in: "size=1G;vendor=ACME;product=Fast Disk 9000;rev=A1;serial=SN-0042",
-			canonical: "size=1G;vendor=ACME;product=Fast Disk 9000;rev=A1;serial=SN-0042", blocks: 2097152},
-		{in: "size=1G;naa=0x5000c50012345678", canonical: "size=1G;naa=5000c50012345678", blocks: 2097152},
-		{in: "size=1G;rotation=1;form_factor=2.5", canonical: "size=1G;rotation=1;form_factor=2.5", blocks: 2097152},
-		{in: "size=1G;rotation=7200;form_factor=small", canonical: "size=1G;rotation=7200;form_factor=small", blocks: 2097152},
+			canonical: "size=1GiB;vendor=ACME;product=Fast Disk 9000;rev=A1;serial=SN-0042", blocks: 2097152},
+		// The shared grammar (internal/cfgstring): empty pairs and spaces
+		// are skipped, booleans take yes/no/on/off, numbers are decimal or
+		// 0x hex and never octal (blocks=0100 was 64 blocks before), KB..TB
+		// are 1000-based and fractions give whole bytes.
+		{in: "size=1G;;lbs=512;", canonical: "size=1GiB", blocks: 2097152},
+		{in: " size = 1G ; wp = yes ", canonical: "size=1GiB;wp=1", blocks: 2097152},
+		{in: "blocks=0100;opt_blks=010", canonical: "blocks=100;opt_blks=10", blocks: 100},
+		{in: "blocks=0x100", canonical: "blocks=256", blocks: 256},
+		{in: "size=1GB", canonical: "size=1GB", blocks: 1953125},
+		{in: "size=1.5G", canonical: "size=1.5GiB", blocks: 3 << 30 / 2 / 512},
+		{in: "size=64MiB", canonical: "size=64MiB", blocks: 131072},
+		{in: "size=1G;wp=off;wce=ON", canonical: "size=1GiB;wce=1", blocks: 2097152},
+		{in: "size=1G;naa=0x5000c50012345678", canonical: "size=1GiB;naa=5000c50012345678", blocks: 2097152},
+		{in: "size=1G;rotation=1;form_factor=2.5", canonical: "size=1GiB;rotation=1;form_factor=2.5", blocks: 2097152},
+		{in: "size=1G;rotation=7200;form_factor=small", canonical: "size=1GiB;rotation=7200;form_factor=small", blocks: 2097152},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -101,15 +113,17 @@ func TestParseConfigErrors(t *testing.T) {
 		{"size=1G;size=2G", "size: given twice"},
 		{"size=1G,lbs=4096", "','"},
 		{"size=1G;vendor=a:b", "':'"},
-		{"size=1G;;lbs=512", "empty key=value pair"},
-		{"size=1G;", "empty key=value pair"},
+		{"=1G", "empty key"},
 		{"size", "\"size\" is not key=value"},
 		{"size=", "size: empty value"},
 		{"size=0", "size: must be at least one block"},
 		{"size=100", "size: 100 bytes is less than one 512-byte block"},
-		{"size=1GB", "size: \"1GB\": decimal units are ambiguous"},
-		{"size=1X", "size: \"1X\" has an unknown unit"},
-		{"size=-1", "size: \"-1\" is not a number"},
+		{"size=1X", "size: \"1X\" is not a size (want a byte count with an optional unit: K, M, G, T or KiB"},
+		{"size=-1", "size: \"-1\" is not a size"},
+		{"size=0x1000", "size: \"0x1000\" is not a size"},
+		{"blocks=0b11", "blocks: \"0b11\" is not a number"},
+		{"blocks=1_000", "blocks: \"1_000\" is not a number"},
+		{"size=0.25K", "size: 256 bytes is less than one"},
 		{"size=99999999999999999999", "size: \"99999999999999999999\" is out of range"},
 		{"size=16777216T", "size: \"16777216T\" is out of range"},
 		{"size=1G;blocks=10", "size and blocks"},
@@ -128,7 +142,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"size=1G;store_size=1M", "store_size: only meaningful with mode=store"},
 		{"size=1G;mode=store;store_size=65G", "store_size: 69793218560 bytes exceeds the 64 GiB limit"},
 		{"size=1G;mode=store;store_size=100", "store_size: 100 bytes is less than one 512-byte block"},
-		{"size=1G;wp=2", "wp: \"2\" is not 0 or 1"},
+		{"size=1G;wp=2", "wp: \"2\" is not a boolean (want 0 or 1, true or false, yes or no, on or off)"},
 		{"size=1G;lbprz=0", "lbprz: only meaningful with lbpu, lbpws or lbpws10"},
 		{"size=1G;unmap_max_desc=8", "unmap_max_desc: only meaningful with lbpu"},
 		{"size=1G;lbpu=1;unmap_max_desc=4096", "unmap_max_desc: 4096 exceeds 4095"},

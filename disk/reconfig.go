@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -139,7 +140,7 @@ func capacityKey(c Config) string {
 	if c.Blocks != 0 {
 		return fmt.Sprintf("blocks=%d", c.Blocks)
 	}
-	return "size=" + formatBytes(c.Size)
+	return "size=" + cfgstring.FormatSize(c.Size)
 }
 
 // changedKeys lists the cfgstring keys other than the capacity in which a
@@ -152,9 +153,9 @@ func changedKeys(a, b Config) []string {
 	}
 	pairs := func(c Config) map[string]string {
 		m := map[string]string{}
-		for p := range strings.SplitSeq(c.String(), ";") {
-			k, v, _ := strings.Cut(p, "=")
-			m[k] = v
+		pairs, _ := cfgstring.Split(c.String()) // canonical: splits
+		for _, p := range pairs {
+			m[p.Key] = p.Value
 		}
 		return m
 	}

@@ -61,7 +61,7 @@ func TestResize(t *testing.T) {
 	if s := td.d.Stats(); s.Blocks != 8192 || s.StoreSize != 2<<20 {
 		t.Errorf("Stats after Resize: %d blocks, store %d", s.Blocks, s.StoreSize)
 	}
-	if c := td.d.Config(); c.Size != 4<<20 || !c.SizeFromDevSize || c.String() != "mode=store;store_size=2M" {
+	if c := td.d.Config(); c.Size != 4<<20 || !c.SizeFromDevSize || c.String() != "mode=store;store_size=2MiB" {
 		t.Errorf("Config after Resize: %+v (%q)", c, c.String())
 	}
 	// The next command (INQUIRY excepted) reports the change, once.

@@ -3,14 +3,16 @@ package tape
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"math"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
 )
 
 // ConfigDesc documents the vtape cfgstring (shown by `targetcli help
 // create`). Keep it in step with ParseConfig.
 const ConfigDesc = `vtape: an SSC tape drive (st, mt-st, tar, LTFS).
-cfgstring: semicolon-separated key=value pairs, no commas or colons, e.g.
+cfgstring: semicolon-separated key=value pairs, no commas or colons (spaces
+around keys and values and empty pairs are ignored), e.g.
   personality=lto9;media=/var/lib/vscsid/tapes;barcode=TAPE01L9
   personality=dat72;memory=1;capacity=256M;barcode=DDS001
 keys:
@@ -19,17 +21,19 @@ keys:
                n-SCSI), dat72 (HP DAT72, DDS: setmarks, starts in fixed
                1024-byte block mode)
   media        directory of cartridge images (required unless memory=1)
-  barcode      cartridge loaded at start, [A-Za-z0-9._-], 1-32 characters;
-               empty or absent = empty drive
+  barcode      cartridge loaded at start, 1-8 characters A-Z 0-9 (the
+               cartridge library's rule); empty or absent = empty drive
   memory       1 = cartridges live in RAM (lost on exit; for tests and
                experiments); 0 (default) = image files under media
-  capacity     memory cartridges: native capacity, bytes with optional
-               K/M/G/T suffix (powers of 1024), default 64M
+  capacity     memory cartridges: native capacity, a size as vdisk size=:
+               bytes, optional fraction and unit K/M/G/T = KiB/MiB/GiB/TiB
+               (1024-based) or KB/MB/GB/TB (1000-based); default 64MiB
   early_warning memory cartridges: early-warning zone before the end of
-               each partition, default 1M, less than capacity
+               each partition, a size, default 1MiB, less than capacity
   wp           memory cartridges: 1 = write protected (default 0)
   worm         memory cartridges: 1 = WORM (default 0)
-  max_block    READ BLOCK LIMITS maximum, bytes, default 1048576 (the most
+  max_block    READ BLOCK LIMITS maximum, bytes (decimal or 0x hex, as
+               min_block and blksize), default 1048576 (the most
                tcm_loop carries in one command); at most 16777215 (24-bit
                field) and at most the model's maximum
   min_block    READ BLOCK LIMITS minimum, bytes, default 1, at most 65535
@@ -37,7 +41,8 @@ keys:
                fixed; default: the model's (dat72 1024, others 0)
   serial       unit serial number (VPD 80h), [A-Za-z0-9._-], 1-32
                characters; default derived from the device name
-  dsense       1 = descriptor-format sense data (default 0 = fixed)`
+  dsense       1 = descriptor-format sense data (default 0 = fixed)
+Booleans (memory, wp, worm, dsense) are 0|1, true|false, yes|no, on|off.`
 
 // Defaults.
 const (
@@ -46,7 +51,6 @@ const (
 	DefaultCapacity     = 64 << 20
 	DefaultEarlyWarning = 1 << 20
 	maxSerialLen        = 32
-	maxBarcodeLen       = 32
 )
 
 // Config is a parsed vtape cfgstring. The zero value is not valid; use
@@ -82,25 +86,16 @@ func ParseConfig(s string) (Config, error) {
 		MaxBlock:     DefaultMaxBlock,
 		MinBlock:     DefaultMinBlock,
 	}
-	if i := strings.IndexAny(s, ",:"); i >= 0 {
-		return Config{}, fmt.Errorf("vtape config: %q at offset %d: commas and colons are not allowed (the kernel splits control tokens on ','; rtslib forbids ':')", s[i], i)
+	pairs, err := cfgstring.Split(s)
+	if err != nil {
+		return Config{}, fmt.Errorf("vtape config: %w", err)
 	}
-	seen := map[string]bool{}
 	memoryOnly := []string{}
-	for _, kv := range strings.Split(s, ";") {
-		if kv == "" {
-			continue
+	for _, p := range pairs {
+		k, v := p.Key, p.Value
+		if !p.HasValue {
+			return Config{}, fmt.Errorf("vtape config: %q: want key=value", k)
 		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return Config{}, fmt.Errorf("vtape config: %q: want key=value", kv)
-		}
-		k = strings.TrimSpace(k)
-		v = strings.TrimSpace(v)
-		if seen[k] {
-			return Config{}, fmt.Errorf("vtape config: %s: given twice", k)
-		}
-		seen[k] = true
 		var err error
 		switch k {
 		case "personality":
@@ -115,25 +110,25 @@ func ParseConfig(s string) (Config, error) {
 			c.Media = v
 		case "barcode":
 			if v != "" {
-				err = checkName(v, maxBarcodeLen)
+				err = cfgstring.Barcode(v)
 			}
 			c.Barcode = v
 		case "memory":
-			c.Memory, err = parseBool(v)
+			c.Memory, err = cfgstring.Bool(v)
 		case "capacity":
 			c.Capacity, err = parseSize(v)
 			if err == nil && c.Capacity < 1<<20 {
-				err = errors.New("less than 1M")
+				err = errors.New("less than 1MiB")
 			}
 			memoryOnly = append(memoryOnly, k)
 		case "early_warning":
 			c.EarlyWarning, err = parseSize(v)
 			memoryOnly = append(memoryOnly, k)
 		case "wp":
-			c.WriteProtect, err = parseBool(v)
+			c.WriteProtect, err = cfgstring.Bool(v)
 			memoryOnly = append(memoryOnly, k)
 		case "worm":
-			c.WORM, err = parseBool(v)
+			c.WORM, err = cfgstring.Bool(v)
 			memoryOnly = append(memoryOnly, k)
 		case "max_block":
 			c.MaxBlock, err = parseBlock(v)
@@ -152,7 +147,7 @@ func ParseConfig(s string) (Config, error) {
 			err = checkName(v, maxSerialLen)
 			c.Serial = v
 		case "dsense":
-			c.DSense, err = parseBool(v)
+			c.DSense, err = cfgstring.Bool(v)
 		default:
 			return Config{}, fmt.Errorf("vtape config: unknown key %q", k)
 		}
@@ -209,8 +204,8 @@ func (c Config) validate(memoryOnly []string) error {
 		return fmt.Errorf("capacity: %d is less than 1M", c.Capacity)
 	case c.Memory && (c.EarlyWarning < 0 || c.EarlyWarning >= c.Capacity):
 		return fmt.Errorf("early_warning: %d must be less than capacity %d", c.EarlyWarning, c.Capacity)
-	case c.Barcode != "" && checkName(c.Barcode, maxBarcodeLen) != nil:
-		return fmt.Errorf("barcode: %v", checkName(c.Barcode, maxBarcodeLen))
+	case c.Barcode != "" && cfgstring.Barcode(c.Barcode) != nil:
+		return fmt.Errorf("barcode: %v", cfgstring.Barcode(c.Barcode))
 	case c.Serial != "" && checkName(c.Serial, maxSerialLen) != nil:
 		return fmt.Errorf("serial: %v", checkName(c.Serial, maxSerialLen))
 	}
@@ -221,71 +216,55 @@ func (c Config) validate(memoryOnly []string) error {
 // other keys that differ from their defaults, in a fixed order. ParseConfig
 // accepts it and returns an equal Config.
 func (c Config) String() string {
-	var b strings.Builder
-	add := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte(';')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(v)
-	}
-	add("personality", c.Personality)
+	var b cfgstring.Builder
+	b.Add("personality", c.Personality)
 	if c.Memory {
-		add("memory", "1")
+		b.Bool("memory", true)
 	}
 	if c.Media != "" {
-		add("media", c.Media)
+		b.Add("media", c.Media)
 	}
 	if c.Barcode != "" {
-		add("barcode", c.Barcode)
+		b.Add("barcode", c.Barcode)
 	}
 	if c.Memory {
 		if c.Capacity != DefaultCapacity {
-			add("capacity", formatSize(c.Capacity))
+			b.Size("capacity", uint64(c.Capacity))
 		}
 		if c.EarlyWarning != DefaultEarlyWarning {
-			add("early_warning", formatSize(c.EarlyWarning))
+			b.Size("early_warning", uint64(c.EarlyWarning))
 		}
 		if c.WriteProtect {
-			add("wp", "1")
+			b.Bool("wp", true)
 		}
 		if c.WORM {
-			add("worm", "1")
+			b.Bool("worm", true)
 		}
 	}
 	if c.MaxBlock != DefaultMaxBlock {
-		add("max_block", strconv.FormatUint(uint64(c.MaxBlock), 10))
+		b.Uint("max_block", uint64(c.MaxBlock))
 	}
 	if c.MinBlock != DefaultMinBlock {
-		add("min_block", strconv.FormatUint(uint64(c.MinBlock), 10))
+		b.Uint("min_block", uint64(c.MinBlock))
 	}
 	if c.BlockSizeSet {
-		add("blksize", strconv.FormatUint(uint64(c.BlockSize), 10))
+		b.Uint("blksize", uint64(c.BlockSize))
 	}
 	if c.Serial != "" {
-		add("serial", c.Serial)
+		b.Add("serial", c.Serial)
 	}
 	if c.DSense {
-		add("dsense", "1")
+		b.Bool("dsense", true)
 	}
 	return b.String()
 }
 
-func parseBool(v string) (bool, error) {
-	switch v {
-	case "0":
-		return false, nil
-	case "1":
-		return true, nil
-	}
-	return false, errors.New("want 0 or 1")
-}
-
+// parseBlock parses a block length (the shared number grammar), at most
+// what the 24-bit length fields hold.
 func parseBlock(v string) (uint32, error) {
-	n, err := strconv.ParseUint(v, 10, 32)
+	n, err := cfgstring.Uint(v, 0, math.MaxUint32)
 	if err != nil {
-		return 0, errors.New("want a byte count")
+		return 0, err
 	}
 	if n > maxBlock24 {
 		return 0, errors.New("exceeds 16777215, the largest value the 24-bit block length fields of READ BLOCK LIMITS, READ/WRITE(6) and the mode block descriptor hold")
@@ -293,43 +272,18 @@ func parseBlock(v string) (uint32, error) {
 	return uint32(n), nil
 }
 
-var sizeSuffixes = []struct {
-	s     string
-	shift uint
-}{{"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}, {"k", 10}}
+// maxSize bounds capacity and early_warning: they are int64 byte counts
+// and positions inside a cartridge.
+const maxSize = 1 << 62
 
-// parseSize parses a byte count with an optional K/M/G/T suffix (powers of
-// 1024).
+// parseSize parses a size (the shared grammar) of at most maxSize bytes.
 func parseSize(v string) (int64, error) {
-	shift := uint(0)
-	num := v
-	for _, s := range sizeSuffixes {
-		if strings.HasSuffix(v, s.s) {
-			num, shift = strings.TrimSuffix(v, s.s), s.shift
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
-		return 0, errors.New("want a byte count with optional K/M/G/T suffix")
-	}
-	if n > (1<<62)>>shift {
-		return 0, errors.New("too large")
-	}
-	return n << shift, nil
+	n, err := cfgstring.SizeIn(v, 0, maxSize)
+	return int64(n), err
 }
 
-func formatSize(n int64) string {
-	for _, s := range sizeSuffixes[:4] {
-		if n != 0 && n%(1<<s.shift) == 0 {
-			return strconv.FormatInt(n>>s.shift, 10) + s.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-// checkName validates a barcode or serial: 1..max characters from
-// [A-Za-z0-9._-], not starting with '.' (barcodes name image files).
+// checkName validates a serial: 1..max characters from [A-Za-z0-9._-],
+// not starting with '.'. Barcodes follow cfgstring.Barcode.
 func checkName(v string, max int) error {
 	if v == "" || len(v) > max {
 		return fmt.Errorf("want 1 to %d characters", max)

@@ -26,12 +26,21 @@ func TestParseConfig(t *testing.T) {
 			in: "personality=dat72;memory=1;capacity=256M;early_warning=4M;wp=1;worm=1;barcode=DDS001;",
 			want: Config{Personality: "dat72", Memory: true, Barcode: "DDS001", Capacity: 256 << 20, EarlyWarning: 4 << 20,
 				WriteProtect: true, WORM: true, MaxBlock: DefaultMaxBlock, MinBlock: 1},
-			str: "personality=dat72;memory=1;barcode=DDS001;capacity=256M;early_warning=4M;wp=1;worm=1",
+			str: "personality=dat72;memory=1;barcode=DDS001;capacity=256MiB;early_warning=4MiB;wp=1;worm=1",
+		},
+		{
+			// The shared grammar (internal/cfgstring): IEC and SI units
+			// (capacity=64MiB was refused), yes/no booleans (only 0/1
+			// before), 0x numbers, spaces and empty pairs.
+			in: " memory = yes ;; capacity=64MiB;early_warning=1.5MB;max_block=0x10000;dsense=on;",
+			want: Config{Personality: "generic", Memory: true, Capacity: 64 << 20, EarlyWarning: 1_500_000,
+				MaxBlock: 0x10000, MinBlock: 1, DSense: true},
+			str: "personality=generic;memory=1;early_warning=1.5MB;max_block=65536;dsense=1",
 		},
 		{
 			in:   "memory=1;capacity=1500000000",
 			want: Config{Personality: "generic", Memory: true, Capacity: 1500000000, EarlyWarning: DefaultEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
-			str:  "personality=generic;memory=1;capacity=1500000000",
+			str:  "personality=generic;memory=1;capacity=1.5GB",
 		},
 	} {
 		got, err := ParseConfig(tt.in)
@@ -57,8 +66,9 @@ func TestParseConfigErrors(t *testing.T) {
 	}{
 		{"", "media: required"},
 		{"memory=1;media=/x", "media: not used with memory=1"},
-		{"media=/x,y", "commas and colons"},
-		{"media=/x:y", "commas and colons"},
+		{"media=/x,y", "',' and ':' are not allowed"},
+		{"media=/x:y", "',' and ':' are not allowed"},
+		{"memory=1;max_block=1_024", "max_block=\"1_024\": \"1_024\" is not a number"},
 		{"media=/x;color=red", `unknown key "color"`},
 		{"media=/x;media=/y", "media: given twice"},
 		{"media=/x;personality=lto4", "personality=\"lto4\": unknown drive model"},
@@ -69,16 +79,20 @@ func TestParseConfigErrors(t *testing.T) {
 		{"memory=1;min_block=65536", "min_block: 65536 exceeds 65535"},
 		{"memory=1;blksize=4;min_block=512", "blksize: 4 outside the block limits"},
 		{"memory=1;personality=dat72;max_block=512", "the dat72 default block size 1024"},
-		{"memory=1;capacity=10K", "capacity=\"10K\": less than 1M"},
-		{"memory=1;capacity=lots", "capacity=\"lots\": want a byte count"},
+		{"memory=1;capacity=10K", "capacity=\"10K\": less than 1MiB"},
+		{"memory=1;capacity=0x100000", "capacity=\"0x100000\": \"0x100000\" is not a size"},
+		{"memory=1;capacity=8EiB", "is not a size"},
+		{"memory=1;capacity=8388608T", "out of range"},
+		{"memory=1;capacity=lots", "capacity=\"lots\": \"lots\" is not a size (want a byte count with an optional unit: K, M, G, T or KiB"},
 		{"memory=1;capacity=2M;early_warning=2M", "early_warning: 2097152 must be less than capacity"},
 		{"media=/x;capacity=2M", "capacity: only with memory=1"},
 		{"media=/x;wp=1", "wp: only with memory=1"},
-		{"memory=1;barcode=../etc", "barcode=\"../etc\": must not start with '.'"},
-		{"memory=1;barcode=a/b", "character '/' not allowed"},
-		{"memory=1;barcode=" + strings.Repeat("A", 33), "want 1 to 32 characters"},
+		{"memory=1;barcode=../etc", "barcode=\"../etc\": want 1 to 8 characters A-Z 0-9"},
+		{"memory=1;barcode=A/B", "barcode=\"A/B\": want 1 to 8 characters A-Z 0-9"},
+		{"memory=1;barcode=backup-2024.01", "barcode=\"backup-2024.01\": want 1 to 8 characters A-Z 0-9"},
+		{"memory=1;barcode=" + strings.Repeat("A", 9), "want 1 to 8 characters"},
 		{"memory=1;serial=", "serial=\"\": want 1 to 32 characters"},
-		{"memory=1;dsense=yes", "dsense=\"yes\": want 0 or 1"},
+		{"memory=1;dsense=2", "dsense=\"2\": \"2\" is not a boolean (want 0 or 1, true or false, yes or no, on or off)"},
 		{"memory", `"memory": want key=value`},
 	} {
 		_, err := ParseConfig(tt.in)

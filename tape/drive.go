@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -347,7 +348,7 @@ func (d *Drive) Reset() {
 // partition 0 and queues UNIT ATTENTION 28/00 (not ready to ready change,
 // medium may have changed).
 func (d *Drive) Load(barcode string) error {
-	if err := checkName(barcode, maxBarcodeLen); err != nil {
+	if err := cfgstring.Barcode(barcode); err != nil {
 		return fmt.Errorf("vtape %s: load %q: barcode: %w", d.name, barcode, err)
 	}
 	d.mu.Lock()

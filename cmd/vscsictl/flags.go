@@ -2,17 +2,18 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
 )
 
-// sizeFlag is a byte count written with an optional unit: binary (K, KiB,
-// M, MiB, G, GiB, T, TiB; K = KiB) or decimal (KB, MB, GB, TB), e.g. 2GiB,
-// 1.5G, 500MB, 4096.
+// sizeFlag is a byte count in the shared size grammar of the cfgstrings
+// (internal/cfgstring): K, KiB, M, MiB, G, GiB, T, TiB are 1024-based,
+// KB, MB, GB, TB 1000-based, e.g. 2GiB, 1.5G, 500MB, 4096.
 type sizeFlag int64
 
-func (s *sizeFlag) String() string { return formatSize(int64(*s)) }
+func (s *sizeFlag) String() string { return cfgstring.FormatSize(uint64(*s)) }
 
 func (s *sizeFlag) Set(v string) error {
 	n, err := parseSize(v)
@@ -23,40 +24,21 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
-var sizeUnits = []struct {
-	suffix string
-	mult   float64
-}{
-	{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
-	{"B", 1},
-}
+// maxSizeFlag bounds a size flag (cartridge capacities and offsets are
+// int64).
+const maxSizeFlag = 1 << 60
 
 func parseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := 1.0
-	for _, u := range sizeUnits {
-		if num, ok := strings.CutSuffix(t, u.suffix); ok {
-			t, mult = strings.TrimSpace(num), u.mult
-			break
-		}
+	n, err := cfgstring.SizeIn(s, 0, maxSizeFlag)
+	if err != nil {
+		return 0, fmt.Errorf("bad size: %w", err)
 	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("bad size %q (want e.g. 2GiB, 500MB, 4096)", s)
-	}
-	v := f * mult
-	if v > 1<<60 {
-		return 0, fmt.Errorf("size %q too large", s)
-	}
-	if v != math.Trunc(v) {
-		return 0, fmt.Errorf("size %q is not a whole number of bytes", s)
-	}
-	return int64(v), nil
+	return int64(n), nil
 }
 
-// formatSize prints n bytes with a binary unit: 2 GiB, 1.5 MiB, 512 B.
+// formatSize prints n bytes for people, rounded to one decimal of a
+// binary unit: 2 GiB, 1.5 MiB, 512 B. It is for listings, not a flag
+// value: cfgstring.FormatSize writes sizes exactly.
 func formatSize(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	f := float64(n)
@@ -80,7 +62,7 @@ type partitionsFlag []int64
 func (p *partitionsFlag) String() string {
 	var parts []string
 	for _, s := range *p {
-		parts = append(parts, formatSize(s))
+		parts = append(parts, cfgstring.FormatSize(uint64(s)))
 	}
 	return strings.Join(parts, ",")
 }
@@ -117,7 +99,7 @@ func (d *densityFlag) Set(v string) error {
 		*d = densityFlag(c)
 		return nil
 	}
-	n, err := strconv.ParseUint(v, 0, 8)
+	n, err := cfgstring.Uint(v, 0, 0xff)
 	if err != nil {
 		return fmt.Errorf("bad density %q (want a code such as 0x5a, or lto1..lto9, ltom8)", v)
 	}

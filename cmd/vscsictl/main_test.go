@@ -285,7 +285,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("%q: %d %v, want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "G", "-1", "1.5", "2XB", "1e30", "NaN", "0.1K"} {
+	for _, bad := range []string{"", "G", "-1", "1.5", "2XB", "1e30", "NaN", "0.1K", "1e3", "0x10", "+5", "1_000"} {
 		if _, err := parseSize(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -296,7 +296,7 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 	var d densityFlag
-	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "0x42": 0x42, "88": 88} {
+	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "0x42": 0x42, "88": 88, "010": 10} {
 		if err := d.Set(in); err != nil || uint8(d) != want {
 			t.Errorf("density %q: %#x %v", in, uint8(d), err)
 		}

@@ -2,16 +2,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/target/fault"
 )
 
 // defaultConfig is what `vscsid` serves with no --config: one fake_rw disk
@@ -114,6 +122,21 @@ func loadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
+// Upper bounds of the config file's TCMU attributes.
+const (
+	// maxCmdTimeOut bounds cmd_time_out (seconds). The kernel takes a
+	// u32, but a day is past any initiator's timeout (sd 30 s, st's long
+	// timeout 14000 s): a larger value is a typo.
+	maxCmdTimeOut = 24 * 60 * 60
+	// maxDataAreaMB bounds max_data_area_mb: TCMU clamps a larger value
+	// to its global limit, global_max_data_area_mb, 2048 MiB by default
+	// (TCMU_GLOBAL_MAX_PAGES_DEF, 512Ki pages of 4 KiB).
+	maxDataAreaMB = 2048
+	// maxHWMaxSectors bounds hw_max_sectors: a command of more 512-byte
+	// sectors does not fit the largest data area (maxDataAreaMB).
+	maxHWMaxSectors = maxDataAreaMB << 20 / 512
+)
+
 func parseConfig(data []byte) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -124,11 +147,18 @@ func parseConfig(data []byte) (*Config, error) {
 		}
 		return nil, err
 	}
-	if c.CmdTimeOut < 0 {
-		return nil, fmt.Errorf("cmd_time_out %d: must be >= 0 seconds", c.CmdTimeOut)
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("line %d: the config file has more than one YAML document (or is followed by one that does not parse)", more.Line)
 	}
-	if c.MaxDataAreaMB < 0 {
-		return nil, fmt.Errorf("max_data_area_mb %d: must be >= 0", c.MaxDataAreaMB)
+	if err := decodeSeeds(data, &c); err != nil {
+		return nil, err
+	}
+	if c.CmdTimeOut < 0 || c.CmdTimeOut > maxCmdTimeOut {
+		return nil, fmt.Errorf("cmd_time_out %d: want 0..%d seconds (0 = the kernel default, 30 s)", c.CmdTimeOut, maxCmdTimeOut)
+	}
+	if c.MaxDataAreaMB < 0 || c.MaxDataAreaMB > maxDataAreaMB {
+		return nil, fmt.Errorf("max_data_area_mb %d: want 0..%d (0 = the kernel default, 1024; TCMU clamps more to its global_max_data_area_mb, %d by default)", c.MaxDataAreaMB, maxDataAreaMB, maxDataAreaMB)
 	}
 	var names []string
 	for i, d := range c.Devices {
@@ -159,17 +189,100 @@ func (d DeviceConfig) check() (devParams, error) {
 	if strings.ContainsAny(d.Config, ",:\n") {
 		return devParams{}, fmt.Errorf("config %q: commas, colons and newlines are not allowed (the kernel splits on commas)", d.Config)
 	}
-	if d.HWMaxSectors < 0 {
-		return devParams{}, errors.New("hw_max_sectors must be >= 0")
+	if d.HWMaxSectors < 0 || d.HWMaxSectors > maxHWMaxSectors {
+		return devParams{}, fmt.Errorf("hw_max_sectors %d: want 0..%d (0 = the kernel default, 128; more 512-byte sectors do not fit the largest data area, %d MiB)", d.HWMaxSectors, maxHWMaxSectors, maxDataAreaMB)
 	}
 	p, err := ht.check(d.Config)
 	if err != nil {
 		return devParams{}, err
 	}
 	if d.Fault != nil {
-		if _, _, err := d.Fault.parse(); err != nil {
+		if err := d.bindFaults(); err != nil {
 			return devParams{}, err
 		}
 	}
 	return p, nil
+}
+
+// bindFaults checks the device's fault block the way the daemon does when
+// it attaches the device (faults.wrap): fault.New with the device's kind,
+// its command names (op=) and, for a tape, a position (block=, file=), so
+// that op=reed, lba= on a tape or a tape timing model on a disk are
+// refused by --check-config and not only at attach.
+func (d DeviceConfig) bindFaults() error {
+	tm, rules, err := d.Fault.parse()
+	if err != nil {
+		return err
+	}
+	opts := fault.Options{Kind: fault.Disk, CmdTimeout: kernelCmdTimeOut, Seed: d.Fault.Seed, Rules: rules, Timing: tm}
+	var h fault.Handler
+	switch d.Type {
+	case "vtape":
+		opts.Kind, h = fault.Tape, tapeNames{}
+	default:
+		c, err := disk.ParseConfig(d.Config)
+		if err != nil {
+			return err
+		}
+		// The disk's command set follows its config (UNMAP with lbpu):
+		// build it; a store is allocated as written, so this is cheap.
+		dk, err := disk.New(d.Name, c, nil)
+		if err != nil {
+			return err
+		}
+		h = dk
+	}
+	if _, err := fault.New(h, opts); err != nil {
+		return fmt.Errorf("fault: %w", err)
+	}
+	return nil
+}
+
+// tapeNames stands for a tape drive when fault rules are checked: the
+// drive's command names, and a position as positionedDrive reports it.
+type tapeNames struct{}
+
+func (tapeNames) HandleCommand(context.Context, *scsi.Command) scsi.Response {
+	panic("tapeNames: only for checking fault rules")
+}
+func (tapeNames) CommandName(op scsi.OpCode) string              { return tape.CommandName(op) }
+func (tapeNames) Position() (partition int, object, file uint64) { return 0, 0, 0 }
+
+// decodeSeeds reads each device's fault seed again from the YAML text:
+// the decoder makes 1 of "seed: 1.5" and 2^63 of 18446744073709551616,
+// where a seed is the shared number grammar (decimal or 0x hex, 0..2^64-1).
+func decodeSeeds(data []byte, c *Config) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 {
+		return err
+	}
+	devs := mapValue(root.Content[0], "devices")
+	if devs == nil || devs.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for i, dn := range devs.Content {
+		seed := mapValue(mapValue(dn, "fault"), "seed")
+		if seed == nil || i >= len(c.Devices) || c.Devices[i].Fault == nil {
+			continue
+		}
+		n, err := cfgstring.Uint(seed.Value, 0, math.MaxUint64)
+		if err != nil {
+			return fmt.Errorf("line %d: devices[%d]: fault seed: %w", seed.Line, i, err)
+		}
+		c.Devices[i].Fault.Seed = n
+	}
+	return nil
+}
+
+// mapValue is the value of key in the mapping node n, nil if none.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }

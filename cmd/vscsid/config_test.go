@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -95,5 +99,82 @@ func TestCheckConfig(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "config ok: 1 devices") {
 		t.Errorf("output %q", out.String())
+	}
+}
+
+// TestConfigFileRefuses covers the YAML cases the hostile-input run found
+// accepted, and the fault blocks that passed --check-config but failed at
+// attach (the check now binds the rules as attach does).
+func TestConfigFileRefuses(t *testing.T) {
+	const disk0 = "devices:\n  - name: d\n    type: vdisk\n    config: size=1M\n"
+	const tape0 = "devices:\n  - name: t\n    type: vtape\n    config: memory=1\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"second document", disk0 + "---\ncmd_time_out: 5\n", "more than one YAML document"},
+		{"fractional seed", disk0 + "    fault: {seed: 1.5}\n", `fault seed: "1.5" is not a number`},
+		{"seed past 2^64", disk0 + "    fault: {seed: 18446744073709551616}\n", "fault seed: \"18446744073709551616\" is out of range 0..18446744073709551615"},
+		{"exponent seed", disk0 + "    fault: {seed: 1e3}\n", "fault seed"},
+		{"cmd_time_out too long", "cmd_time_out: 86401\n" + disk0, "cmd_time_out 86401: want 0..86400"},
+		{"max_data_area_mb too big", "max_data_area_mb: 2049\n" + disk0, "max_data_area_mb 2049: want 0..2048"},
+		{"hw_max_sectors too big", disk0 + "    hw_max_sectors: 4194305\n", "hw_max_sectors 4194305: want 0..4194304"},
+		{"misspelt command", disk0 + "    fault: {rules: ['op=reed;busy']}\n", "op=reed: the disk has no command of that name"},
+		{"tape position on a disk", disk0 + "    fault: {rules: ['block=5;sense=medium_error']}\n", "block=, file= and partition= are tape positions"},
+		{"tape action on a disk", disk0 + "    fault: {rules: ['early_warning_after=1M']}\n", "early_warning_after= is a tape action"},
+		{"tape model on a disk", disk0 + "    fault: {timing: model=dds}\n", "a tape drive model on a disk"},
+		{"disk range on a tape", tape0 + "    fault: {rules: ['lba=5;busy']}\n", "lba= is a disk range"},
+		{"disk command on a tape", tape0 + "    fault: {rules: ['op=read_capacity_16;busy']}\n", "op=read_capacity_16: the tape has no command"},
+		{"bad barcode", "devices: [{name: t, type: vtape, config: 'memory=1;barcode=backup-2024.01'}]", "want 1 to 8 characters A-Z 0-9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	// What the daemon accepts at attach passes too.
+	for _, ok := range []string{
+		disk0 + "    fault: {seed: 0x10, rules: ['op=read;lba=0x1234+10;sense=medium_error', 'op=read_capacity_16;busy']}\n",
+		disk0 + "    fault: {seed: 18446744073709551615, timing: 'rate=100MiB/s'}\n",
+		tape0 + "    fault: {rules: ['op=read;block=500+20;sense=medium_error', 'early_warning_after=1M'], timing: model=dds}\n",
+		"cmd_time_out: 86400\nmax_data_area_mb: 2048\n" + disk0 + "    hw_max_sectors: 4194304\n",
+	} {
+		if _, err := parseConfig([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	c, err := parseConfig([]byte(disk0 + "    fault: {seed: 010}\n"))
+	if err != nil || c.Devices[0].Fault.Seed != 10 {
+		t.Errorf("seed 010: %+v, %v; want 10 (decimal, never octal)", c, err)
+	}
+}
+
+// TestCapacityAndSizeAgree: a vtape's capacity= and a vdisk's size= read
+// every spelling the same way (capacity=64MiB used to be refused).
+func TestCapacityAndSizeAgree(t *testing.T) {
+	for _, s := range []string{"64MiB", "64M", "64m", "65536K", "67108864", "64mib", "0.0625GiB", "64MB", "1.5G", "2GB"} {
+		dc, derr := disk.ParseConfig("size=" + s)
+		tc, terr := tape.ParseConfig("memory=1;capacity=" + s)
+		if derr != nil || terr != nil || dc.Size != uint64(tc.Capacity) {
+			t.Errorf("%s: vdisk size %d (%v), vtape capacity %d (%v)", s, dc.Size, derr, tc.Capacity, terr)
+		}
+	}
+	for _, s := range []string{"64XB", "0x4000000", "64 M B", "-64M"} {
+		_, derr := disk.ParseConfig("size=" + s)
+		_, terr := tape.ParseConfig("memory=1;capacity=" + s)
+		if derr == nil || terr == nil {
+			t.Errorf("%s: vdisk %v, vtape %v: want both refused", s, derr, terr)
+		}
+	}
+}
+
+// TestCheckConfigBarcodeAgreesWithLibrary: the config check refuses
+// exactly the barcodes the cartridge library refuses at start.
+func TestCheckConfigBarcodeAgreesWithLibrary(t *testing.T) {
+	for _, b := range []string{"TAPE01L9", "DDS001", "A", "00000001", "backup-2024.01", "tape01", "ABCDEFGHI", "A.B", "A_B", "..", "A B"} {
+		_, cfgErr := parseConfig([]byte("devices: [{name: t, type: vtape, config: 'memory=1;barcode=" + b + "'}]"))
+		libErr := cartridge.ValidateBarcode(b)
+		if (cfgErr == nil) != (libErr == nil) {
+			t.Errorf("barcode %q: config check %v, cartridge library %v", b, cfgErr, libErr)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape"
 )
 
@@ -32,17 +33,13 @@ var (
 	ErrExists     = errors.New("cartridge: cartridge already exists")
 )
 
-// ValidateBarcode checks an LTO-style barcode (volume serial + media id):
-// 1 to 8 characters from A-Z and 0-9. Anything else, path separators and
-// dots included, is refused, so a barcode is always a plain file name.
+// ValidateBarcode checks an LTO-style barcode (volume serial + media id)
+// by the rule the vtape cfgstring's barcode= uses (cfgstring.Barcode: 1
+// to 8 characters from A-Z and 0-9), so a barcode is always a plain file
+// name. The error wraps ErrBadBarcode.
 func ValidateBarcode(barcode string) error {
-	if len(barcode) == 0 || len(barcode) > 8 {
-		return fmt.Errorf("%w %q: want 1 to 8 characters A-Z 0-9", ErrBadBarcode, barcode)
-	}
-	for _, c := range []byte(barcode) {
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return fmt.Errorf("%w %q: want 1 to 8 characters A-Z 0-9", ErrBadBarcode, barcode)
-		}
+	if err := cfgstring.Barcode(barcode); err != nil {
+		return fmt.Errorf("%w %q: %w", ErrBadBarcode, barcode, err)
 	}
 	return nil
 }

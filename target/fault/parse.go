@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -77,23 +78,22 @@ func MustParseRule(s string) Rule {
 
 // ParseRule parses one rule (grammar: RuleDesc). It is strict: an unknown
 // or repeated key, a bad value or a missing action is an error naming the
-// key and what is wrong. Spaces around pairs, keys and values are
-// ignored. Whether the rule fits the device (disk or tape, command names)
+// key and what is wrong. The split rule is internal/cfgstring's: spaces
+// around pairs, keys and values and empty pairs are ignored. Whether the rule fits the device (disk or tape, command names)
 // is checked when it is installed.
 func ParseRule(s string) (Rule, error) {
 	var r Rule
-	if strings.TrimSpace(s) == "" {
+	pairs, err := cfgstring.Split(s)
+	if err != nil {
+		return Rule{}, err
+	}
+	if len(pairs) == 0 {
 		return r, errors.New("empty rule")
 	}
 	var seen uint32
 	var actKey string
-	for p := range strings.SplitSeq(s, ";") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			return Rule{}, errors.New("empty pair (two ';' in a row, or a trailing ';')")
-		}
-		k, v, hasEq := strings.Cut(p, "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	for _, p := range pairs {
+		k, v, hasEq := p.Key, p.Value, p.HasValue
 		idx := -1
 		for i, key := range ruleKeys {
 			if key == k {
@@ -102,9 +102,6 @@ func ParseRule(s string) (Rule, error) {
 		}
 		if idx < 0 {
 			return Rule{}, fmt.Errorf("unknown key %q (want one of %s)", k, strings.Join(ruleKeys, ", "))
-		}
-		if seen&(1<<idx) != 0 {
-			return Rule{}, fmt.Errorf("%s: given twice", k)
 		}
 		seen |= 1 << idx
 		switch k {
@@ -198,7 +195,7 @@ func (r *Rule) set(k, v string, hasEq bool) error {
 		r.act.dur, err = parsePositiveDuration(v)
 	case "early_warning_after":
 		r.act.kind = actEarlyWarning
-		if r.act.bytes, err = parseSize(v); err == nil && r.act.bytes == 0 {
+		if r.act.bytes, err = cfgstring.Size(v); err == nil && r.act.bytes == 0 {
 			err = errors.New("must be at least 1 byte")
 		}
 	}

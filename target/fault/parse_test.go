@@ -26,6 +26,11 @@ func TestParseRuleCanonical(t *testing.T) {
 		{"block=500+20;file=2;partition=1;sense=medium_error", "partition=1;file=2;block=500+20;sense=medium_error"},
 		{"op=read;block=7;sense=blank_check/0/5", "op=read;block=7;sense=blank_check/0x00/0x05"},
 		{"early_warning_after=16M", "early_warning_after=16MiB"},
+		// The shared grammar (internal/cfgstring): empty pairs skipped
+		// (they were refused), units in any case, leading zeros decimal.
+		{"op=read;;busy;", "op=read;busy"},
+		{"early_warning_after=16mib", "early_warning_after=16MiB"},
+		{"lba=010;busy", "lba=0xa;busy"},
 		{"early_warning_after=1000000", "early_warning_after=1MB"},
 		{"early_warning_after=1234567", "early_warning_after=1234567"},
 		{"early_warning_after=1.5KiB", "early_warning_after=1.5KiB"},
@@ -59,8 +64,8 @@ func TestParseRuleErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty rule"},
 		{"op=read", "no action"},
-		{"op=read;;busy", "empty pair"},
-		{"busy;", "empty pair"},
+		{"op=read,busy", "',' and ':' are not allowed"},
+		{"lba=010;lba=8;busy", "lba: given twice"},
 		{"opp=read;busy", `unknown key "opp"`},
 		{"busy;busy", "busy: given twice"},
 		{"busy=1", "busy: takes no value"},
@@ -96,8 +101,8 @@ func TestParseRuleErrors(t *testing.T) {
 		{"timeout=0s", "timeout=0s: must be more than 0"},
 		{"early_warning_after=0", "must be at least 1 byte"},
 		{"early_warning_after=1.5", "not a whole number of bytes"},
-		{"early_warning_after=99999999999999999999", "too large"},
-		{"early_warning_after=20000000T", "too large"},
+		{"early_warning_after=99999999999999999999", "out of range"},
+		{"early_warning_after=20000000T", "out of range"},
 		{"lba=1;block=1;busy", "lba= is for disks"},
 		{"lba=1;early_warning_after=1M", "early_warning_after= is a tape action"},
 	} {
@@ -118,6 +123,7 @@ func TestParseTiming(t *testing.T) {
 		check    func(fault.Timing) bool
 	}{
 		{"", "", func(t fault.Timing) bool { return t.IsZero() }},
+		{"rate=100MiB/s;", "rate=100MiB/s", nil},
 		{"latency=2ms;jitter=1ms;rate=160MB/s", "latency=2ms;jitter=1ms;rate=160MB/s",
 			func(t fault.Timing) bool { return t.Latency == 2*time.Millisecond && t.Rate == 160e6 }},
 		{"rate=1GiB/s;burst=1M", "rate=1GiB/s;burst=1MiB", func(t fault.Timing) bool { return t.Rate == 1<<30 && t.Burst == 1<<20 }},
@@ -157,7 +163,7 @@ func TestParseTiming(t *testing.T) {
 		{"latency=1ms;latency=2ms", "latency: given twice"},
 		{"latency=-1ms", "latency=-1ms: negative"},
 		{"rate=160MB", "rate=160MB: want a rate"},
-		{"rate=fast/s", "rate=fast/s: want a size"},
+		{"rate=fast/s", "rate=fast/s: \"fast\" is not a size (want a byte count with an optional unit"},
 		{"dist=normal;jitter=1ms", "dist=normal: want uniform or exp"},
 		{"dist=exp", "dist=exp: needs jitter="},
 		{"jitter=1ms;jitter_max=2ms", "jitter_max: only with dist=exp"},
@@ -166,7 +172,7 @@ func TestParseTiming(t *testing.T) {
 		{"buffer=1M", "tape model keys: give model="},
 		{"model=lto4", "model=lto4: unknown model"},
 		{"model=dds;burst=1M", "burst: a tape model buffers"},
-		{"latency=1ms;", "empty pair"},
+		{"latency=1ms:2", "':'"},
 	} {
 		_, err := fault.ParseTiming(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -102,42 +103,32 @@ func (a *action) post() bool { return a.kind == actRecovered || a.kind == actEar
 // String returns the rule in canonical form (keys in a fixed order,
 // defaults omitted), which ParseRule accepts and maps to an equal rule.
 func (r Rule) String() string {
-	var b strings.Builder
-	sep := func() {
-		if b.Len() > 0 {
-			b.WriteByte(';')
-		}
-	}
+	var b cfgstring.Builder
 	if len(r.ops) > 0 {
-		b.WriteString("op=")
+		ops := make([]string, len(r.ops))
 		for i, t := range r.ops {
-			if i > 0 {
-				b.WriteByte('|')
-			}
-			b.WriteString(t.String())
+			ops[i] = t.String()
 		}
+		b.Add("op", strings.Join(ops, "|"))
+	}
+	spanText := func(start string, sp span) string {
+		if sp.n != 1 {
+			return start + "+" + strconv.FormatUint(sp.n, 10)
+		}
+		return start
 	}
 	if r.lba.set() {
-		sep()
-		b.WriteString("lba=0x" + strconv.FormatUint(r.lba.start, 16))
-		if r.lba.n != 1 {
-			b.WriteString("+" + strconv.FormatUint(r.lba.n, 10))
-		}
+		b.Add("lba", spanText("0x"+strconv.FormatUint(r.lba.start, 16), r.lba))
 	}
 	if r.hasPart {
-		sep()
-		b.WriteString("partition=" + strconv.Itoa(r.part))
+		b.Add("partition", strconv.Itoa(r.part))
 	}
 	for _, s := range []struct {
 		key string
 		sp  span
 	}{{"file", r.file}, {"block", r.block}} {
 		if s.sp.set() {
-			sep()
-			b.WriteString(s.key + "=" + strconv.FormatUint(s.sp.start, 10))
-			if s.sp.n != 1 {
-				b.WriteString("+" + strconv.FormatUint(s.sp.n, 10))
-			}
+			b.Add(s.key, spanText(strconv.FormatUint(s.sp.start, 10), s.sp))
 		}
 	}
 	for _, g := range []struct {
@@ -146,42 +137,41 @@ func (r Rule) String() string {
 		def uint64
 	}{{"every", r.every, 1}, {"after", r.after, 0}, {"count", r.count, 0}} {
 		if g.v != g.def && !(g.key == "every" && g.v == 0) {
-			sep()
-			b.WriteString(g.key + "=" + strconv.FormatUint(g.v, 10))
+			b.Uint(g.key, g.v)
 		}
 	}
 	if r.prob != 0 && r.prob != 1 {
-		sep()
-		b.WriteString("prob=" + strconv.FormatFloat(r.prob, 'g', -1, 64))
+		b.Add("prob", strconv.FormatFloat(r.prob, 'g', -1, 64))
 	}
-	sep()
 	a := r.act
+	asc := func() string { return hexByte(uint8(a.asc>>8)) + "/" + hexByte(uint8(a.asc)) }
 	switch a.kind {
 	case actSense:
-		b.WriteString("sense=" + a.key.String())
 		if a.ascSet {
-			b.WriteString("/" + hexByte(uint8(a.asc>>8)) + "/" + hexByte(uint8(a.asc)))
+			b.Add("sense", a.key.String()+"/"+asc())
+		} else {
+			b.Add("sense", a.key.String())
 		}
 	case actRecovered:
-		b.WriteString("recovered")
 		if a.ascSet {
-			b.WriteString("=" + hexByte(uint8(a.asc>>8)) + "/" + hexByte(uint8(a.asc)))
+			b.Add("recovered", asc())
+		} else {
+			b.Key("recovered")
 		}
 	case actBusy:
-		b.WriteString("busy")
+		b.Key("busy")
 	case actTaskSetFull:
-		b.WriteString("task_set_full")
+		b.Key("task_set_full")
 	case actTimeout:
-		b.WriteString("timeout")
 		if a.dur != 0 {
-			b.WriteString("=" + a.dur.String())
+			b.Add("timeout", a.dur.String())
+		} else {
+			b.Key("timeout")
 		}
 	case actDelay:
-		b.WriteString("delay=" + a.dur.String())
+		b.Add("delay", a.dur.String())
 	case actEarlyWarning:
-		b.WriteString("early_warning_after=" + formatSize(a.bytes))
-	default:
-		return strings.TrimSuffix(b.String(), ";")
+		b.Size("early_warning_after", a.bytes)
 	}
 	return b.String()
 }

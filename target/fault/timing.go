@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -116,19 +117,14 @@ func MustParseTiming(s string) Timing {
 // wherever it appears; the other keys override it.
 func ParseTiming(s string) (Timing, error) {
 	var t Timing
-	if strings.TrimSpace(s) == "" {
-		return t, nil
+	pairs, err := cfgstring.Split(s)
+	if err != nil {
+		return Timing{}, err
 	}
-	pairs := strings.Split(s, ";")
 	kv := make(map[string]string, len(pairs))
 	order := make([]string, 0, len(pairs))
 	for _, p := range pairs {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			return Timing{}, errors.New("empty pair (two ';' in a row, or a trailing ';')")
-		}
-		k, v, ok := strings.Cut(p, "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		k, v := p.Key, p.Value
 		known := false
 		for _, key := range timingKeys {
 			known = known || key == k
@@ -136,11 +132,8 @@ func ParseTiming(s string) (Timing, error) {
 		switch {
 		case !known:
 			return Timing{}, fmt.Errorf("unknown key %q (want one of %s)", k, strings.Join(timingKeys, ", "))
-		case !ok || v == "":
+		case !p.HasValue || v == "":
 			return Timing{}, fmt.Errorf("%s: needs a value (%s=...)", k, k)
-		}
-		if _, dup := kv[k]; dup {
-			return Timing{}, fmt.Errorf("%s: given twice", k)
 		}
 		kv[k] = v
 		order = append(order, k)
@@ -188,9 +181,9 @@ func (t *Timing) set(k, v string) error {
 	case "search":
 		t.Search, err = parseRate(v)
 	case "burst":
-		t.Burst, err = parseSize(v)
+		t.Burst, err = cfgstring.Size(v)
 	case "buffer":
-		t.Buffer, err = parseSize(v)
+		t.Buffer, err = cfgstring.Size(v)
 	case "overhead":
 		dur(&t.Overhead)
 	case "reposition":
@@ -251,30 +244,30 @@ func (t Timing) IsZero() bool { return t == Timing{} }
 // differ from the model's preset (or from zero), in a fixed order.
 func (t Timing) String() string {
 	var base Timing
-	var parts []string
+	var b cfgstring.Builder
 	if t.Model != "" {
 		base = tapeModels[t.Model]
-		parts = append(parts, "model="+t.Model)
+		b.Add("model", t.Model)
 	}
-	d := func(k string, v, b time.Duration) {
-		if v != b {
-			parts = append(parts, k+"="+v.String())
+	d := func(k string, v, def time.Duration) {
+		if v != def {
+			b.Add(k, v.String())
 		}
 	}
 	d("latency", t.Latency, base.Latency)
 	d("jitter", t.Jitter, base.Jitter)
 	if t.Dist == Exponential {
-		parts = append(parts, "dist=exp")
+		b.Add("dist", "exp")
 	}
 	d("jitter_max", t.JitterMax, base.JitterMax)
 	if t.Rate != base.Rate {
-		parts = append(parts, "rate="+formatRate(t.Rate))
+		b.Add("rate", formatRate(t.Rate))
 	}
 	if t.Burst != base.Burst {
-		parts = append(parts, "burst="+formatSize(t.Burst))
+		b.Size("burst", t.Burst)
 	}
 	if t.Buffer != base.Buffer {
-		parts = append(parts, "buffer="+formatSize(t.Buffer))
+		b.Size("buffer", t.Buffer)
 	}
 	d("overhead", t.Overhead, base.Overhead)
 	d("reposition", t.Reposition, base.Reposition)
@@ -283,9 +276,9 @@ func (t Timing) String() string {
 	d("rewind", t.Rewind, base.Rewind)
 	d("locate", t.Locate, base.Locate)
 	if t.Search != base.Search {
-		parts = append(parts, "search="+formatRate(t.Search))
+		b.Add("search", formatRate(t.Search))
 	}
-	return strings.Join(parts, ";")
+	return b.String()
 }
 
 // ---- the running model ----

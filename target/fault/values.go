@@ -7,25 +7,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
 )
 
-// Value syntax shared by the rule and timing grammars. Numbers are decimal
-// or 0x-prefixed hexadecimal (never octal: "010" is ten). Sizes take the
-// suffixes of the vtape cfgstring (K, M, G, T: powers of 1024), the IEC
-// ones (KiB, MiB, GiB, TiB) and the SI ones (KB, MB, GB, TB: powers of
-// 1000), with an optional decimal fraction ("3.5MB"); a rate is a size
-// followed by "/s".
+// Value syntax: numbers, sizes and the key=value split rule are the
+// shared grammar of internal/cfgstring (numbers decimal or 0x hex, never
+// octal: "010" is ten; sizes with K..TiB 1024-based and KB..TB 1000-based
+// units and an optional fraction, "3.5MB"). A rate is a size followed by
+// "/s"; durations are Go durations.
 
 // parseUint parses a decimal or 0x-hex unsigned number.
-func parseUint(s string) (uint64, error) {
-	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
-		return strconv.ParseUint(s[2:], 16, 64)
-	}
-	if s == "" || s[0] < '0' || s[0] > '9' {
-		return 0, errors.New("not a number")
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
+func parseUint(s string) (uint64, error) { return cfgstring.Uint(s, 0, math.MaxUint64) }
 
 // parseHexByte parses an ASC or ASCQ: hexadecimal as T10 writes them, with
 // or without 0x ("11" is 0x11).
@@ -54,125 +47,18 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-var sizeUnits = []struct {
-	suffix string
-	mult   uint64
-}{
-	// Longest suffixes first so "MiB" is not read as "M" + "iB".
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
-	{"B", 1},
-}
-
-// parseSize parses a byte count with an optional unit and fraction. The
-// result must be a whole number of bytes.
-func parseSize(s string) (uint64, error) {
-	num, mult := s, uint64(1)
-	for _, u := range sizeUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			num, mult = s[:len(s)-len(u.suffix)], u.mult
-			break
-		}
-	}
-	whole, frac, hasFrac := strings.Cut(num, ".")
-	if whole == "" || (hasFrac && frac == "") {
-		return 0, errors.New("want a size such as 4096, 64KiB, 16M or 3.5MB")
-	}
-	for _, c := range whole + frac {
-		if c < '0' || c > '9' {
-			return 0, errors.New("want a size such as 4096, 64KiB, 16M or 3.5MB")
-		}
-	}
-	w, err := strconv.ParseUint(whole, 10, 64)
-	if err != nil {
-		return 0, errors.New("too large")
-	}
-	hi, v := bits.Mul64(w, mult)
-	if hi != 0 {
-		return 0, errors.New("too large")
-	}
-	if hasFrac {
-		if len(frac) > 18 {
-			return 0, errors.New("too many decimals")
-		}
-		f, _ := strconv.ParseUint(frac, 10, 64) // digits only, at most 18
-		den := uint64(1)
-		for range len(frac) {
-			den *= 10
-		}
-		fhi, flo := bits.Mul64(f, mult)
-		if fhi >= den {
-			return 0, errors.New("too large")
-		}
-		q, r := bits.Div64(fhi, flo, den)
-		if r != 0 {
-			return 0, errors.New("not a whole number of bytes")
-		}
-		var carry uint64
-		v, carry = bits.Add64(v, q, 0)
-		if carry != 0 {
-			return 0, errors.New("too large")
-		}
-	}
-	return v, nil
-}
-
 // parseRate parses bytes per second: a size followed by "/s".
 func parseRate(s string) (uint64, error) {
 	n, ok := strings.CutSuffix(s, "/s")
 	if !ok {
 		return 0, errors.New("want a rate such as 160MB/s or 3.5MB/s")
 	}
-	return parseSize(n)
+	return cfgstring.Size(n)
 }
 
-// formatSize writes n with the largest unit that divides it exactly,
-// IEC units first (sizes of buffers are powers of two), then SI.
-func formatSize(n uint64) string {
-	return formatUnits(n, iecFirst)
-}
-
-// formatRate writes a rate, SI units first (drive rates are quoted in
-// MB/s).
-func formatRate(n uint64) string {
-	return formatUnits(n, siFirst) + "/s"
-}
-
-var (
-	iecFirst = []struct {
-		suffix string
-		mult   uint64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}}
-	siFirst = []struct {
-		suffix string
-		mult   uint64
-	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
-)
-
-func formatUnits(n uint64, units []struct {
-	suffix string
-	mult   uint64
-}) string {
-	if n == 0 {
-		return "0"
-	}
-	for _, u := range units {
-		if n%u.mult == 0 {
-			return strconv.FormatUint(n/u.mult, 10) + u.suffix
-		}
-		// Up to three decimals in a unit the value is at least one of and
-		// less than a thousand of ("3.5MB", "1.5KiB").
-		hi, m := bits.Mul64(n, 1000)
-		if hi != 0 || n < u.mult || n/u.mult >= 1000 || m%u.mult != 0 {
-			continue
-		}
-		q := m / u.mult
-		frac := strconv.FormatUint(1000+q%1000, 10)[1:]
-		return strconv.FormatUint(q/1000, 10) + "." + strings.TrimRight(frac, "0") + u.suffix
-	}
-	return strconv.FormatUint(n, 10)
-}
+// formatRate writes a rate, 1000-based units first (drive rates are
+// quoted in MB/s).
+func formatRate(n uint64) string { return cfgstring.FormatSizeSI(n) + "/s" }
 
 // parseProb parses a probability in (0, 1].
 func parseProb(s string) (float64, error) {
