@@ -185,7 +185,6 @@ func statsOf(name string, s *target.DeviceStats) control.Stats {
 	return out
 }
 
-
 var _ control.Service = (*daemon)(nil)
 
 // serveControl listens on path and serves s until ctx is done.
