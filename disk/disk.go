@@ -237,9 +237,9 @@ const (
 // command is one entry of the dispatch table. Exactly one of run (SBC,
 // returns an error for ResponseFor) and spc (common SPC, returns the
 // Response) is set. info.Usage is the REPORT SUPPORTED OPERATION CODES
-// usage map; its length is the CDB length.
+// usage map; its length is the CDB length. The command's name is
+// info.Name(scsi.SBC).
 type command struct {
-	name  string
 	run   func(*Disk, *scsi.Command) error
 	spc   func(*Disk, *scsi.Command) scsi.Response
 	flags cmdFlags
@@ -247,12 +247,13 @@ type command struct {
 }
 
 // CommandName returns the snake_case name of op for the `command` metric
-// label, "" if the disk does not support it. Opcodes with service actions
-// are named after the one service action supported (0x9e is
-// read_capacity_16, 0xa3 report_supported_opcodes).
+// label and fault rules (scsi.CommandSet.CommandName in SBC), "" if the
+// disk does not support it. Opcodes with service actions are named after
+// the one service action supported (0x9e is read_capacity_16, 0xa3
+// report_supported_opcodes).
 func (d *Disk) CommandName(op scsi.OpCode) string {
 	if c := d.cmds[op]; c != nil {
-		return c.name
+		return c.info.Name(scsi.SBC)
 	}
 	return ""
 }

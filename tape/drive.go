@@ -208,9 +208,9 @@ func (d *Drive) applySenseFormat() {
 // Personality returns the drive model.
 func (d *Drive) Personality() Personality { return d.pers }
 
-// command is one entry of the dispatch table.
+// command is one entry of the dispatch table; its name is
+// scsi.SSC.CommandName of its opcode and service action.
 type command struct {
-	name    string
 	cdbLen  int
 	medium  bool // needs a ready cartridge
 	run     func(d *Drive, cmd *scsi.Command) scsi.Response
@@ -221,7 +221,7 @@ type command struct {
 }
 
 // commands is the dispatch table, indexed by opcode: a lookup per command
-// is one array index, and the names are the bounded `command` metric label.
+// is one array index.
 var commands [256]command
 
 func init() {
@@ -231,9 +231,20 @@ func init() {
 	}
 }
 
-// CommandName implements target.CommandNamer: the snake_case SSC name of
-// op, or "" for an opcode the drive does not support.
-func (d *Drive) CommandName(op scsi.OpCode) string { return commands[op].name }
+// CommandName implements target.CommandNamer: the snake_case name of op
+// in SSC (scsi.CommandSet.CommandName: 0xa3 is report_supported_opcodes,
+// the one service action served), or "" for an opcode the drive does not
+// support. It is the bounded `command` metric label and the op= of fault
+// rules.
+func (d *Drive) CommandName(op scsi.OpCode) string { return commandName(op) }
+
+func commandName(op scsi.OpCode) string {
+	c := &commands[op]
+	if c.run == nil {
+		return ""
+	}
+	return scsi.SSC.CommandName(op, c.sa, c.hasSA)
+}
 
 // commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
 // dispatch table, in opcode order.
@@ -271,7 +282,7 @@ func (d *Drive) handle(cmd *scsi.Command) scsi.Response {
 	}
 	op := cmd.CDB.OpCode()
 	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
-		ce.Write(zap.String("command", commands[op].name), zap.Uint8("opcode", uint8(op)),
+		ce.Write(zap.String("command", commandName(op)), zap.Uint8("opcode", uint8(op)),
 			zap.Int("bytes", cmd.Data.Len()))
 	}
 	if d.closed {

@@ -379,7 +379,7 @@ func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
 // list.
 func (d *Drive) modeSelect(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
-	ten := c.OpCode() == opModeSelect10
+	ten := c.OpCode() == scsi.ModeSelect10
 	plen, hlen := int(c.Byte(4)), 4
 	if ten {
 		plen, hlen = int(c.Uint16(7)), 8
@@ -492,7 +492,7 @@ func pageOffset(list, page []byte) int {
 func (d *Drive) passThrough(c scsi.CDB, p []byte) scsi.Response {
 	cdb := make(scsi.CDB, len(c))
 	copy(cdb, c)
-	if cdb.OpCode() == opModeSelect10 {
+	if cdb.OpCode() == scsi.ModeSelect10 {
 		binary.BigEndian.PutUint16(cdb[7:9], uint16(len(p)))
 	} else {
 		cdb[4] = byte(len(p))
@@ -740,7 +740,7 @@ func (d *Drive) requestSense(cmd *scsi.Command) scsi.Response {
 func (d *Drive) inquiry(cmd *scsi.Command) scsi.Response   { return d.spc.Inquiry(cmd) }
 func (d *Drive) modeSense(cmd *scsi.Command) scsi.Response { return d.spc.ModeSense(cmd) }
 func (d *Drive) maintenanceIn(cmd *scsi.Command) scsi.Response {
-	if cmd.CDB.ServiceAction() != saReportSupportedOpCodes {
+	if cmd.CDB.ServiceAction() != scsi.SAReportSupportedOpCodes {
 		return check(invalidCDB(1, 4))
 	}
 	return d.spc.ReportSupportedOpCodes(cmd)

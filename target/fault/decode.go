@@ -15,6 +15,15 @@ const (
 	Tape             // SSC: block=, file=, partition= and early_warning_after= rules
 )
 
+// CommandSet is the SCSI command set of the kind, which names its
+// opcodes.
+func (k Kind) CommandSet() scsi.CommandSet {
+	if k == Tape {
+		return scsi.SSC
+	}
+	return scsi.SBC
+}
+
 func (k Kind) String() string {
 	if k == Tape {
 		return "tape"
@@ -91,12 +100,12 @@ func init() {
 	for op, d := range map[scsi.OpCode]opDesc{
 		// SSC-5 READ(6/16), READ REVERSE(6/16), WRITE(6/16), VERIFY(6/16).
 		scsi.Read6: {class: classRead, lay: layTape6}, scsi.Read16: {class: classRead, lay: layTape16},
-		scsi.ReadReverse6: {class: classRead, lay: layTape6}, 0x81: {class: classRead, lay: layTape16},
+		scsi.ReadReverse6: {class: classRead, lay: layTape6}, scsi.ReadReverse16: {class: classRead, lay: layTape16},
 		scsi.Write6: {class: classWrite, lay: layTape6}, scsi.Write16: {class: classWrite, lay: layTape16},
 		scsi.Verify6: {class: classVerify, lay: layTape6}, scsi.Verify16: {class: classVerify, lay: layTape16},
 		// WRITE FILEMARKS(6/16): IMMED byte 1 bit 0; count like a transfer length.
-		scsi.WriteFilemarks6: {class: classFilemarks, lay: layTape6, immedBit: 0x01, immedByte: 1},
-		0x80:                 {class: classFilemarks, lay: layTape16, immedBit: 0x01, immedByte: 1},
+		scsi.WriteFilemarks6:  {class: classFilemarks, lay: layTape6, immedBit: 0x01, immedByte: 1},
+		scsi.WriteFilemarks16: {class: classFilemarks, lay: layTape16, immedBit: 0x01, immedByte: 1},
 		// SPACE(6/16) (no IMMED), LOCATE(10/16) IMMED byte 1 bit 0.
 		scsi.Space6: {class: classPosition, lay: laySpace6}, scsi.Space16: {class: classPosition, lay: laySpace16},
 		scsi.Locate10: {class: classPosition, immedBit: 0x01, immedByte: 1}, scsi.Locate16: {class: classPosition, immedBit: 0x01, immedByte: 1},
