@@ -41,12 +41,12 @@ keys:
 
 // Defaults.
 const (
-	DefaultMaxBlock     = 1 << 20 // tcm_loop's largest command (256 × 4 KiB)
-	DefaultMinBlock     = 1
-	DefaultCapacity     = 64 << 20
-	DefaultEarlyWarning = 1 << 20
-	maxSerialLen        = 32
-	maxBarcodeLen       = 32
+	DefaultMaxBlock           = 1 << 20 // tcm_loop's largest command (256 × 4 KiB)
+	DefaultMinBlock           = 1
+	DefaultMemoryCapacity     = 64 << 20
+	DefaultMemoryEarlyWarning = 1 << 20
+	maxSerialLen              = 32
+	maxBarcodeLen             = 32
 )
 
 // Config is a parsed vtape cfgstring. The zero value is not valid; use
@@ -77,8 +77,8 @@ type Config struct {
 func ParseConfig(s string) (Config, error) {
 	c := Config{
 		Personality:  "generic",
-		Capacity:     DefaultCapacity,
-		EarlyWarning: DefaultEarlyWarning,
+		Capacity:     DefaultMemoryCapacity,
+		EarlyWarning: DefaultMemoryEarlyWarning,
 		MaxBlock:     DefaultMaxBlock,
 		MinBlock:     DefaultMinBlock,
 	}
@@ -241,10 +241,10 @@ func (c Config) String() string {
 		add("barcode", c.Barcode)
 	}
 	if c.Memory {
-		if c.Capacity != DefaultCapacity {
+		if c.Capacity != DefaultMemoryCapacity {
 			add("capacity", formatSize(c.Capacity))
 		}
-		if c.EarlyWarning != DefaultEarlyWarning {
+		if c.EarlyWarning != DefaultMemoryEarlyWarning {
 			add("early_warning", formatSize(c.EarlyWarning))
 		}
 		if c.WriteProtect {

@@ -11,8 +11,23 @@ var (
 	ErrNoMedium         = errors.New("tape: no cartridge in the drive")
 	ErrMediumPresent    = errors.New("tape: a cartridge is already in the drive")
 	ErrRemovalPrevented = errors.New("tape: medium removal prevented by the initiator (PREVENT ALLOW MEDIUM REMOVAL)")
-	ErrClosed           = errors.New("tape: drive closed")
+	// ErrClosed is a Drive used after Close. Media used after Close return
+	// a ClosedError naming themselves (cartridge.ErrClosed), which
+	// errors.Is matches to ErrClosed too.
+	ErrClosed error = &ClosedError{Object: "tape: drive"}
 )
+
+// ClosedError is the error of a drive or medium used after Close. Every
+// ClosedError matches ErrClosed (errors.Is), so a caller tests for one
+// sentinel whichever object was closed.
+type ClosedError struct {
+	Object string // what was closed, as the message says it: "tape: drive"
+}
+
+func (e *ClosedError) Error() string { return e.Object + " closed" }
+
+// Is reports whether target is ErrClosed.
+func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
 
 // This file is the one place that knows how SSC conditions look on the
 // wire: the sense data of each row of the data-transfer table in
