@@ -2,7 +2,6 @@ package disk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"sync"
@@ -272,10 +271,7 @@ func (d *Disk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response
 		c.Data = &d.empty
 		cmd = &c
 	}
-	r := d.dispatch(cmd)
-	if r.Status == scsi.StatusCheckCondition {
-		r.Sense.Format = d.SenseFormat
-	}
+	r := d.dispatch(cmd).WithFormat(d.SenseFormat)
 	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
 		ce.Write(zap.Uint8("opcode", uint8(cmd.CDB.OpCode())),
 			zap.Stringer("status", r.Status), zap.Stringer("sense_key", r.Sense.Key),
@@ -302,7 +298,7 @@ func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
 	}
 	// SAM-5 5.2: NACA=1 without ACA support is INVALID FIELD IN CDB.
 	if cdb[n-1]&0x04 != 0 {
-		return toResponse(scsi.InvalidField(n-1, 2))
+		return scsi.ResponseFor(scsi.InvalidField(n-1, 2))
 	}
 	if r, ok := d.TakeUnitAttention(cmd); ok {
 		return r
@@ -313,26 +309,14 @@ func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
 	if c.spc != nil {
 		return c.spc(d, cmd)
 	}
-	return toResponse(c.run(d, cmd))
-}
-
-// toResponse is scsi.ResponseFor with an allocation-free fast path.
-func toResponse(err error) scsi.Response {
-	if err == nil {
-		return scsi.Good
-	}
-	if se, ok := err.(*scsi.Error); ok {
-		return scsi.CheckCondition(se.Sense)
-	}
-	return scsi.ResponseFor(err)
+	return scsi.ResponseFor(c.run(d, cmd))
 }
 
 // fault turns a backend error into MEDIUM ERROR with asc (a device fault:
 // logged at Error once per disk, then only counted by the target).
 func (d *Disk) fault(err error, asc scsi.ASC) error {
-	var se *scsi.Error
-	if errors.As(err, &se) {
-		return se
+	if _, ok := scsi.SenseOf(err); ok {
+		return err
 	}
 	if d.faultLogged.CompareAndSwap(false, true) {
 		d.log.Error("vdisk backend failed; further failures are not logged", zap.Error(err))

@@ -719,7 +719,7 @@ func (d *Disk) requestSense(cmd *scsi.Command) scsi.Response {
 // actions are INVALID FIELD IN CDB.
 func (d *Disk) maintenanceIn(cmd *scsi.Command) scsi.Response {
 	if cmd.CDB.ServiceAction() != saReportOpCodes {
-		return toResponse(scsi.InvalidField(1, 4))
+		return scsi.ResponseFor(scsi.InvalidField(1, 4))
 	}
 	return d.ReportSupportedOpCodes(cmd)
 }

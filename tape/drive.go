@@ -267,10 +267,7 @@ func commandInfos() []scsi.CommandInfo {
 // HandleCommand implements target.Handler.
 func (d *Drive) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
 	d.mu.Lock()
-	r := d.handle(cmd)
-	if r.Status == scsi.StatusCheckCondition {
-		r.Sense.Format = d.spc.SenseFormat
-	}
+	r := d.handle(cmd).WithFormat(d.spc.SenseFormat)
 	d.mu.Unlock()
 	return r
 }
@@ -318,11 +315,12 @@ func (d *Drive) notReadySense() scsi.Sense {
 // check returns CHECK CONDITION with s.
 func check(s scsi.Sense) scsi.Response { return scsi.CheckCondition(s) }
 
-// fault turns a Medium error into a response; device faults are logged at
-// Error level once per cartridge (then at Debug), never per SCSI outcome.
+// fault turns a Medium error (or a *scsi.Error) into a response with
+// scsi.ResponseFor; an error without sense of its own is reported as the
+// MEDIUM ERROR of dir. Device faults are logged at Error level once per
+// cartridge (then at Debug), never per SCSI outcome.
 func (d *Drive) fault(err error, dir ioDir) scsi.Response {
-	s, isFault := senseFor(err, dir)
-	if isFault {
+	if isFault(err) {
 		lvl := zap.ErrorLevel
 		if d.faulted {
 			lvl = zap.DebugLevel
@@ -331,8 +329,11 @@ func (d *Drive) fault(err error, dir ioDir) scsi.Response {
 		if ce := d.log.Check(lvl, "cartridge i/o failed"); ce != nil {
 			ce.Write(zap.String("medium", d.barcode), zap.Error(err))
 		}
+		if _, ok := scsi.SenseOf(err); !ok {
+			err = faultErrs[dir]
+		}
 	}
-	return check(s)
+	return d.spc.ResponseFor(err)
 }
 
 // Reset is the LUN RESET task management function (and what power-on

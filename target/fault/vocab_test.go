@@ -1,6 +1,10 @@
 package fault_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"go.uber.org/zap"
@@ -12,9 +16,12 @@ import (
 )
 
 // realDevices returns a disk (with UNMAP) and a memory tape drive.
-func realDevices(t testing.TB) (*disk.Disk, *tape.Drive) {
+func realDevices(t testing.TB) (*disk.Disk, *tape.Drive) { return realDevicesCfg(t, "", "") }
+
+// realDevicesCfg is realDevices with extra cfgstring keys for each.
+func realDevicesCfg(t testing.TB, diskCfg, tapeCfg string) (*disk.Disk, *tape.Drive) {
 	t.Helper()
-	dc, err := disk.ParseConfig("size=1MiB;lbs=512;lbpu=1")
+	dc, err := disk.ParseConfig("size=1MiB;lbs=512;lbpu=1" + diskCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +29,7 @@ func realDevices(t testing.TB) (*disk.Disk, *tape.Drive) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := tape.ParseConfig("memory=1;barcode=T00001")
+	tc, err := tape.ParseConfig("memory=1;barcode=T00001" + tapeCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +101,49 @@ func TestOpNameSameOnEveryDevice(t *testing.T) {
 			if _, err := fault.New(dev.h, fault.Options{Kind: dev.kind, Rules: []fault.Rule{r}}); err != nil {
 				t.Errorf("%s on a %s: %v", name, dev.kind, err)
 			}
+		}
+	}
+}
+
+// An error becomes sense in one place (scsi.ResponseFor): the same
+// condition reads the same on a disk and on a tape drive, in either sense
+// format.
+func TestSameErrorSameSenseOnEveryDevice(t *testing.T) {
+	cdbs := map[string]scsi.CDB{
+		"inquiry cmddt":          {0x12, 0x02, 0, 0, 0xff, 0},
+		"inquiry bad page":       {0x12, 0x01, 0x77, 0, 0xff, 0},
+		"mode sense saved":       {0x1a, 0, 0xc0 | 0x0a, 0, 0xff, 0},
+		"mode sense no page":     {0x1a, 0, 0x3e, 0, 0xff, 0},
+		"rsoc reserved option":   {0xa3, 0x0c, 0x07, 0, 0, 0, 0, 0, 0x10, 0, 0, 0},
+		"mode select6 saved":     {0x15, 0x11, 0, 0, 0, 0},
+		"mode select10 short pl": {0x55, 0x10, 0, 0, 0, 0, 0, 0, 4, 0},
+	}
+	for _, format := range []string{"0", "1"} {
+		dk, dr := realDevicesCfg(t, ";dsense="+format, ";dsense="+format)
+		for name, cdb := range cdbs {
+			var got [2][]byte
+			for i, h := range []fault.Handler{dk, dr} {
+				for range 4 { // the first commands of a tape report unit attentions
+					r := h.HandleCommand(context.Background(), &scsi.Command{CDB: cdb, Data: scsi.NewBuffer(make([]byte, 256))})
+					if r.Status != scsi.StatusCheckCondition {
+						t.Fatalf("%s dsense=%s: %T answered %v", name, format, h, r.Status)
+					}
+					if r.Sense.Key == scsi.UnitAttention {
+						continue
+					}
+					got[i] = r.Sense.Append(nil)
+					break
+				}
+			}
+			if !bytes.Equal(got[0], got[1]) {
+				t.Errorf("%s dsense=%s: disk sense % x, tape % x", name, format, got[0], got[1])
+			}
+		}
+	}
+	// A tape sentinel is a *scsi.Error like scsi's own, wrapped or not.
+	for _, err := range []error{tape.ErrWriteProtected, fmt.Errorf("medium: %w", tape.ErrWriteProtected), errors.Join(errors.New("x"), tape.ErrWriteProtected)} {
+		if a, b := scsi.ResponseFor(err), scsi.ResponseFor(scsi.ErrWriteProtected); a != b {
+			t.Errorf("%v: %+v, scsi.ErrWriteProtected %+v", err, a, b)
 		}
 	}
 }
