@@ -112,6 +112,45 @@ func (d *Disk) storeOff(lba uint64) int64 {
 	return int64(lba%d.wrapBlk) << d.shift
 }
 
+// Extent implements fault.Extenter: the LBA range of a READ, WRITE,
+// VERIFY or WRITE SAME as the disk decodes it (blockExtent).
+func (d *Disk) Extent(cdb scsi.CDB) (scsi.Extent, bool) { return blockExtent(cdb) }
+
+// blockExtent decodes the LBA and NUMBER OF LOGICAL BLOCKS (TRANSFER
+// LENGTH, VERIFICATION LENGTH) of the block commands (and of WRITE AND
+// VERIFY, which the disk refuses, so that lba= rules see it as a write);
+// ok is false for another opcode or a CDB shorter than the command.
+func blockExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
+	var n int
+	switch op := c.OpCode(); op {
+	case scsi.Read6, scsi.Write6:
+		// SBC-4 5.13: TRANSFER LENGTH 0 means 256 blocks.
+		e = scsi.Extent{LBA: uint64(c.Uint24(1) & 0x1fffff), Blocks: uint64(c.Byte(4)), LengthAt: 4, LengthSize: 1, Partial: true}
+		if e.Blocks == 0 {
+			e.Blocks = 256
+		}
+		n = 6
+	case scsi.Read10, scsi.Write10, scsi.Verify10, scsi.WriteSame10, scsi.WriteAndVerify10:
+		e = scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint16(7)), LengthAt: 7, LengthSize: 2}
+		n = 10
+	case scsi.Read12, scsi.Write12, scsi.Verify12, scsi.WriteAndVerify12:
+		e = scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint32(6)), LengthAt: 6, LengthSize: 4}
+		n = 12
+	case scsi.Read16, scsi.Write16, scsi.Verify16, scsi.WriteSame16, scsi.WriteAndVerify16:
+		e = scsi.Extent{LBA: c.Uint64(2), Blocks: uint64(c.Uint32(10)), LengthAt: 10, LengthSize: 4}
+		n = 16
+	default:
+		return scsi.Extent{}, false
+	}
+	switch op := c.OpCode(); op {
+	case scsi.Read10, scsi.Read12, scsi.Read16, scsi.Write10, scsi.Write12, scsi.Write16:
+		e.Partial = true
+	case scsi.WriteSame10, scsi.WriteSame16:
+		e.ToEnd = e.Blocks == 0 // SBC-4 5.48: 0 = to the last LBA
+	}
+	return e, len(c) >= n
+}
+
 // ---- READ(6/10/12/16), SBC-4 5.12–5.15 ----
 
 func (d *Disk) read6(cmd *scsi.Command) error {
@@ -119,11 +158,8 @@ func (d *Disk) read6(cmd *scsi.Command) error {
 	if c[1]&0xe0 != 0 { // reserved (the SCSI-2 LUN field)
 		return scsi.InvalidField(1, 7)
 	}
-	n := uint32(c[4])
-	if n == 0 {
-		n = 256 // SBC-4 5.13: TRANSFER LENGTH 0 means 256 blocks
-	}
-	return d.read(cmd, uint64(c.Uint24(1)&0x1fffff), n, 4)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 func (d *Disk) read10(cmd *scsi.Command) error {
@@ -131,7 +167,8 @@ func (d *Disk) read10(cmd *scsi.Command) error {
 	if err := checkReadByte1(c[1]); err != nil {
 		return err
 	}
-	return d.read(cmd, uint64(c.Uint32(2)), uint32(c.Uint16(7)), 7)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 func (d *Disk) read12(cmd *scsi.Command) error {
@@ -139,7 +176,8 @@ func (d *Disk) read12(cmd *scsi.Command) error {
 	if err := checkReadByte1(c[1]); err != nil {
 		return err
 	}
-	return d.read(cmd, uint64(c.Uint32(2)), c.Uint32(6), 6)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 func (d *Disk) read16(cmd *scsi.Command) error {
@@ -147,7 +185,8 @@ func (d *Disk) read16(cmd *scsi.Command) error {
 	if err := checkReadByte1(c[1]); err != nil {
 		return err
 	}
-	return d.read(cmd, c.Uint64(2), c.Uint32(10), 10)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 // checkReadByte1 checks byte 1 of READ(10/12/16): RDPROTECT must be 0 (no
@@ -224,11 +263,8 @@ func (d *Disk) write6(cmd *scsi.Command) error {
 	if c[1]&0xe0 != 0 {
 		return scsi.InvalidField(1, 7)
 	}
-	n := uint32(c[4])
-	if n == 0 {
-		n = 256
-	}
-	return d.write(cmd, uint64(c.Uint24(1)&0x1fffff), n, 4, false)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), false)
 }
 
 func (d *Disk) write10(cmd *scsi.Command) error {
@@ -236,7 +272,8 @@ func (d *Disk) write10(cmd *scsi.Command) error {
 	if err := checkWriteByte1(c[1]); err != nil {
 		return err
 	}
-	return d.write(cmd, uint64(c.Uint32(2)), uint32(c.Uint16(7)), 7, c[1]&0x08 != 0)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
 func (d *Disk) write12(cmd *scsi.Command) error {
@@ -244,7 +281,8 @@ func (d *Disk) write12(cmd *scsi.Command) error {
 	if err := checkWriteByte1(c[1]); err != nil {
 		return err
 	}
-	return d.write(cmd, uint64(c.Uint32(2)), c.Uint32(6), 6, c[1]&0x08 != 0)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
 func (d *Disk) write16(cmd *scsi.Command) error {
@@ -252,7 +290,8 @@ func (d *Disk) write16(cmd *scsi.Command) error {
 	if err := checkWriteByte1(c[1]); err != nil {
 		return err
 	}
-	return d.write(cmd, c.Uint64(2), c.Uint32(10), 10, c[1]&0x08 != 0)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
 // write stores n blocks at lba from the Data-Out buffer. A Data-Out
@@ -313,17 +352,20 @@ func (d *Disk) flush() error {
 
 func (d *Disk) verify10(cmd *scsi.Command) error {
 	c := cmd.CDB
-	return d.verify(cmd, uint64(c.Uint32(2)), uint64(c.Uint16(7)), 7)
+	e, _ := blockExtent(c)
+	return d.verify(cmd, e.LBA, e.Blocks, int(e.LengthAt))
 }
 
 func (d *Disk) verify12(cmd *scsi.Command) error {
 	c := cmd.CDB
-	return d.verify(cmd, uint64(c.Uint32(2)), uint64(c.Uint32(6)), 6)
+	e, _ := blockExtent(c)
+	return d.verify(cmd, e.LBA, e.Blocks, int(e.LengthAt))
 }
 
 func (d *Disk) verify16(cmd *scsi.Command) error {
 	c := cmd.CDB
-	return d.verify(cmd, c.Uint64(2), uint64(c.Uint32(10)), 10)
+	e, _ := blockExtent(c)
+	return d.verify(cmd, e.LBA, e.Blocks, int(e.LengthAt))
 }
 
 // verify checks the range and, with BYTCHK (byte 1 bits 2..1), compares
@@ -435,7 +477,8 @@ func (d *Disk) writeSame10(cmd *scsi.Command) error {
 	if err := checkWriteSameByte1(b1, d.cfg.LBPWS10); err != nil {
 		return err
 	}
-	return d.writeSame(cmd, uint64(c.Uint32(2)), uint64(c.Uint16(7)), 7, false)
+	e, _ := blockExtent(c)
+	return d.writeSame(cmd, e.LBA, e.Blocks, int(e.LengthAt), false)
 }
 
 func (d *Disk) writeSame16(cmd *scsi.Command) error {
@@ -444,7 +487,8 @@ func (d *Disk) writeSame16(cmd *scsi.Command) error {
 	if err := checkWriteSameByte1(b1, d.cfg.LBPWS); err != nil {
 		return err
 	}
-	return d.writeSame(cmd, c.Uint64(2), uint64(c.Uint32(10)), 10, b1&0x01 != 0)
+	e, _ := blockExtent(c)
+	return d.writeSame(cmd, e.LBA, e.Blocks, int(e.LengthAt), b1&0x01 != 0)
 }
 
 // checkWriteSameByte1: WRPROTECT must be 0, ANCHOR is not supported

@@ -121,3 +121,24 @@ const (
 
 // put24 stores v big-endian in three bytes.
 func put24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v) }
+
+// Extent implements fault.Extenter: the count field of READ(6), WRITE(6),
+// WRITE FILEMARKS(6) and SPACE(6/16) as the drive decodes it (the position
+// it starts from is the drive's, Stats or a Positioner). ok is false for
+// another opcode or a CDB shorter than the command.
+func (d *Drive) Extent(cdb scsi.CDB) (scsi.Extent, bool) { return sscExtent(cdb) }
+
+func sscExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
+	switch c.OpCode() {
+	case scsi.Read6, scsi.Write6:
+		x := decodeXfer(c)
+		return scsi.Extent{Count: int64(x.length), Fixed: x.fixed, LengthAt: 2, LengthSize: 3}, len(c) >= 6
+	case scsi.WriteFilemarks6:
+		return scsi.Extent{Count: int64(c.Uint24(2)), LengthAt: 2, LengthSize: 3}, len(c) >= 6
+	case scsi.Space6:
+		return scsi.Extent{Count: decodeSpace6(c).count}, len(c) >= 6
+	case scsi.Space16:
+		return scsi.Extent{Count: decodeSpace16(c).count}, len(c) >= 16
+	}
+	return scsi.Extent{}, false
+}
