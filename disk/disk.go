@@ -2,7 +2,6 @@ package disk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"sync"
@@ -237,9 +236,9 @@ const (
 // command is one entry of the dispatch table. Exactly one of run (SBC,
 // returns an error for ResponseFor) and spc (common SPC, returns the
 // Response) is set. info.Usage is the REPORT SUPPORTED OPERATION CODES
-// usage map; its length is the CDB length.
+// usage map; its length is the CDB length. The command's name is
+// info.Name(scsi.SBC).
 type command struct {
-	name  string
 	run   func(*Disk, *scsi.Command) error
 	spc   func(*Disk, *scsi.Command) scsi.Response
 	flags cmdFlags
@@ -247,12 +246,13 @@ type command struct {
 }
 
 // CommandName returns the snake_case name of op for the `command` metric
-// label, "" if the disk does not support it. Opcodes with service actions
-// are named after the one service action supported (0x9e is
-// read_capacity_16, 0xa3 report_supported_opcodes).
+// label and fault rules (scsi.CommandSet.CommandName in SBC), "" if the
+// disk does not support it. Opcodes with service actions are named after
+// the one service action supported (0x9e is read_capacity_16, 0xa3
+// report_supported_opcodes).
 func (d *Disk) CommandName(op scsi.OpCode) string {
 	if c := d.cmds[op]; c != nil {
-		return c.name
+		return c.info.Name(scsi.SBC)
 	}
 	return ""
 }
@@ -271,10 +271,7 @@ func (d *Disk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response
 		c.Data = &d.empty
 		cmd = &c
 	}
-	r := d.dispatch(cmd)
-	if r.Status == scsi.StatusCheckCondition {
-		r.Sense.Format = d.SenseFormat
-	}
+	r := d.dispatch(cmd).WithFormat(d.SenseFormat)
 	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
 		ce.Write(zap.Uint8("opcode", uint8(cmd.CDB.OpCode())),
 			zap.Stringer("status", r.Status), zap.Stringer("sense_key", r.Sense.Key),
@@ -301,7 +298,7 @@ func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
 	}
 	// SAM-5 5.2: NACA=1 without ACA support is INVALID FIELD IN CDB.
 	if cdb[n-1]&0x04 != 0 {
-		return toResponse(scsi.InvalidField(n-1, 2))
+		return scsi.ResponseFor(scsi.InvalidField(n-1, 2))
 	}
 	if r, ok := d.TakeUnitAttention(cmd); ok {
 		return r
@@ -312,26 +309,14 @@ func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
 	if c.spc != nil {
 		return c.spc(d, cmd)
 	}
-	return toResponse(c.run(d, cmd))
-}
-
-// toResponse is scsi.ResponseFor with an allocation-free fast path.
-func toResponse(err error) scsi.Response {
-	if err == nil {
-		return scsi.Good
-	}
-	if se, ok := err.(*scsi.Error); ok {
-		return scsi.CheckCondition(se.Sense)
-	}
-	return scsi.ResponseFor(err)
+	return scsi.ResponseFor(c.run(d, cmd))
 }
 
 // fault turns a backend error into MEDIUM ERROR with asc (a device fault:
 // logged at Error once per disk, then only counted by the target).
 func (d *Disk) fault(err error, asc scsi.ASC) error {
-	var se *scsi.Error
-	if errors.As(err, &se) {
-		return se
+	if _, ok := scsi.SenseOf(err); ok {
+		return err
 	}
 	if d.faultLogged.CompareAndSwap(false, true) {
 		d.log.Error("vdisk backend failed; further failures are not logged", zap.Error(err))

@@ -19,61 +19,61 @@ const (
 // as reserved (even when a set reserved bit is refused, like FUA_NV). In
 // the CONTROL byte only NACA (bit 2) is evaluated (and refused).
 var sbcCommands = [...]command{
-	{name: "test_unit_ready", run: (*Disk).testUnitReady, flags: needReady,
+	{run: (*Disk).testUnitReady, flags: needReady,
 		info: info(scsi.TestUnitReady, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04)},
-	{name: "request_sense", spc: (*Disk).requestSense,
+	{spc: (*Disk).requestSense,
 		info: info(scsi.RequestSense, 0x03, 0x01, 0x00, 0x00, 0xff, 0x04)},
-	{name: "read_6", run: (*Disk).read6, flags: needReady,
+	{run: (*Disk).read6, flags: needReady,
 		info: info(scsi.Read6, 0x08, 0x1f, 0xff, 0xff, 0xff, 0x04)},
-	{name: "write_6", run: (*Disk).write6, flags: needReady,
+	{run: (*Disk).write6, flags: needReady,
 		info: info(scsi.Write6, 0x0a, 0x1f, 0xff, 0xff, 0xff, 0x04)},
-	{name: "inquiry", spc: (*Disk).Inquiry,
+	{spc: (*Disk).Inquiry,
 		info: info(scsi.Inquiry, 0x12, 0x01, 0xff, 0xff, 0xff, 0x04)},
-	{name: "mode_select_6", spc: (*Disk).ModeSelect,
+	{spc: (*Disk).ModeSelect,
 		info: info(scsi.ModeSelect6, 0x15, 0x11, 0x00, 0x00, 0xff, 0x04)},
-	{name: "mode_sense_6", spc: (*Disk).ModeSense,
+	{spc: (*Disk).ModeSense,
 		info: info(scsi.ModeSense6, 0x1a, 0x08, 0xff, 0xff, 0xff, 0x04)},
-	{name: "start_stop_unit", run: (*Disk).startStopUnit,
+	{run: (*Disk).startStopUnit,
 		info: info(scsi.StartStopUnit, 0x1b, 0x01, 0x00, 0x0f, 0xf7, 0x04)},
-	{name: "prevent_allow_medium_removal", run: (*Disk).preventAllow,
+	{run: (*Disk).preventAllow,
 		info: info(scsi.PreventAllowMedium, 0x1e, 0x00, 0x00, 0x00, 0x03, 0x04)},
-	{name: "read_capacity_10", run: (*Disk).readCapacity10,
+	{run: (*Disk).readCapacity10,
 		info: info(scsi.ReadCapacity10, 0x25, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04)},
-	{name: "read_10", run: (*Disk).read10, flags: needReady,
+	{run: (*Disk).read10, flags: needReady,
 		info: info(scsi.Read10, 0x28, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04)},
-	{name: "write_10", run: (*Disk).write10, flags: needReady,
+	{run: (*Disk).write10, flags: needReady,
 		info: info(scsi.Write10, 0x2a, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04)},
-	{name: "verify_10", run: (*Disk).verify10, flags: needReady,
+	{run: (*Disk).verify10, flags: needReady,
 		info: info(scsi.Verify10, 0x2f, 0xf6, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04)},
-	{name: "synchronize_cache_10", run: (*Disk).synchronizeCache10, flags: needReady,
+	{run: (*Disk).synchronizeCache10, flags: needReady,
 		info: info(scsi.SynchronizeCache10, 0x35, 0x02, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04)},
-	{name: "write_same_10", run: (*Disk).writeSame10, flags: needReady,
+	{run: (*Disk).writeSame10, flags: needReady,
 		info: info(scsi.WriteSame10, 0x41, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04)},
-	{name: "unmap", run: (*Disk).unmap, flags: needReady,
+	{run: (*Disk).unmap, flags: needReady,
 		info: info(scsi.Unmap, 0x42, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x04)},
-	{name: "mode_select_10", spc: (*Disk).ModeSelect,
+	{spc: (*Disk).ModeSelect,
 		info: info(scsi.ModeSelect10, 0x55, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x04)},
-	{name: "mode_sense_10", spc: (*Disk).ModeSense,
+	{spc: (*Disk).ModeSense,
 		info: info(scsi.ModeSense10, 0x5a, 0x18, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x04)},
-	{name: "read_16", run: (*Disk).read16, flags: needReady,
+	{run: (*Disk).read16, flags: needReady,
 		info: info(scsi.Read16, 0x88, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "write_16", run: (*Disk).write16, flags: needReady,
+	{run: (*Disk).write16, flags: needReady,
 		info: info(scsi.Write16, 0x8a, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "verify_16", run: (*Disk).verify16, flags: needReady,
+	{run: (*Disk).verify16, flags: needReady,
 		info: info(scsi.Verify16, 0x8f, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "synchronize_cache_16", run: (*Disk).synchronizeCache16, flags: needReady,
+	{run: (*Disk).synchronizeCache16, flags: needReady,
 		info: info(scsi.SynchronizeCache16, 0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "write_same_16", run: (*Disk).writeSame16, flags: needReady,
+	{run: (*Disk).writeSame16, flags: needReady,
 		info: info(scsi.WriteSame16, 0x93, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "read_capacity_16", run: (*Disk).serviceActionIn16,
+	{run: (*Disk).serviceActionIn16,
 		info: saInfo(scsi.ServiceActionIn16, saReadCapacity16, 0x9e, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "report_supported_opcodes", spc: (*Disk).maintenanceIn,
+	{spc: (*Disk).maintenanceIn,
 		info: saInfo(scsi.MaintenanceIn, saReportOpCodes, 0xa3, 0x0c, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "read_12", run: (*Disk).read12, flags: needReady,
+	{run: (*Disk).read12, flags: needReady,
 		info: info(scsi.Read12, 0xa8, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "write_12", run: (*Disk).write12, flags: needReady,
+	{run: (*Disk).write12, flags: needReady,
 		info: info(scsi.Write12, 0xaa, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
-	{name: "verify_12", run: (*Disk).verify12, flags: needReady,
+	{run: (*Disk).verify12, flags: needReady,
 		info: info(scsi.Verify12, 0xaf, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04)},
 }
 
@@ -112,6 +112,45 @@ func (d *Disk) storeOff(lba uint64) int64 {
 	return int64(lba%d.wrapBlk) << d.shift
 }
 
+// Extent implements fault.Extenter: the LBA range of a READ, WRITE,
+// VERIFY or WRITE SAME as the disk decodes it (blockExtent).
+func (d *Disk) Extent(cdb scsi.CDB) (scsi.Extent, bool) { return blockExtent(cdb) }
+
+// blockExtent decodes the LBA and NUMBER OF LOGICAL BLOCKS (TRANSFER
+// LENGTH, VERIFICATION LENGTH) of the block commands (and of WRITE AND
+// VERIFY, which the disk refuses, so that lba= rules see it as a write);
+// ok is false for another opcode or a CDB shorter than the command.
+func blockExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
+	var n int
+	switch op := c.OpCode(); op {
+	case scsi.Read6, scsi.Write6:
+		// SBC-4 5.13: TRANSFER LENGTH 0 means 256 blocks.
+		e = scsi.Extent{LBA: uint64(c.Uint24(1) & 0x1fffff), Blocks: uint64(c.Byte(4)), LengthAt: 4, LengthSize: 1, Partial: true}
+		if e.Blocks == 0 {
+			e.Blocks = 256
+		}
+		n = 6
+	case scsi.Read10, scsi.Write10, scsi.Verify10, scsi.WriteSame10, scsi.WriteAndVerify10:
+		e = scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint16(7)), LengthAt: 7, LengthSize: 2}
+		n = 10
+	case scsi.Read12, scsi.Write12, scsi.Verify12, scsi.WriteAndVerify12:
+		e = scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint32(6)), LengthAt: 6, LengthSize: 4}
+		n = 12
+	case scsi.Read16, scsi.Write16, scsi.Verify16, scsi.WriteSame16, scsi.WriteAndVerify16:
+		e = scsi.Extent{LBA: c.Uint64(2), Blocks: uint64(c.Uint32(10)), LengthAt: 10, LengthSize: 4}
+		n = 16
+	default:
+		return scsi.Extent{}, false
+	}
+	switch op := c.OpCode(); op {
+	case scsi.Read10, scsi.Read12, scsi.Read16, scsi.Write10, scsi.Write12, scsi.Write16:
+		e.Partial = true
+	case scsi.WriteSame10, scsi.WriteSame16:
+		e.ToEnd = e.Blocks == 0 // SBC-4 5.48: 0 = to the last LBA
+	}
+	return e, len(c) >= n
+}
+
 // ---- READ(6/10/12/16), SBC-4 5.12–5.15 ----
 
 func (d *Disk) read6(cmd *scsi.Command) error {
@@ -119,11 +158,8 @@ func (d *Disk) read6(cmd *scsi.Command) error {
 	if c[1]&0xe0 != 0 { // reserved (the SCSI-2 LUN field)
 		return scsi.InvalidField(1, 7)
 	}
-	n := uint32(c[4])
-	if n == 0 {
-		n = 256 // SBC-4 5.13: TRANSFER LENGTH 0 means 256 blocks
-	}
-	return d.read(cmd, uint64(c.Uint24(1)&0x1fffff), n, 4)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 func (d *Disk) read10(cmd *scsi.Command) error {
@@ -131,7 +167,8 @@ func (d *Disk) read10(cmd *scsi.Command) error {
 	if err := checkReadByte1(c[1]); err != nil {
 		return err
 	}
-	return d.read(cmd, uint64(c.Uint32(2)), uint32(c.Uint16(7)), 7)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 func (d *Disk) read12(cmd *scsi.Command) error {
@@ -139,7 +176,8 @@ func (d *Disk) read12(cmd *scsi.Command) error {
 	if err := checkReadByte1(c[1]); err != nil {
 		return err
 	}
-	return d.read(cmd, uint64(c.Uint32(2)), c.Uint32(6), 6)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 func (d *Disk) read16(cmd *scsi.Command) error {
@@ -147,7 +185,8 @@ func (d *Disk) read16(cmd *scsi.Command) error {
 	if err := checkReadByte1(c[1]); err != nil {
 		return err
 	}
-	return d.read(cmd, c.Uint64(2), c.Uint32(10), 10)
+	e, _ := blockExtent(c)
+	return d.read(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt))
 }
 
 // checkReadByte1 checks byte 1 of READ(10/12/16): RDPROTECT must be 0 (no
@@ -224,11 +263,8 @@ func (d *Disk) write6(cmd *scsi.Command) error {
 	if c[1]&0xe0 != 0 {
 		return scsi.InvalidField(1, 7)
 	}
-	n := uint32(c[4])
-	if n == 0 {
-		n = 256
-	}
-	return d.write(cmd, uint64(c.Uint24(1)&0x1fffff), n, 4, false)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), false)
 }
 
 func (d *Disk) write10(cmd *scsi.Command) error {
@@ -236,7 +272,8 @@ func (d *Disk) write10(cmd *scsi.Command) error {
 	if err := checkWriteByte1(c[1]); err != nil {
 		return err
 	}
-	return d.write(cmd, uint64(c.Uint32(2)), uint32(c.Uint16(7)), 7, c[1]&0x08 != 0)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
 func (d *Disk) write12(cmd *scsi.Command) error {
@@ -244,7 +281,8 @@ func (d *Disk) write12(cmd *scsi.Command) error {
 	if err := checkWriteByte1(c[1]); err != nil {
 		return err
 	}
-	return d.write(cmd, uint64(c.Uint32(2)), c.Uint32(6), 6, c[1]&0x08 != 0)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
 func (d *Disk) write16(cmd *scsi.Command) error {
@@ -252,7 +290,8 @@ func (d *Disk) write16(cmd *scsi.Command) error {
 	if err := checkWriteByte1(c[1]); err != nil {
 		return err
 	}
-	return d.write(cmd, c.Uint64(2), c.Uint32(10), 10, c[1]&0x08 != 0)
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
 // write stores n blocks at lba from the Data-Out buffer. A Data-Out
@@ -313,17 +352,20 @@ func (d *Disk) flush() error {
 
 func (d *Disk) verify10(cmd *scsi.Command) error {
 	c := cmd.CDB
-	return d.verify(cmd, uint64(c.Uint32(2)), uint64(c.Uint16(7)), 7)
+	e, _ := blockExtent(c)
+	return d.verify(cmd, e.LBA, e.Blocks, int(e.LengthAt))
 }
 
 func (d *Disk) verify12(cmd *scsi.Command) error {
 	c := cmd.CDB
-	return d.verify(cmd, uint64(c.Uint32(2)), uint64(c.Uint32(6)), 6)
+	e, _ := blockExtent(c)
+	return d.verify(cmd, e.LBA, e.Blocks, int(e.LengthAt))
 }
 
 func (d *Disk) verify16(cmd *scsi.Command) error {
 	c := cmd.CDB
-	return d.verify(cmd, c.Uint64(2), uint64(c.Uint32(10)), 10)
+	e, _ := blockExtent(c)
+	return d.verify(cmd, e.LBA, e.Blocks, int(e.LengthAt))
 }
 
 // verify checks the range and, with BYTCHK (byte 1 bits 2..1), compares
@@ -435,7 +477,8 @@ func (d *Disk) writeSame10(cmd *scsi.Command) error {
 	if err := checkWriteSameByte1(b1, d.cfg.LBPWS10); err != nil {
 		return err
 	}
-	return d.writeSame(cmd, uint64(c.Uint32(2)), uint64(c.Uint16(7)), 7, false)
+	e, _ := blockExtent(c)
+	return d.writeSame(cmd, e.LBA, e.Blocks, int(e.LengthAt), false)
 }
 
 func (d *Disk) writeSame16(cmd *scsi.Command) error {
@@ -444,7 +487,8 @@ func (d *Disk) writeSame16(cmd *scsi.Command) error {
 	if err := checkWriteSameByte1(b1, d.cfg.LBPWS); err != nil {
 		return err
 	}
-	return d.writeSame(cmd, c.Uint64(2), uint64(c.Uint32(10)), 10, b1&0x01 != 0)
+	e, _ := blockExtent(c)
+	return d.writeSame(cmd, e.LBA, e.Blocks, int(e.LengthAt), b1&0x01 != 0)
 }
 
 // checkWriteSameByte1: WRPROTECT must be 0, ANCHOR is not supported
@@ -719,7 +763,7 @@ func (d *Disk) requestSense(cmd *scsi.Command) scsi.Response {
 // actions are INVALID FIELD IN CDB.
 func (d *Disk) maintenanceIn(cmd *scsi.Command) scsi.Response {
 	if cmd.CDB.ServiceAction() != saReportOpCodes {
-		return toResponse(scsi.InvalidField(1, 4))
+		return scsi.ResponseFor(scsi.InvalidField(1, 4))
 	}
 	return d.ReportSupportedOpCodes(cmd)
 }

@@ -154,3 +154,42 @@ func (c CDB) Byte(off int) uint8 {
 	}
 	return c[off]
 }
+
+// Extent is what a command's CDB addresses on the medium, as the command
+// set that serves it decodes it. Handlers report it for the commands that
+// move or check data (fault injection filters on it); the zero value
+// addresses nothing.
+type Extent struct {
+	// LBA and Blocks are the logical blocks of a direct-access (SBC)
+	// command; ToEnd means from LBA to the end of the medium (WRITE
+	// SAME with NUMBER OF LOGICAL BLOCKS 0).
+	LBA    uint64
+	Blocks uint64
+	ToEnd  bool
+	// Count is the count field of a sequential-access (SSC) command: the
+	// TRANSFER LENGTH of READ, WRITE or VERIFY (blocks when Fixed, else
+	// bytes), the filemark count of WRITE FILEMARKS, or the signed count
+	// of SPACE.
+	Count int64
+	Fixed bool
+	// LengthAt and LengthSize locate the transfer length field in the
+	// CDB (big-endian). Partial says the command may transfer a prefix
+	// of its blocks, so that a shorter length in that field asks for the
+	// blocks before a failing one (SBC READ and WRITE).
+	LengthAt, LengthSize uint8
+	Partial              bool
+}
+
+// WithLength writes cdb into dst with the transfer length field of e set
+// to n, and returns it: the CDB of the first n blocks of a Partial
+// command. n must fit the field; dst must be at least as long as cdb.
+func (e *Extent) WithLength(dst []byte, cdb CDB, n uint64) CDB {
+	out := dst[:copy(dst, cdb)]
+	for i := int(e.LengthSize) - 1; i >= 0; i-- {
+		if at := int(e.LengthAt) + i; at < len(out) {
+			out[at] = byte(n)
+		}
+		n >>= 8
+	}
+	return CDB(out)
+}

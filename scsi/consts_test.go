@@ -415,3 +415,48 @@ func TestASCNameTable(t *testing.T) {
 		t.Errorf("ascNames has %d entries, the pinned table %d", scsi.NumASCNames, len(ascTable))
 	}
 }
+
+// The names of the commands a device serves come from one table: SSC's
+// own bytes, service actions served as commands, and the generic name
+// everywhere else.
+func TestCommandSetNames(t *testing.T) {
+	for _, tt := range []struct {
+		cs    scsi.CommandSet
+		op    scsi.OpCode
+		sa    uint16
+		hasSA bool
+		want  string
+	}{
+		{scsi.SBC, scsi.StartStopUnit, 0, false, "start_stop_unit"},
+		{scsi.SSC, scsi.LoadUnload, 0, false, "load_unload"},
+		{scsi.SBC, scsi.FormatUnit, 0, false, "format_unit"},
+		{scsi.SSC, scsi.FormatMedium, 0, false, "format_medium"},
+		{scsi.SSC, scsi.ReadPosition, 0, false, "read_position"},
+		{scsi.SBC, scsi.PreFetch10, 0, false, "pre_fetch_10"},
+		{scsi.SSC, scsi.Space16, 0, false, "space_16"},
+		{scsi.SSC, scsi.Erase16, 0, false, "erase_16"},
+		{scsi.SSC, scsi.Rewind, 0, false, "rewind"},
+		{scsi.SSC, scsi.Read6, 0, false, "read_6"},
+		{scsi.SSC, scsi.ReadBuffer, 0, false, "read_buffer_10"},
+		{scsi.SBC, scsi.ServiceActionIn16, scsi.SAReadCapacity16, true, "read_capacity_16"},
+		{scsi.SBC, scsi.ServiceActionIn16, 0x1f, true, "service_action_in_16"},
+		{scsi.SBC, scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, true, "report_supported_opcodes"},
+		{scsi.SSC, scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, true, "report_supported_opcodes"},
+		{scsi.SSC, scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, false, "maintenance_in"},
+		{scsi.SSC, scsi.MaintenanceOut, scsi.SASetTimestamp, true, "set_timestamp"},
+	} {
+		if got := tt.cs.CommandName(tt.op, tt.sa, tt.hasSA); got != tt.want {
+			t.Errorf("%s.CommandName(%#02x, %#02x, %v) = %q, want %q", tt.cs, uint8(tt.op), tt.sa, tt.hasSA, got, tt.want)
+		}
+	}
+	// Outside SSC's own bytes, both sets use the generic name.
+	for op := range 256 {
+		o := scsi.OpCode(op)
+		if scsi.SBC.Name(o) != o.String() {
+			t.Errorf("SBC name of %#02x is %q, generic %q", op, scsi.SBC.Name(o), o.String())
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = scsi.SSC.CommandName(scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, true) }); n != 0 {
+		t.Errorf("CommandName allocates %v times", n)
+	}
+}

@@ -7,12 +7,21 @@ import (
 
 // Error is a SCSI outcome carried as a Go error inside handlers: handler
 // methods return error, and one function (ResponseFor) turns it into the
-// wire Response.
+// wire Response. A command set's own conditions (tape: filemark, end of
+// data, end of medium) are *Error values too, built by the handler with
+// the sense it reports and a message of its own, so that ResponseFor
+// needs no knowledge of them.
 type Error struct {
 	Sense Sense
+	// Msg, when set, is the error's text instead of the sense key and ASC
+	// (a sentinel such as tape.ErrEndOfData keeps its own message).
+	Msg string
 }
 
 func (e *Error) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
 	return fmt.Sprintf("scsi: %s %s", e.Sense.Key, e.Sense.ASC)
 }
 
@@ -37,37 +46,82 @@ var (
 // InvalidField returns ILLEGAL REQUEST / INVALID FIELD IN CDB (24/00) with
 // the field pointer at byte (and bit, if bit >= 0) of the CDB.
 func InvalidField(byteOff int, bit int) *Error {
-	e := &Error{Sense: Sense{Key: IllegalRequest, ASC: InvalidFieldInCDB}}
-	e.Sense.Pointer = FieldPointer{Valid: true, CDB: true, Field: uint16(byteOff)}
-	if bit >= 0 {
-		e.Sense.Pointer.BitValid = true
-		e.Sense.Pointer.Bit = uint8(bit)
-	}
-	return e
+	return &Error{Sense: InvalidFieldSense(byteOff, bit)}
+}
+
+// InvalidFieldSense is the sense of InvalidField as a value, for paths
+// that must not allocate.
+func InvalidFieldSense(byteOff int, bit int) Sense {
+	return Sense{Key: IllegalRequest, ASC: InvalidFieldInCDB, Pointer: fieldPointer(true, byteOff, bit)}
 }
 
 // InvalidParameter returns ILLEGAL REQUEST / INVALID FIELD IN PARAMETER LIST
 // (26/00) pointing at byte (and bit, if bit >= 0) of the parameter data.
 func InvalidParameter(byteOff int, bit int) *Error {
-	e := &Error{Sense: Sense{Key: IllegalRequest, ASC: InvalidFieldInParameterList}}
-	e.Sense.Pointer = FieldPointer{Valid: true, CDB: false, Field: uint16(byteOff)}
-	if bit >= 0 {
-		e.Sense.Pointer.BitValid = true
-		e.Sense.Pointer.Bit = uint8(bit)
-	}
-	return e
+	return &Error{Sense: InvalidParameterSense(byteOff, bit)}
 }
 
-// ResponseFor maps an error returned by a handler method to a Response:
-// nil → GOOD, *Error → CHECK CONDITION with its sense, anything else →
-// HARDWARE ERROR / INTERNAL TARGET FAILURE (44/00).
+// InvalidParameterSense is the sense of InvalidParameter as a value.
+func InvalidParameterSense(byteOff int, bit int) Sense {
+	return Sense{Key: IllegalRequest, ASC: InvalidFieldInParameterList, Pointer: fieldPointer(false, byteOff, bit)}
+}
+
+func fieldPointer(cdb bool, byteOff, bit int) FieldPointer {
+	p := FieldPointer{Valid: true, CDB: cdb, Field: uint16(byteOff)}
+	if bit >= 0 {
+		p.BitValid, p.Bit = true, uint8(bit)
+	}
+	return p
+}
+
+// SenseOf returns the sense data err carries: that of the first *Error in
+// its chain (errors.As). ok is false for nil and for an error that carries
+// none (a failed backend, an I/O error): what that means is the handler's
+// choice. An *Error, or one wrapped by fmt.Errorf's %w, is found without
+// allocating.
+func SenseOf(err error) (s Sense, ok bool) {
+	for e := err; e != nil; {
+		if se, ok := e.(*Error); ok {
+			return se.Sense, true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	if err == nil {
+		return Sense{}, false
+	}
+	var se *Error
+	if errors.As(err, &se) { // a tree (errors.Join, several %w)
+		return se.Sense, true
+	}
+	return Sense{}, false
+}
+
+// ResponseFor is the one place an error becomes a Response: nil → GOOD;
+// an error carrying sense (SenseOf) → CHECK CONDITION with it; anything
+// else → HARDWARE ERROR / INTERNAL TARGET FAILURE (44/00). The sense is in
+// fixed format; a unit with D_SENSE converts with SPC.ResponseFor (or
+// Response.WithFormat).
 func ResponseFor(err error) Response {
 	if err == nil {
 		return Good
 	}
-	var se *Error
-	if errors.As(err, &se) {
-		return CheckCondition(se.Sense)
+	if s, ok := SenseOf(err); ok {
+		return CheckCondition(s)
 	}
 	return CheckCondition(Sense{Key: HardwareError, ASC: InternalTargetFailure})
+}
+
+// WithFormat returns r with its sense data in format f (the unit's
+// D_SENSE); a response without sense is returned unchanged. It is the one
+// place the D_SENSE choice is applied: SPC uses it for its own responses
+// and handlers for the response they return.
+func (r Response) WithFormat(f SenseFormat) Response {
+	if r.Status == StatusCheckCondition {
+		r.Sense.Format = f
+	}
+	return r
 }

@@ -127,9 +127,96 @@ const (
 // the name of the command that is current in SBC-4 (0x04 format_unit, 0x1b
 // start_stop_unit, 0x34 pre_fetch_10, 0x91 synchronize_cache_16, 0x93
 // write_same_16), and the SSC name where the SBC command is obsolete (0x01
-// rewind, 0x2b locate_10, 0x92 locate_16). Command-set-specific names belong
-// to the disk and tape dispatch tables. String never allocates.
+// rewind, 0x2b locate_10, 0x92 locate_16). A device names its commands
+// with CommandSet.CommandName, which starts from this table. String never
+// allocates.
 func (op OpCode) String() string { return opNames[op] }
+
+// CommandSet is the command standard a logical unit implements on top of
+// SPC. It decides the name of the bytes that SBC and SSC assign to
+// different commands.
+type CommandSet uint8
+
+// Command sets.
+const (
+	SBC CommandSet = iota // direct-access block device (disk)
+	SSC                   // sequential-access device (tape drive)
+)
+
+func (cs CommandSet) String() string {
+	if cs == SSC {
+		return "ssc"
+	}
+	return "sbc"
+}
+
+// sscNames are the bytes SSC assigns to a command of its own where String
+// gives the SBC command.
+var sscNames = [...]struct {
+	op   OpCode
+	name string
+}{
+	{FormatMedium, "format_medium"},
+	{LoadUnload, "load_unload"},
+	{ReadPosition, "read_position"},
+	{Space16, "space_16"},
+	{Erase16, "erase_16"},
+}
+
+// saNames name the service actions a device serves as commands of their
+// own (SPC-5 annex E.3).
+var saNames = [...]struct {
+	op   OpCode
+	sa   uint16
+	name string
+}{
+	{ServiceActionIn16, SAReadCapacity16, "read_capacity_16"},
+	{ServiceActionIn16, SAReadLong16, "read_long_16"},
+	{ServiceActionIn16, SAGetLBAStatus, "get_lba_status"},
+	{ServiceActionOut16, SAWriteLong16, "write_long_16"},
+	{MaintenanceIn, SAReportIdentifyingInformation, "report_identifying_information"},
+	{MaintenanceIn, SAReportTargetPortGroups, "report_target_port_groups"},
+	{MaintenanceIn, SAReportSupportedOpCodes, "report_supported_opcodes"},
+	{MaintenanceIn, SAReportSupportedTMFunctions, "report_supported_tmfs"},
+	{MaintenanceIn, SAReportTimestamp, "report_timestamp"},
+	{MaintenanceOut, SASetTimestamp, "set_timestamp"},
+}
+
+// Name returns the snake_case name of op in cs: op.String(), except for
+// the bytes where SSC defines its own command (0x04 format_medium, 0x1b
+// load_unload, 0x34 read_position, 0x91 space_16, 0x93 erase_16).
+func (cs CommandSet) Name(op OpCode) string {
+	if cs == SSC {
+		for i := range sscNames {
+			if sscNames[i].op == op {
+				return sscNames[i].name
+			}
+		}
+	}
+	return op.String()
+}
+
+// CommandName is the name of a command as the `command` metric label and
+// the op= of fault rules spell it: the name of service action sa of op
+// when hasSA is set and the service action has one (0x9e/0x10
+// read_capacity_16, 0xa3/0x0c report_supported_opcodes), else cs.Name(op).
+// A device that serves one service action of an opcode names the opcode
+// after it; it never allocates.
+func (cs CommandSet) CommandName(op OpCode, sa uint16, hasSA bool) string {
+	if hasSA {
+		for i := range saNames {
+			if saNames[i].op == op && saNames[i].sa == sa {
+				return saNames[i].name
+			}
+		}
+	}
+	return cs.Name(op)
+}
+
+// Name is the command's name in cs (CommandSet.CommandName).
+func (ci *CommandInfo) Name(cs CommandSet) string {
+	return cs.CommandName(ci.OpCode, ci.ServiceAction, ci.HasSA)
+}
 
 var opNames = func() (t [256]string) {
 	const hex = "0123456789abcdef"

@@ -2,6 +2,8 @@ package scsi_test
 
 import (
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -277,5 +279,43 @@ func BenchmarkSenseAppendDescriptor(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = s.AppendDescriptor(buf[:0])
+	}
+}
+
+// SenseOf finds an *Error however it is wrapped; ResponseFor converts
+// through it, without allocating for an *Error or a %w of one, and
+// WithFormat is the one place the sense format is set.
+func TestSenseOfAndResponseFor(t *testing.T) {
+	own := &scsi.Error{Sense: scsi.Sense{Key: scsi.BlankCheck, ASC: scsi.EndOfDataDetected}, Msg: "tape: end of data"}
+	if own.Error() != "tape: end of data" {
+		t.Errorf("Msg not used: %q", own.Error())
+	}
+	wrapped := fmt.Errorf("read: %w", own)
+	for _, err := range []error{own, wrapped, errors.Join(errors.New("other"), wrapped)} {
+		s, ok := scsi.SenseOf(err)
+		if !ok || s != own.Sense {
+			t.Errorf("SenseOf(%v) = %+v, %v", err, s, ok)
+		}
+		if r := scsi.ResponseFor(err); r != scsi.CheckCondition(own.Sense) {
+			t.Errorf("ResponseFor(%v) = %+v", err, r)
+		}
+	}
+	if _, ok := scsi.SenseOf(errors.New("eio")); ok {
+		t.Error("a plain error carries sense")
+	}
+	if r := scsi.ResponseFor(errors.New("eio")); r.Sense.Key != scsi.HardwareError || r.Sense.ASC != scsi.InternalTargetFailure {
+		t.Errorf("plain error: %+v", r)
+	}
+	if r := scsi.ResponseFor(nil).WithFormat(scsi.DescriptorFormat); r != scsi.Good {
+		t.Errorf("nil: %+v", r)
+	}
+	if r := scsi.ResponseFor(own).WithFormat(scsi.DescriptorFormat); r.Sense.Format != scsi.DescriptorFormat {
+		t.Errorf("WithFormat: %+v", r)
+	}
+	if scsi.InvalidField(3, 2).Sense != scsi.InvalidFieldSense(3, 2) || scsi.InvalidParameter(4, -1).Sense != scsi.InvalidParameterSense(4, -1) {
+		t.Error("InvalidField/InvalidParameter differ from their Sense forms")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = scsi.ResponseFor(wrapped); _ = scsi.InvalidFieldSense(1, 7) }); n != 0 {
+		t.Errorf("ResponseFor of a wrapped *Error allocates %v times", n)
 	}
 }

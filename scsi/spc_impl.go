@@ -30,22 +30,17 @@ type SPC struct {
 	mask []byte // MODE SELECT: changeable mask of the page
 }
 
-// ResponseFor is the package-level ResponseFor with the sense data in the
-// unit's current format (D_SENSE). Handlers that embed SPC use it for every
-// CHECK CONDITION they return.
+// ResponseFor is scsi.ResponseFor with the sense data in the unit's
+// current format (D_SENSE). Handlers that embed SPC use it for every error
+// they turn into a CHECK CONDITION.
 func (s *SPC) ResponseFor(err error) Response {
-	r := ResponseFor(err)
-	if r.Status == StatusCheckCondition {
-		r.Sense.Format = s.SenseFormat
-	}
-	return r
+	return ResponseFor(err).WithFormat(s.SenseFormat)
 }
 
 // CheckCondition returns CHECK CONDITION with sense in the unit's current
 // format.
 func (s *SPC) CheckCondition(sense Sense) Response {
-	sense.Format = s.SenseFormat
-	return CheckCondition(sense)
+	return CheckCondition(sense).WithFormat(s.SenseFormat)
 }
 
 // WriteParameterData writes p as Data-In, truncated to the allocation length
@@ -681,9 +676,7 @@ func (s *SPC) compare(sent, cur, mask []byte, maskOff, base int) (Response, bool
 // relocate turns an error from a MODE SELECT callback into a response,
 // moving a parameter-list field pointer by base.
 func (s *SPC) relocate(err error, base int) Response {
-	var se *Error
-	if errors.As(err, &se) {
-		sense := se.Sense
+	if sense, ok := SenseOf(err); ok {
 		if sense.Pointer.Valid && !sense.Pointer.CDB {
 			sense.Pointer.Field += uint16(base)
 		}

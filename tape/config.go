@@ -46,11 +46,11 @@ Booleans (memory, wp, worm, dsense) are 0|1, true|false, yes|no, on|off.`
 
 // Defaults.
 const (
-	DefaultMaxBlock     = 1 << 20 // tcm_loop's largest command (256 × 4 KiB)
-	DefaultMinBlock     = 1
-	DefaultCapacity     = 64 << 20
-	DefaultEarlyWarning = 1 << 20
-	maxSerialLen        = 32
+	DefaultMaxBlock           = 1 << 20 // tcm_loop's largest command (256 × 4 KiB)
+	DefaultMinBlock           = 1
+	DefaultMemoryCapacity     = 64 << 20
+	DefaultMemoryEarlyWarning = 1 << 20
+	maxSerialLen              = 32
 )
 
 // Config is a parsed vtape cfgstring. The zero value is not valid; use
@@ -81,8 +81,8 @@ type Config struct {
 func ParseConfig(s string) (Config, error) {
 	c := Config{
 		Personality:  "generic",
-		Capacity:     DefaultCapacity,
-		EarlyWarning: DefaultEarlyWarning,
+		Capacity:     DefaultMemoryCapacity,
+		EarlyWarning: DefaultMemoryEarlyWarning,
 		MaxBlock:     DefaultMaxBlock,
 		MinBlock:     DefaultMinBlock,
 	}
@@ -228,10 +228,10 @@ func (c Config) String() string {
 		b.Add("barcode", c.Barcode)
 	}
 	if c.Memory {
-		if c.Capacity != DefaultCapacity {
+		if c.Capacity != DefaultMemoryCapacity {
 			b.Size("capacity", uint64(c.Capacity))
 		}
-		if c.EarlyWarning != DefaultEarlyWarning {
+		if c.EarlyWarning != DefaultMemoryEarlyWarning {
 			b.Size("early_warning", uint64(c.EarlyWarning))
 		}
 		if c.WriteProtect {

@@ -13,13 +13,13 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{
 			in:   "media=/var/lib/vscsid/tapes",
-			want: Config{Personality: "generic", Media: "/var/lib/vscsid/tapes", Capacity: DefaultCapacity, EarlyWarning: DefaultEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
+			want: Config{Personality: "generic", Media: "/var/lib/vscsid/tapes", Capacity: DefaultMemoryCapacity, EarlyWarning: DefaultMemoryEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
 			str:  "personality=generic;media=/var/lib/vscsid/tapes",
 		},
 		{
 			in: "personality=lto9;media=/srv/t;barcode=TAPE01L9;serial=X1;dsense=1;max_block=524288;min_block=4;blksize=0",
 			want: Config{Personality: "lto9", Media: "/srv/t", Barcode: "TAPE01L9", Serial: "X1", DSense: true,
-				Capacity: DefaultCapacity, EarlyWarning: DefaultEarlyWarning, MaxBlock: 524288, MinBlock: 4, BlockSizeSet: true},
+				Capacity: DefaultMemoryCapacity, EarlyWarning: DefaultMemoryEarlyWarning, MaxBlock: 524288, MinBlock: 4, BlockSizeSet: true},
 			str: "personality=lto9;media=/srv/t;barcode=TAPE01L9;max_block=524288;min_block=4;blksize=0;serial=X1;dsense=1",
 		},
 		{
@@ -39,7 +39,7 @@ func TestParseConfig(t *testing.T) {
 		},
 		{
 			in:   "memory=1;capacity=1500000000",
-			want: Config{Personality: "generic", Memory: true, Capacity: 1500000000, EarlyWarning: DefaultEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
+			want: Config{Personality: "generic", Memory: true, Capacity: 1500000000, EarlyWarning: DefaultMemoryEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
 			str:  "personality=generic;memory=1;capacity=1.5GB",
 		},
 	} {

@@ -210,9 +210,9 @@ func (d *Drive) applySenseFormat() {
 // Personality returns the drive model.
 func (d *Drive) Personality() Personality { return d.pers }
 
-// command is one entry of the dispatch table.
+// command is one entry of the dispatch table; its name is
+// scsi.SSC.CommandName of its opcode and service action.
 type command struct {
-	name    string
 	cdbLen  int
 	medium  bool // needs a ready cartridge
 	run     func(d *Drive, cmd *scsi.Command) scsi.Response
@@ -223,7 +223,7 @@ type command struct {
 }
 
 // commands is the dispatch table, indexed by opcode: a lookup per command
-// is one array index, and the names are the bounded `command` metric label.
+// is one array index.
 var commands [256]command
 
 func init() {
@@ -233,9 +233,20 @@ func init() {
 	}
 }
 
-// CommandName implements target.CommandNamer: the snake_case SSC name of
-// op, or "" for an opcode the drive does not support.
-func (d *Drive) CommandName(op scsi.OpCode) string { return commands[op].name }
+// CommandName implements target.CommandNamer: the snake_case name of op
+// in SSC (scsi.CommandSet.CommandName: 0xa3 is report_supported_opcodes,
+// the one service action served), or "" for an opcode the drive does not
+// support. It is the bounded `command` metric label and the op= of fault
+// rules.
+func (d *Drive) CommandName(op scsi.OpCode) string { return commandName(op) }
+
+func commandName(op scsi.OpCode) string {
+	c := &commands[op]
+	if c.run == nil {
+		return ""
+	}
+	return scsi.SSC.CommandName(op, c.sa, c.hasSA)
+}
 
 // commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
 // dispatch table, in opcode order.
@@ -258,10 +269,7 @@ func commandInfos() []scsi.CommandInfo {
 // HandleCommand implements target.Handler.
 func (d *Drive) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
 	d.mu.Lock()
-	r := d.handle(cmd)
-	if r.Status == scsi.StatusCheckCondition {
-		r.Sense.Format = d.spc.SenseFormat
-	}
+	r := d.handle(cmd).WithFormat(d.spc.SenseFormat)
 	d.mu.Unlock()
 	return r
 }
@@ -273,7 +281,7 @@ func (d *Drive) handle(cmd *scsi.Command) scsi.Response {
 	}
 	op := cmd.CDB.OpCode()
 	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
-		ce.Write(zap.String("command", commands[op].name), zap.Uint8("opcode", uint8(op)),
+		ce.Write(zap.String("command", commandName(op)), zap.Uint8("opcode", uint8(op)),
 			zap.Int("bytes", cmd.Data.Len()))
 	}
 	if d.closed {
@@ -309,11 +317,12 @@ func (d *Drive) notReadySense() scsi.Sense {
 // check returns CHECK CONDITION with s.
 func check(s scsi.Sense) scsi.Response { return scsi.CheckCondition(s) }
 
-// fault turns a Medium error into a response; device faults are logged at
-// Error level once per cartridge (then at Debug), never per SCSI outcome.
+// fault turns a Medium error (or a *scsi.Error) into a response with
+// scsi.ResponseFor; an error without sense of its own is reported as the
+// MEDIUM ERROR of dir. Device faults are logged at Error level once per
+// cartridge (then at Debug), never per SCSI outcome.
 func (d *Drive) fault(err error, dir ioDir) scsi.Response {
-	s, isFault := senseFor(err, dir)
-	if isFault {
+	if isFault(err) {
 		lvl := zap.ErrorLevel
 		if d.faulted {
 			lvl = zap.DebugLevel
@@ -322,8 +331,11 @@ func (d *Drive) fault(err error, dir ioDir) scsi.Response {
 		if ce := d.log.Check(lvl, "cartridge i/o failed"); ce != nil {
 			ce.Write(zap.String("medium", d.barcode), zap.Error(err))
 		}
+		if _, ok := scsi.SenseOf(err); !ok {
+			err = faultErrs[dir]
+		}
 	}
-	return check(s)
+	return d.spc.ResponseFor(err)
 }
 
 // Reset is the LUN RESET task management function (and what power-on

@@ -2,7 +2,6 @@ package tape
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"go.uber.org/zap"
 
@@ -89,10 +88,10 @@ func (d *Drive) selectBlockDescriptor(desc []byte, long bool) error {
 		bl = uint32(desc[5])<<16 | uint32(desc[6])<<8 | uint32(desc[7])
 	}
 	if bl != 0 && (bl < d.cfg.MinBlock || bl > d.cfg.MaxBlock) {
-		return &scsi.Error{Sense: invalidParam(blOff, -1)}
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(blOff, -1)}
 	}
 	if density != 0 && density != 0x7f && d.pers.density(density) == nil {
-		return &scsi.Error{Sense: invalidParam(0, -1)}
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(0, -1)}
 	}
 	d.mode.blockSize = bl
 	if density != 0 && density != 0x7f {
@@ -206,12 +205,12 @@ func (d *Drive) appendDeviceConfigPage(b []byte, pc scsi.PageControl) []byte {
 // 0Eh.
 func (d *Drive) selectDeviceConfigPage(page []byte) error {
 	if len(page) < 2+devConfigLen {
-		return &scsi.Error{Sense: invalidParam(1, -1)}
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(1, -1)}
 	}
 	if page[2]&0x40 != 0 { // CAP: change active partition (to its BOP)
 		part := int(page[3])
 		if d.state != stateReady || part >= d.info.Partitions {
-			return &scsi.Error{Sense: invalidParam(3, -1)}
+			return &scsi.Error{Sense: scsi.InvalidParameterSense(3, -1)}
 		}
 		if err := d.seek(part, 0); err != nil {
 			return err
@@ -308,7 +307,7 @@ func (d *Drive) selectPartitionPage(page []byte) error {
 	}
 	sizes, off, err := partitionSizes(page, d.totalCapacity(), d.pers.MaxPartitions)
 	if err != nil {
-		return &scsi.Error{Sense: invalidParam(off, -1)}
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(off, -1)}
 	}
 	d.mode.pending = sizes
 	return nil
@@ -348,7 +347,7 @@ func (d *Drive) appendInfoExceptPage(b []byte, pc scsi.PageControl) []byte {
 
 func (d *Drive) selectInfoExceptPage(page []byte) error {
 	if page[2]&0x04 != 0 {
-		return &scsi.Error{Sense: invalidParam(2, 2)} // TEST: no test exceptions
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(2, 2)} // TEST: no test exceptions
 	}
 	copy(d.mode.iec[:], page[2:12])
 	return nil
@@ -379,7 +378,7 @@ func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
 // list.
 func (d *Drive) modeSelect(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
-	ten := c.OpCode() == opModeSelect10
+	ten := c.OpCode() == scsi.ModeSelect10
 	plen, hlen := int(c.Byte(4)), 4
 	if ten {
 		plen, hlen = int(c.Uint16(7)), 8
@@ -425,12 +424,12 @@ func (d *Drive) modeSelect(cmd *scsi.Command) scsi.Response {
 		switch {
 		case !spf && code == pagePartition:
 			if n < 2+partitionFixedLen-2 || (n-partitionFixedLen)%2 != 0 {
-				return check(invalidParam(off+1, -1))
+				return check(scsi.InvalidParameterSense(off+1, -1))
 			}
 			tape = append(tape, pg)
 		case !spf && code == pageDeviceConfig:
 			if n < 2+devConfigLen {
-				return check(invalidParam(off+1, -1))
+				return check(scsi.InvalidParameterSense(off+1, -1))
 			}
 			pg = pg[:2+devConfigLen] // the drive knows the first 0Eh bytes
 			tape = append(tape, pg)
@@ -450,10 +449,10 @@ func (d *Drive) modeSelect(cmd *scsi.Command) scsi.Response {
 				return check(d.notReadySense())
 			}
 			if _, off, err := partitionSizes(pg, d.totalCapacity(), d.pers.MaxPartitions); err != nil {
-				return check(invalidParam(pageOffset(list, pg)+off, -1))
+				return check(scsi.InvalidParameterSense(pageOffset(list, pg)+off, -1))
 			}
 		} else if pg[2]&0x40 != 0 && (d.state != stateReady || int(pg[3]) >= d.info.Partitions) {
-			return check(invalidParam(pageOffset(list, pg)+3, -1))
+			return check(scsi.InvalidParameterSense(pageOffset(list, pg)+3, -1))
 		}
 	}
 	r := d.passThrough(c, filtered)
@@ -492,7 +491,7 @@ func pageOffset(list, page []byte) int {
 func (d *Drive) passThrough(c scsi.CDB, p []byte) scsi.Response {
 	cdb := make(scsi.CDB, len(c))
 	copy(cdb, c)
-	if cdb.OpCode() == opModeSelect10 {
+	if cdb.OpCode() == scsi.ModeSelect10 {
 		binary.BigEndian.PutUint16(cdb[7:9], uint16(len(p)))
 	} else {
 		cdb[4] = byte(len(p))
@@ -501,13 +500,7 @@ func (d *Drive) passThrough(c scsi.CDB, p []byte) scsi.Response {
 }
 
 // errResponse converts an error from a drive helper to a response.
-func (d *Drive) errResponse(err error) scsi.Response {
-	var se *scsi.Error
-	if errors.As(err, &se) {
-		return check(se.Sense)
-	}
-	return d.fault(err, dirNone)
-}
+func (d *Drive) errResponse(err error) scsi.Response { return d.fault(err, dirNone) }
 
 // readBlockLimits is READ BLOCK LIMITS (SSC-5 6.4): GRANULARITY 0 (any
 // length), MAXIMUM BLOCK LENGTH LIMIT (bytes 1-3) = max_block, MINIMUM
@@ -515,7 +508,7 @@ func (d *Drive) errResponse(err error) scsi.Response {
 // MLOI=1 (the 20-byte maximum logical object identifier form) is refused.
 func (d *Drive) readBlockLimits(cmd *scsi.Command) scsi.Response {
 	if cmd.CDB.Byte(1)&0x01 != 0 {
-		return check(invalidCDB(1, 0))
+		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	var b [6]byte
 	put24(b[1:4], d.cfg.MaxBlock)
@@ -638,10 +631,10 @@ func (d *Drive) formatMedium(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	format := c.Byte(2) & 0x0f
 	if format > formatBoth {
-		return check(invalidCDB(2, 3))
+		return check(scsi.InvalidFieldSense(2, 3))
 	}
 	if c.Uint16(3) != 0 {
-		return check(invalidCDB(3, -1))
+		return check(scsi.InvalidFieldSense(3, -1))
 	}
 	if d.info.WriteProtected {
 		return check(dataProtect(scsi.WriteProtected))
@@ -704,7 +697,7 @@ func (d *Drive) readBuffer(cmd *scsi.Command) scsi.Response {
 		}
 	case 0x02:
 		if off > readBufferSize {
-			return check(invalidCDB(3, -1))
+			return check(scsi.InvalidFieldSense(3, -1))
 		}
 		cmd.Data.WriteZeros(min(alloc, readBufferSize-off))
 	case 0x03:
@@ -713,7 +706,7 @@ func (d *Drive) readBuffer(cmd *scsi.Command) scsi.Response {
 		scsi.WriteParameterData(cmd.Data, h[:], alloc)
 	case 0x0a:
 		if off > echoBufferSize {
-			return check(invalidCDB(3, -1))
+			return check(scsi.InvalidFieldSense(3, -1))
 		}
 		cmd.Data.WriteZeros(min(alloc, echoBufferSize-off))
 	case 0x0b:
@@ -721,7 +714,7 @@ func (d *Drive) readBuffer(cmd *scsi.Command) scsi.Response {
 		binary.BigEndian.PutUint16(h[2:], echoBufferSize)
 		scsi.WriteParameterData(cmd.Data, h[:], alloc)
 	default:
-		return check(invalidCDB(1, 4))
+		return check(scsi.InvalidFieldSense(1, 4))
 	}
 	return scsi.Good
 }
@@ -740,8 +733,8 @@ func (d *Drive) requestSense(cmd *scsi.Command) scsi.Response {
 func (d *Drive) inquiry(cmd *scsi.Command) scsi.Response   { return d.spc.Inquiry(cmd) }
 func (d *Drive) modeSense(cmd *scsi.Command) scsi.Response { return d.spc.ModeSense(cmd) }
 func (d *Drive) maintenanceIn(cmd *scsi.Command) scsi.Response {
-	if cmd.CDB.ServiceAction() != saReportSupportedOpCodes {
-		return check(invalidCDB(1, 4))
+	if cmd.CDB.ServiceAction() != scsi.SAReportSupportedOpCodes {
+		return check(scsi.InvalidFieldSense(1, 4))
 	}
 	return d.spc.ReportSupportedOpCodes(cmd)
 }

@@ -49,7 +49,7 @@ func (d *Drive) space6(cmd *scsi.Command) scsi.Response {
 // space16 is SPACE(16) (SSC-5 7.10); PARAMETER LENGTH must be zero.
 func (d *Drive) space16(cmd *scsi.Command) scsi.Response {
 	if cmd.CDB.Uint16(space16ParamLength) != 0 {
-		return check(invalidCDB(space16ParamLength, -1))
+		return check(scsi.InvalidFieldSense(space16ParamLength, -1))
 	}
 	return d.space(decodeSpace16(cmd.CDB))
 }
@@ -67,7 +67,7 @@ func (d *Drive) space(s space) scsi.Response {
 		r = d.spaceEOD()
 	case spaceSetmarks, spaceSeqSetmarks:
 		if !d.pers.Setmarks {
-			return check(invalidCDB(spaceCodeByte, 3))
+			return check(scsi.InvalidFieldSense(spaceCodeByte, 3))
 		}
 		if s.code == spaceSetmarks {
 			r = d.spaceObjects(s.count, KindSetmark)
@@ -75,7 +75,7 @@ func (d *Drive) space(s space) scsi.Response {
 			r = d.spaceSequential(s.count, KindSetmark)
 		}
 	default:
-		return check(invalidCDB(spaceCodeByte, 3))
+		return check(scsi.InvalidFieldSense(spaceCodeByte, 3))
 	}
 	d.notePos()
 	return r
@@ -220,7 +220,7 @@ func (d *Drive) locate16(cmd *scsi.Command) scsi.Response {
 	switch l.destType {
 	case destObject, destFile, destEOD:
 	default:
-		return check(invalidCDB(1, 5))
+		return check(scsi.InvalidFieldSense(1, 5))
 	}
 	return d.locate(l, 3)
 }
@@ -234,7 +234,7 @@ func (d *Drive) locate(l locate, partByte int) scsi.Response {
 	part := d.partition()
 	if l.cp {
 		if l.partition >= d.info.Partitions {
-			return check(invalidCDB(partByte, -1))
+			return check(scsi.InvalidFieldSense(partByte, -1))
 		}
 		part = l.partition
 	}
@@ -326,7 +326,7 @@ func (d *Drive) readPosition(cmd *scsi.Command) scsi.Response {
 		alloc := int(cmd.CDB.Uint16(rpAllocByte))
 		scsi.WriteParameterData(cmd.Data, b, alloc)
 	default:
-		return check(invalidCDB(rpServiceAction, 4))
+		return check(scsi.InvalidFieldSense(rpServiceAction, 4))
 	}
 	d.buf = b
 	return scsi.Good
@@ -353,7 +353,7 @@ func (d *Drive) loadUnload(cmd *scsi.Command) scsi.Response {
 	b4 := cmd.CDB.Byte(4)
 	if b4&luLoad != 0 {
 		if b4&luEOT != 0 {
-			return check(invalidCDB(4, 2))
+			return check(scsi.InvalidFieldSense(4, 2))
 		}
 		switch d.state {
 		case stateEmpty:
@@ -402,7 +402,7 @@ func (d *Drive) preventAllow(cmd *scsi.Command) scsi.Response {
 	case 1:
 		d.prevent = true
 	default:
-		return check(invalidCDB(4, 1))
+		return check(scsi.InvalidFieldSense(4, 1))
 	}
 	return scsi.Good
 }

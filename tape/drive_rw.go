@@ -37,10 +37,10 @@ import (
 func (d *Drive) read6(cmd *scsi.Command) scsi.Response {
 	x := decodeXfer(cmd.CDB)
 	if x.fixed && x.sili {
-		return check(invalidCDB(1, 1))
+		return check(scsi.InvalidFieldSense(1, 1))
 	}
 	if x.fixed && d.mode.blockSize == 0 {
-		return check(invalidCDB(1, 0))
+		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	d.st.reads.Add(1)
 	if x.length == 0 {
@@ -48,7 +48,7 @@ func (d *Drive) read6(cmd *scsi.Command) scsi.Response {
 	}
 	if x.fixed && int64(x.length)*int64(d.mode.blockSize) > int64(cmd.Data.Len()) {
 		// Blocks the initiator has no room for would be consumed and lost.
-		return check(invalidCDB(2, -1))
+		return check(scsi.InvalidFieldSense(2, -1))
 	}
 	var r scsi.Response
 	if x.fixed {
@@ -173,7 +173,7 @@ func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
 func (d *Drive) write6(cmd *scsi.Command) scsi.Response {
 	x := decodeXfer(cmd.CDB)
 	if x.fixed && d.mode.blockSize == 0 {
-		return check(invalidCDB(1, 0))
+		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	if r, ok := d.checkWritable(); !ok {
 		return r
@@ -186,10 +186,10 @@ func (d *Drive) write6(cmd *scsi.Command) scsi.Response {
 	if x.fixed {
 		size, count = int(d.mode.blockSize), x.length
 	} else if size < int(d.cfg.MinBlock) || size > int(d.cfg.MaxBlock) {
-		return check(invalidCDB(2, -1))
+		return check(scsi.InvalidFieldSense(2, -1))
 	}
 	if int64(size)*int64(count) > int64(cmd.Data.Len()) {
-		return check(invalidCDB(2, -1))
+		return check(scsi.InvalidFieldSense(2, -1))
 	}
 	d.bumpVCR()
 	for i := range count {
@@ -226,7 +226,7 @@ func (d *Drive) writeFilemarks6(cmd *scsi.Command) scsi.Response {
 	b1 := cmd.CDB.Byte(1)
 	immed, wsmk := b1&0x01 != 0, b1&0x02 != 0
 	if wsmk && !d.pers.Setmarks {
-		return check(invalidCDB(1, 1))
+		return check(scsi.InvalidFieldSense(1, 1))
 	}
 	count := int(cmd.CDB.Uint24(2))
 	kind := KindFilemark

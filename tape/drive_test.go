@@ -369,7 +369,7 @@ func TestCommandNames(t *testing.T) {
 		0x08: "read_6", 0x0a: "write_6", 0x10: "write_filemarks_6", 0x11: "space_6", 0x91: "space_16",
 		0x2b: "locate_10", 0x92: "locate_16", 0x34: "read_position", 0x01: "rewind", 0x1b: "load_unload",
 		0x19: "erase_6", 0x04: "format_medium", 0x44: "report_density_support", 0x4d: "log_sense",
-		0x8c: "read_attribute", 0x8d: "write_attribute", 0x3c: "read_buffer", 0xa3: "maintenance_in",
+		0x8c: "read_attribute", 0x8d: "write_attribute", 0x3c: "read_buffer_10", 0xa3: "report_supported_opcodes",
 	}
 	for op, name := range want {
 		if got := h.d.CommandName(scsi.OpCode(op)); got != name {
@@ -381,12 +381,16 @@ func TestCommandNames(t *testing.T) {
 		if c.run == nil {
 			continue
 		}
+		name := h.d.CommandName(scsi.OpCode(op))
 		if len(c.usage) != c.cdbLen || c.usage[0] != byte(op) {
-			t.Errorf("%s: usage % x for a %d-byte CDB of opcode %#x", c.name, c.usage, c.cdbLen, op)
+			t.Errorf("%s: usage % x for a %d-byte CDB of opcode %#x", name, c.usage, c.cdbLen, op)
 		}
-		for _, r := range c.name {
+		if name == "" || strings.HasPrefix(name, "0x") {
+			t.Errorf("opcode %#x: no name in scsi's table (%q)", op, name)
+		}
+		for _, r := range name {
 			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
-				t.Errorf("%s: not snake_case", c.name)
+				t.Errorf("%s: not snake_case", name)
 			}
 		}
 	}
@@ -412,7 +416,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	}
 	for op := range commands {
 		if commands[op].run != nil && !seen[byte(op)] {
-			t.Errorf("opcode %#x (%s) missing", op, commands[op].name)
+			t.Errorf("opcode %#x (%s) missing", op, commandName(scsi.OpCode(op)))
 		}
 	}
 	// One command: READ(6) with its usage bitmap.

@@ -11,8 +11,23 @@ var (
 	ErrNoMedium         = errors.New("tape: no cartridge in the drive")
 	ErrMediumPresent    = errors.New("tape: a cartridge is already in the drive")
 	ErrRemovalPrevented = errors.New("tape: medium removal prevented by the initiator (PREVENT ALLOW MEDIUM REMOVAL)")
-	ErrClosed           = errors.New("tape: drive closed")
+	// ErrClosed is a Drive used after Close. Media used after Close return
+	// a ClosedError naming themselves (cartridge.ErrClosed), which
+	// errors.Is matches to ErrClosed too.
+	ErrClosed error = &ClosedError{Object: "tape: drive"}
 )
+
+// ClosedError is the error of a drive or medium used after Close. Every
+// ClosedError matches ErrClosed (errors.Is), so a caller tests for one
+// sentinel whichever object was closed.
+type ClosedError struct {
+	Object string // what was closed, as the message says it: "tape: drive"
+}
+
+func (e *ClosedError) Error() string { return e.Object + " closed" }
+
+// Is reports whether target is ErrClosed.
+func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
 
 // This file is the one place that knows how SSC conditions look on the
 // wire: the sense data of each row of the data-transfer table in
@@ -78,62 +93,21 @@ func dataProtect(asc scsi.ASC) scsi.Sense { return scsi.Sense{Key: scsi.DataProt
 // illegal returns ILLEGAL REQUEST with asc and no field pointer.
 func illegal(asc scsi.ASC) scsi.Sense { return scsi.Sense{Key: scsi.IllegalRequest, ASC: asc} }
 
-// invalidCDB returns ILLEGAL REQUEST / INVALID FIELD IN CDB (24/00) pointing
-// at byte off (and bit, if bit >= 0) of the CDB. Unlike scsi.InvalidField
-// it builds a value, so the error paths of READ and WRITE do not allocate.
-func invalidCDB(off, bit int) scsi.Sense {
-	s := scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInCDB}
-	s.Pointer = scsi.FieldPointer{Valid: true, CDB: true, Field: uint16(off)}
-	if bit >= 0 {
-		s.Pointer.BitValid, s.Pointer.Bit = true, uint8(bit)
-	}
-	return s
+// faultErrs are the conditions of a Medium error that carries no sense (an
+// I/O error of the image), by the direction data was moving: MEDIUM ERROR
+// unrecovered read error (11/00) or write error (0C/00), else HARDWARE
+// ERROR internal target failure (44/00).
+var faultErrs = [...]error{
+	dirNone:  scsi.ErrInternal,
+	dirRead:  scsi.NewError(scsi.MediumError, scsi.UnrecoveredReadError),
+	dirWrite: scsi.NewError(scsi.MediumError, scsi.WriteError),
 }
 
-// invalidParam returns ILLEGAL REQUEST / INVALID FIELD IN PARAMETER LIST
-// (26/00) pointing at byte off (and bit) of the parameter data.
-func invalidParam(off, bit int) scsi.Sense {
-	s := scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInParameterList}
-	s.Pointer = scsi.FieldPointer{Valid: true, Field: uint16(off)}
-	if bit >= 0 {
-		s.Pointer.BitValid, s.Pointer.Bit = true, uint8(bit)
-	}
-	return s
-}
-
-// senseFor maps an error returned by a Medium (or a *scsi.Error) to sense
-// data. fault reports a device fault (a broken image or an I/O error, not a
-// SCSI outcome) that the drive logs. in selects the MEDIUM ERROR flavour
-// for an unexpected I/O error: read (11/00), write (0C/00), or other
-// (HARDWARE ERROR 44/00).
-func senseFor(err error, dir ioDir) (s scsi.Sense, fault bool) {
-	switch {
-	case errors.Is(err, ErrEndOfData):
-		return eodSense(0, false), false
-	case errors.Is(err, ErrBeginningOfPart):
-		return bopSense(0, false), false
-	case errors.Is(err, ErrEndOfMedium):
-		return scsi.Sense{Key: scsi.VolumeOverflow, ASC: scsi.EndOfPartitionMediumDetected, EOM: true}, false
-	case errors.Is(err, ErrWriteProtected):
-		return dataProtect(scsi.WriteProtected), false
-	case errors.Is(err, ErrWORMOverwrite):
-		return dataProtect(scsi.WORMMediumOverwriteAttempted), false
-	case errors.Is(err, ErrNoPartition):
-		return illegal(scsi.InvalidFieldInCDB), false
-	case errors.Is(err, ErrCorrupt):
-		return scsi.Sense{Key: scsi.MediumError, ASC: scsi.MediumFormatCorrupted}, true
-	}
-	var se *scsi.Error
-	if errors.As(err, &se) {
-		return se.Sense, false
-	}
-	switch dir {
-	case dirRead:
-		return scsi.Sense{Key: scsi.MediumError, ASC: scsi.UnrecoveredReadError}, true
-	case dirWrite:
-		return scsi.Sense{Key: scsi.MediumError, ASC: scsi.WriteError}, true
-	}
-	return scsi.Sense{Key: scsi.HardwareError, ASC: scsi.InternalTargetFailure}, true
+// isFault reports whether a Medium error is a device fault (a broken
+// image or an I/O error, not a SCSI outcome), which the drive logs.
+func isFault(err error) bool {
+	_, carries := scsi.SenseOf(err)
+	return !carries || errors.Is(err, ErrCorrupt)
 }
 
 // ioDir says which way data was moving when a Medium call failed.

@@ -81,14 +81,14 @@ func (w *logWriter) perPartition(code uint16, n int, value func(p int) uint64) {
 func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	if c.Byte(1)&0x02 != 0 {
-		return check(invalidCDB(1, 1))
+		return check(scsi.InvalidFieldSense(1, 1))
 	}
 	if c.Byte(1)&0x01 != 0 {
-		return check(invalidCDB(1, 0))
+		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	page, sub := c.Byte(2)&0x3f, c.Byte(3)
 	if sub != 0 && !(page == logSupported && sub == 0xff) {
-		return check(invalidCDB(3, -1))
+		return check(scsi.InvalidFieldSense(3, -1))
 	}
 	w := logWriter{b: append(d.buf[:0], page, sub, 0, 0), ptr: c.Uint16(5)}
 	if sub != 0 {
@@ -120,7 +120,7 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 			w.u32(uint16(3+p), ctlCounter, maximum)
 		}
 	default:
-		return check(invalidCDB(2, 5))
+		return check(scsi.InvalidFieldSense(2, 5))
 	}
 	binary.BigEndian.PutUint16(w.b[2:], uint16(len(w.b)-4))
 	d.buf = w.b
@@ -208,10 +208,10 @@ func b2u8(b bool) uint8 {
 func (d *Drive) logSelect(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	if c.Byte(1)&0x01 != 0 {
-		return check(invalidCDB(1, 0))
+		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	if c.Uint16(7) != 0 {
-		return check(invalidCDB(7, -1))
+		return check(scsi.InvalidFieldSense(7, -1))
 	}
 	return scsi.Good
 }

@@ -203,11 +203,11 @@ func (d *Drive) readAttribute(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	sa := c.Byte(1) & 0x1f
 	if c.Byte(5) != 0 {
-		return check(invalidCDB(5, -1))
+		return check(scsi.InvalidFieldSense(5, -1))
 	}
 	part := int(c.Byte(7))
 	if part >= d.info.Partitions {
-		return check(invalidCDB(7, -1))
+		return check(scsi.InvalidFieldSense(7, -1))
 	}
 	first := c.Uint16(8)
 	b := d.buf[:0]
@@ -231,7 +231,7 @@ func (d *Drive) readAttribute(cmd *scsi.Command) scsi.Response {
 			b = append(b, v...)
 		}
 		if !found {
-			return check(invalidCDB(8, -1))
+			return check(scsi.InvalidFieldSense(8, -1))
 		}
 		binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	case raList, raSupported:
@@ -251,7 +251,7 @@ func (d *Drive) readAttribute(cmd *scsi.Command) scsi.Response {
 	case raPartitionList:
 		b = append(b, 0, 2, 0, byte(d.info.Partitions))
 	default:
-		return check(invalidCDB(1, 4))
+		return check(scsi.InvalidFieldSense(1, 4))
 	}
 	d.buf = b
 	scsi.WriteParameterData(cmd.Data, b, int(min(c.Uint32(10), 1<<30)))
@@ -268,11 +268,11 @@ func (d *Drive) readAttribute(cmd *scsi.Command) scsi.Response {
 func (d *Drive) writeAttribute(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	if c.Byte(5) != 0 {
-		return check(invalidCDB(5, -1))
+		return check(scsi.InvalidFieldSense(5, -1))
 	}
 	part := int(c.Byte(7))
 	if part >= d.info.Partitions {
-		return check(invalidCDB(7, -1))
+		return check(scsi.InvalidFieldSense(7, -1))
 	}
 	plen := int(min(c.Uint32(10), 1<<20))
 	if plen == 0 {
@@ -304,17 +304,17 @@ func (d *Drive) writeAttribute(cmd *scsi.Command) scsi.Response {
 			return check(scsi.ErrParameterListLen.Sense)
 		}
 		if !hostWritable(id) {
-			return check(invalidParam(off, -1))
+			return check(scsi.InvalidParameterSense(off, -1))
 		}
 		limit := maxHostAttr
 		if h, ok := hostAttrs[id]; ok {
 			limit = h.max
 			if list[off+2]&0x03 != h.format {
-				return check(invalidParam(off+2, 1))
+				return check(scsi.InvalidParameterSense(off+2, 1))
 			}
 		}
 		if n > limit {
-			return check(invalidParam(off+3, -1))
+			return check(scsi.InvalidParameterSense(off+3, -1))
 		}
 		attrs = append(attrs, attr{id, list[off+5 : off+5+n]})
 		off += 5 + n

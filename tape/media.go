@@ -1,8 +1,9 @@
 package tape
 
 import (
-	"errors"
 	"io"
+
+	"github.com/vscsid/vscsid/scsi"
 )
 
 // This file is the contract between the drive (drive.go, ssc.go, state.go)
@@ -48,16 +49,21 @@ type MediumInfo struct {
 	EarlyWarning   []int64 // per partition: early warning starts this many bytes before Capacity
 }
 
-// Errors a Medium returns. The drive maps them to sense data.
+// Errors a Medium returns (as they are or wrapped). Each is a *scsi.Error
+// carrying the sense data the drive reports for it, so scsi.ResponseFor
+// converts them like any other SCSI outcome.
 var (
-	ErrEndOfData       = errors.New("tape: end of data")
-	ErrBeginningOfPart = errors.New("tape: beginning of partition")
-	ErrEndOfMedium     = errors.New("tape: physical end of medium")
-	ErrWriteProtected  = errors.New("tape: write protected")
-	ErrWORMOverwrite   = errors.New("tape: worm medium overwrite attempted")
-	ErrCorrupt         = errors.New("tape: image corrupt")
-	ErrNoPartition     = errors.New("tape: no such partition")
+	ErrEndOfData       error = mediumError("tape: end of data", eodSense(0, false))
+	ErrBeginningOfPart error = mediumError("tape: beginning of partition", bopSense(0, false))
+	ErrEndOfMedium     error = mediumError("tape: physical end of medium", scsi.Sense{Key: scsi.VolumeOverflow, ASC: scsi.EndOfPartitionMediumDetected, EOM: true})
+	ErrWriteProtected  error = mediumError("tape: write protected", dataProtect(scsi.WriteProtected))
+	ErrWORMOverwrite   error = mediumError("tape: worm medium overwrite attempted", dataProtect(scsi.WORMMediumOverwriteAttempted))
+	// ErrCorrupt is also a device fault: the drive logs it.
+	ErrCorrupt     error = mediumError("tape: image corrupt", scsi.Sense{Key: scsi.MediumError, ASC: scsi.MediumFormatCorrupted})
+	ErrNoPartition error = mediumError("tape: no such partition", illegal(scsi.InvalidFieldInCDB))
 )
+
+func mediumError(msg string, s scsi.Sense) *scsi.Error { return &scsi.Error{Sense: s, Msg: msg} }
 
 // Medium is a loaded cartridge with a current position. It is used by one
 // drive goroutine at a time and is not safe for concurrent use.

@@ -81,7 +81,7 @@ func NewMemoryMedium(info MediumInfo) (*MemoryMedium, error) {
 	return &MemoryMedium{info: info, ew: ew[0], parts: make([]memPart, n), attrs: map[uint16][]byte{}, open: true}, nil
 }
 
-var errMemoryClosed = errors.New("tape: memory medium closed")
+var errMemoryClosed error = &ClosedError{Object: "tape: memory medium"}
 
 // Info implements Medium.
 func (m *MemoryMedium) Info() MediumInfo {

@@ -8,41 +8,9 @@ import "github.com/vscsid/vscsid/scsi"
 // shorter than the command's length. Section numbers are those of SSC-5
 // (T10/BSR INCITS 503); SPC-5 for the shared commands.
 
-// Operation codes of the commands the drive implements (SSC-5 annex,
-// SPC-5 annex E). SSC reuses bytes that mean other commands in SBC: 0x01,
-// 0x04, 0x1b, 0x2b, 0x34, 0x91, 0x92.
-const (
-	opTestUnitReady   scsi.OpCode = 0x00 // SPC-5 6.47
-	opRewind          scsi.OpCode = 0x01 // SSC-5 7.8
-	opRequestSense    scsi.OpCode = 0x03 // SPC-5 6.39
-	opFormatMedium    scsi.OpCode = 0x04 // SSC-5 7.2
-	opReadBlockLimits scsi.OpCode = 0x05 // SSC-5 6.4
-	opRead6           scsi.OpCode = 0x08 // SSC-5 6.3
-	opWrite6          scsi.OpCode = 0x0a // SSC-5 6.9
-	opWriteFilemarks6 scsi.OpCode = 0x10 // SSC-5 6.10
-	opSpace6          scsi.OpCode = 0x11 // SSC-5 6.7
-	opInquiry         scsi.OpCode = 0x12 // SPC-5 6.7
-	opModeSelect6     scsi.OpCode = 0x15 // SPC-5 6.11
-	opErase6          scsi.OpCode = 0x19 // SSC-5 6.2
-	opModeSense6      scsi.OpCode = 0x1a // SPC-5 6.13
-	opLoadUnload      scsi.OpCode = 0x1b // SSC-5 7.3
-	opPreventAllow    scsi.OpCode = 0x1e // PREVENT ALLOW MEDIUM REMOVAL (SSC-5 clause 7)
-	opLocate10        scsi.OpCode = 0x2b // SSC-5 7.4
-	opReadPosition    scsi.OpCode = 0x34 // SSC-5 7.6
-	opReadBuffer      scsi.OpCode = 0x3c // SPC-5 6.23
-	opReportDensity   scsi.OpCode = 0x44 // SSC-5 7.7
-	opLogSelect       scsi.OpCode = 0x4c // SPC-5 6.8
-	opLogSense        scsi.OpCode = 0x4d // SPC-5 6.9
-	opModeSelect10    scsi.OpCode = 0x55 // SPC-5 6.12
-	opModeSense10     scsi.OpCode = 0x5a // SPC-5 6.14
-	opReadAttribute   scsi.OpCode = 0x8c // SPC-5 6.21
-	opWriteAttribute  scsi.OpCode = 0x8d // SPC-5 6.49
-	opSpace16         scsi.OpCode = 0x91 // SSC-5 7.10
-	opLocate16        scsi.OpCode = 0x92 // SSC-5 7.5
-	opMaintenanceIn   scsi.OpCode = 0xa3 // SPC-5 (REPORT SUPPORTED OPERATION CODES, 6.35)
-
-	saReportSupportedOpCodes = 0x0c
-)
+// The operation codes are scsi's (scsi.Rewind, scsi.Space16, ...): SSC
+// reuses bytes that mean other commands in SBC (0x01, 0x04, 0x1b, 0x2b,
+// 0x34, 0x91, 0x92), and scsi.SSC names them.
 
 // xfer is the decoded READ(6) or WRITE(6) CDB (SSC-5 6.3, 6.9).
 type xfer struct {
@@ -153,3 +121,24 @@ const (
 
 // put24 stores v big-endian in three bytes.
 func put24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v) }
+
+// Extent implements fault.Extenter: the count field of READ(6), WRITE(6),
+// WRITE FILEMARKS(6) and SPACE(6/16) as the drive decodes it (the position
+// it starts from is the drive's, Stats or a Positioner). ok is false for
+// another opcode or a CDB shorter than the command.
+func (d *Drive) Extent(cdb scsi.CDB) (scsi.Extent, bool) { return sscExtent(cdb) }
+
+func sscExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
+	switch c.OpCode() {
+	case scsi.Read6, scsi.Write6:
+		x := decodeXfer(c)
+		return scsi.Extent{Count: int64(x.length), Fixed: x.fixed, LengthAt: 2, LengthSize: 3}, len(c) >= 6
+	case scsi.WriteFilemarks6:
+		return scsi.Extent{Count: int64(c.Uint24(2)), LengthAt: 2, LengthSize: 3}, len(c) >= 6
+	case scsi.Space6:
+		return scsi.Extent{Count: decodeSpace6(c).count}, len(c) >= 6
+	case scsi.Space16:
+		return scsi.Extent{Count: decodeSpace16(c).count}, len(c) >= 16
+	}
+	return scsi.Extent{}, false
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -17,9 +16,8 @@ import (
 
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/internal/cfgstring"
-	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
-	"github.com/vscsid/vscsid/target/fault"
+	"github.com/vscsid/vscsid/target"
 )
 
 // defaultConfig is what `vscsid` serves with no --config: one fake_rw disk
@@ -205,48 +203,42 @@ func (d DeviceConfig) check() (devParams, error) {
 }
 
 // bindFaults checks the device's fault block the way the daemon does when
-// it attaches the device (faults.wrap): fault.New with the device's kind,
-// its command names (op=) and, for a tape, a position (block=, file=), so
-// that op=reed, lba= on a tape or a tape timing model on a disk are
-// refused by --check-config and not only at attach.
+// it attaches the device (wrapFaults): with the device's kind, its command
+// names (op=) and, for a tape, its position (block=, file=), so that
+// op=reed, lba= on a tape or a tape timing model on a disk are refused by
+// --check-config and not only at attach. The handler is real but touches
+// nothing: the disk's store is allocated as written, the drive gets a RAM
+// cartridge of its own instead of its media directory.
 func (d DeviceConfig) bindFaults() error {
-	tm, rules, err := d.Fault.parse()
-	if err != nil {
-		return err
-	}
-	opts := fault.Options{Kind: fault.Disk, CmdTimeout: kernelCmdTimeOut, Seed: d.Fault.Seed, Rules: rules, Timing: tm}
-	var h fault.Handler
+	var h target.Handler
 	switch d.Type {
 	case "vtape":
-		opts.Kind, h = fault.Tape, tapeNames{}
+		c, err := tape.ParseConfig(d.Config)
+		if err != nil {
+			return err
+		}
+		c.Memory, c.Media, c.Barcode = true, "", ""
+		c.Capacity, c.EarlyWarning = tape.DefaultMemoryCapacity, tape.DefaultMemoryEarlyWarning
+		dr, err := tape.New(d.Name, c, nil, nil)
+		if err != nil {
+			return err
+		}
+		defer dr.Close()
+		h = dr
 	default:
 		c, err := disk.ParseConfig(d.Config)
 		if err != nil {
 			return err
 		}
-		// The disk's command set follows its config (UNMAP with lbpu):
-		// build it; a store is allocated as written, so this is cheap.
 		dk, err := disk.New(d.Name, c, nil)
 		if err != nil {
 			return err
 		}
 		h = dk
 	}
-	if _, err := fault.New(h, opts); err != nil {
-		return fmt.Errorf("fault: %w", err)
-	}
-	return nil
+	_, err := wrapFaults(h, handlerTypes[d.Type].kind, *d.Fault, kernelCmdTimeOut)
+	return err
 }
-
-// tapeNames stands for a tape drive when fault rules are checked: the
-// drive's command names, and a position as positionedDrive reports it.
-type tapeNames struct{}
-
-func (tapeNames) HandleCommand(context.Context, *scsi.Command) scsi.Response {
-	panic("tapeNames: only for checking fault rules")
-}
-func (tapeNames) CommandName(op scsi.OpCode) string              { return tape.CommandName(op) }
-func (tapeNames) Position() (partition int, object, file uint64) { return 0, 0, 0 }
 
 // decodeSeeds reads each device's fault seed again from the YAML text:
 // the decoder makes 1 of "seed: 1.5" and 2^63 of 18446744073709551616,

@@ -58,31 +58,42 @@ func (transportAborts) CanReportAborts(ctx context.Context) bool { return target
 func (transportAborts) Aborted(ctx context.Context) bool         { return target.Aborted(ctx) }
 
 // withFaults puts the handlers of ht behind a fault.Device with fc's
-// rules and timing, so that faults can be added at runtime (vscsictl
-// fault) to any device; without rules or timing it costs one atomic load
-// per command. cmdTimeOut is the device's attrib/cmd_time_out (delays are
-// capped below it). The fault.Device forwards the transport's optional
-// interfaces (LUN reset, RECONFIG) and exposes the handler with Unwrap
-// (target.As finds the disk or drive behind it).
+// rules and timing (wrapFaults), so that faults can be added at runtime
+// (vscsictl fault) to any device; without rules or timing it costs one
+// atomic load per command. The fault.Device forwards the transport's
+// optional interfaces (LUN reset, RECONFIG) and exposes the handler with
+// Unwrap (target.As finds the disk or drive behind it).
 func withFaults(ht handlerType, fc FaultConfig, cmdTimeOut time.Duration) target.Factory {
 	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 		h, err := ht.factory(dc, log)
 		if err != nil {
 			return nil, err
 		}
-		opts := fault.Options{Kind: ht.kind, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed}
-		if opts.Timing, opts.Rules, err = fc.parse(); err != nil {
+		fd, err := wrapFaults(h, ht.kind, fc, cmdTimeOut)
+		if err != nil {
 			return nil, errors.Join(err, closeHandler(h))
 		}
-		fd, err := fault.New(h, opts)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("fault: %w", err), closeHandler(h))
-		}
-		if len(opts.Rules) > 0 || !opts.Timing.IsZero() {
-			log.Info("fault injection on", zap.Int("rules", len(opts.Rules)), zap.Stringer("timing", opts.Timing), zap.Uint64("seed", opts.Seed))
+		if t := fd.Timing(); len(fc.Rules) > 0 || !t.IsZero() {
+			log.Info("fault injection on", zap.Int("rules", len(fc.Rules)), zap.Stringer("timing", t), zap.Uint64("seed", fc.Seed))
 		}
 		return fd, nil
 	}
+}
+
+// wrapFaults binds fc to h, a handler of the given kind whose device has
+// attrib/cmd_time_out cmdTimeOut (delays are capped below it): the one
+// check of a fault block, run at attach and by --check-config.
+func wrapFaults(h target.Handler, kind fault.Kind, fc FaultConfig, cmdTimeOut time.Duration) (*fault.Device, error) {
+	opts := fault.Options{Kind: kind, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed}
+	var err error
+	if opts.Timing, opts.Rules, err = fc.parse(); err != nil {
+		return nil, err
+	}
+	fd, err := fault.New(h, opts)
+	if err != nil {
+		return nil, fmt.Errorf("fault: %w", err)
+	}
+	return fd, nil
 }
 
 func closeHandler(h target.Handler) error {

@@ -129,8 +129,9 @@ const (
 
 // Errors of the image store besides the tape.Err* sentinels.
 var (
-	ErrInUse  = errors.New("cartridge: in use")
-	ErrClosed = errors.New("cartridge: image closed")
+	ErrInUse = errors.New("cartridge: in use")
+	// ErrClosed is an image used after Close; it matches tape.ErrClosed.
+	ErrClosed error = &tape.ClosedError{Object: "cartridge: image"}
 )
 
 // corrupt returns an error matching tape.ErrCorrupt.

@@ -763,6 +763,10 @@ func TestClosed(t *testing.T) {
 	if err := m.WriteMark(tape.KindFilemark); !errors.Is(err, ErrClosed) {
 		t.Errorf("write after Close: %v", err)
 	}
+	// One sentinel for every closed tape object: the drive's matches too.
+	if _, err := m.Peek(); !errors.Is(err, tape.ErrClosed) || err.Error() != "cartridge: image closed" {
+		t.Errorf("Peek after Close: %v, want a cartridge error matching tape.ErrClosed", err)
+	}
 }
 
 func TestSteadyStateZeroAlloc(t *testing.T) {

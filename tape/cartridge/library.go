@@ -20,7 +20,8 @@ import (
 // barcode B lives in <dir>/B.vtape.
 const Ext = ".vtape"
 
-// Defaults for CartridgeOptions.
+// Defaults for CartridgeOptions: the size of a new image cartridge (a
+// memory=1 drive's RAM cartridges have tape.DefaultMemoryCapacity).
 const (
 	DefaultCapacity     = 2 << 30
 	DefaultEarlyWarning = 16 << 20

@@ -102,6 +102,7 @@ type Device struct {
 	h        Handler
 	namer    CommandNamer
 	pos      Positioner
+	ext      Extenter
 	fmtr     SenseFormatReporter
 	closer   io.Closer
 	reconf   Reconfigurer
@@ -148,6 +149,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, aborts: opts.Aborts, format: opts.SenseFormat, maxDelay: math.MaxInt64}
 	d.namer, _ = h.(CommandNamer)
 	d.pos, _ = h.(Positioner)
+	d.ext, _ = h.(Extenter)
 	d.fmtr, _ = h.(SenseFormatReporter)
 	d.closer, _ = h.(io.Closer)
 	d.reconf, _ = h.(Reconfigurer)
@@ -401,7 +403,7 @@ var (
 
 func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Response {
 	var c cmdInfo
-	decode(d.env.kind, cmd.CDB, &c)
+	decode(d.env.kind, d.ext, cmd.CDB, &c)
 	var (
 		pos      position
 		delay    time.Duration
@@ -533,11 +535,11 @@ func (d *Device) inject(ctx context.Context, b *bound, c *cmdInfo, cmd *scsi.Com
 		return taskSetFull
 	}
 	key := b.act.key
-	if d.env.kind == Disk && c.desc.prefix && c.hasRange && firstBad > c.lba &&
+	if d.env.kind == Disk && c.ext.Partial && c.hasRange && firstBad > c.lba &&
 		(key == scsi.MediumError || key == scsi.HardwareError) {
 		// The blocks before the first failing LBA are transferred: sd
 		// completes (INFORMATION - LBA) blocks of the request as good.
-		d.sub = scsi.Command{CDB: setLength(d.scratch[:], cmd.CDB, c.desc.lay, firstBad-c.lba), Data: cmd.Data}
+		d.sub = scsi.Command{CDB: c.ext.WithLength(d.scratch[:], cmd.CDB, firstBad-c.lba), Data: cmd.Data}
 		r := d.h.HandleCommand(ctx, &d.sub)
 		d.sub = scsi.Command{}
 		d.learn(&r)

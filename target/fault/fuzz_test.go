@@ -29,7 +29,9 @@ func FuzzParseRule(f *testing.F) {
 			t.Fatalf("canonical form not stable: %q -> %q", c, c2)
 		}
 		for _, kind := range []fault.Kind{fault.Disk, fault.Tape} {
-			d, err := fault.New(&positioned{}, fault.Options{Kind: kind, Clock: &nopClock{}, CmdTimeout: time.Second, Rules: []fault.Rule{r}})
+			h := &positioned{}
+			h.kind = kind
+			d, err := fault.New(h, fault.Options{Kind: kind, Clock: &nopClock{}, CmdTimeout: time.Second, Rules: []fault.Rule{r}})
 			if err != nil {
 				continue
 			}

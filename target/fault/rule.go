@@ -291,7 +291,10 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 }
 
 // lookupName finds the opcode the handler names name (CommandNamer), or
-// failing that the opcode whose scsi.OpCode name it is.
+// failing that the opcode of that name in the device's command set
+// (scsi.CommandSet.Name, then the generic scsi.OpCode name). The handlers
+// take their names from the same scsi table, so a name means one command
+// on every device that serves it.
 func lookupName(e *env, name string) (uint8, bool) {
 	if e.namer != nil {
 		for op := range 256 {
@@ -300,8 +303,9 @@ func lookupName(e *env, name string) (uint8, bool) {
 			}
 		}
 	}
+	cs := e.kind.CommandSet()
 	for op := range 256 {
-		if scsi.OpCode(op).String() == name {
+		if cs.Name(scsi.OpCode(op)) == name || scsi.OpCode(op).String() == name {
 			return uint8(op), true
 		}
 	}
