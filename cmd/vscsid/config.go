@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/disk"
-	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
 )
@@ -149,9 +147,6 @@ func parseConfig(data []byte) (*Config, error) {
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("line %d: the config file has more than one YAML document (or is followed by one that does not parse)", more.Line)
 	}
-	if err := decodeSeeds(data, &c); err != nil {
-		return nil, err
-	}
 	if c.CmdTimeOut < 0 || c.CmdTimeOut > maxCmdTimeOut {
 		return nil, fmt.Errorf("cmd_time_out %d: want 0..%d seconds (0 = the kernel default, 30 s)", c.CmdTimeOut, maxCmdTimeOut)
 	}
@@ -238,43 +233,4 @@ func (d DeviceConfig) bindFaults() error {
 	}
 	_, err := wrapFaults(h, handlerTypes[d.Type].kind, *d.Fault, kernelCmdTimeOut)
 	return err
-}
-
-// decodeSeeds reads each device's fault seed again from the YAML text:
-// the decoder makes 1 of "seed: 1.5" and 2^63 of 18446744073709551616,
-// where a seed is the shared number grammar (decimal or 0x hex, 0..2^64-1).
-func decodeSeeds(data []byte, c *Config) error {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 {
-		return err
-	}
-	devs := mapValue(root.Content[0], "devices")
-	if devs == nil || devs.Kind != yaml.SequenceNode {
-		return nil
-	}
-	for i, dn := range devs.Content {
-		seed := mapValue(mapValue(dn, "fault"), "seed")
-		if seed == nil || i >= len(c.Devices) || c.Devices[i].Fault == nil {
-			continue
-		}
-		n, err := cfgstring.Uint(seed.Value, 0, math.MaxUint64)
-		if err != nil {
-			return fmt.Errorf("line %d: devices[%d]: fault seed: %w", seed.Line, i, err)
-		}
-		c.Devices[i].Fault.Seed = n
-	}
-	return nil
-}
-
-// mapValue is the value of key in the mapping node n, nil if none.
-func mapValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
 )
@@ -184,18 +186,37 @@ func faultSetTiming(reg registry, name, timing string) error {
 }
 
 // UnmarshalYAML decodes a fault block strictly: an unknown key is an
-// error, as everywhere else in the config file.
+// error, as everywhere else in the config file, and the seed is the shared
+// number grammar (decimal or 0x hex, 0..2^64-1), which YAML's own integers
+// are not (it reads "seed: 1.5" as 1).
 func (c *FaultConfig) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: fault must be a mapping (seed, timing, rules)", n.Line)
 	}
+	rest := *n
+	rest.Content = nil
+	var seed *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		switch k := n.Content[i]; k.Value {
-		case "seed", "timing", "rules":
+		case "seed":
+			seed = n.Content[i+1]
+			continue
+		case "timing", "rules":
 		default:
 			return fmt.Errorf("line %d: field %s not found in fault (want seed, timing, rules)", k.Line, k.Value)
 		}
+		rest.Content = append(rest.Content, n.Content[i], n.Content[i+1])
 	}
 	type plain FaultConfig
-	return n.Decode((*plain)(c))
+	if err := rest.Decode((*plain)(c)); err != nil {
+		return err
+	}
+	if seed != nil {
+		v, err := cfgstring.Uint(seed.Value, 0, math.MaxUint64)
+		if err != nil {
+			return fmt.Errorf("line %d: fault seed: %w", seed.Line, err)
+		}
+		c.Seed = v
+	}
+	return nil
 }
