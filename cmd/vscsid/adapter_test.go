@@ -33,7 +33,7 @@ func adapterFixture(t *testing.T) ([]target.DeviceStatus, *Config) {
 	d.HandleCommand(ctx, read10(20))
 
 	tp := reg.add(t, served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=VSC001"})
-	if _, err := faultAdd(reg, "t0", "busy"); err != nil {
+	if _, err := reg.daemon(t).AddFault("t0", "busy"); err != nil {
 		t.Fatal(err)
 	}
 	if r := tp.HandleCommand(ctx, testUnitReady); r.Status != scsi.StatusBusy {

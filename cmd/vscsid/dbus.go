@@ -18,7 +18,7 @@ type logger = *zap.Logger
 // dbusHandlers describes our subtypes for targetcli: ConfigDesc, the strict
 // cfgstring grammar check (targetcli gives the size apart, so a vdisk
 // cfgstring needs no size=), and changemedium for tape drives.
-func dbusHandlers(reg registry, log logger) []dbus.Handler {
+func dbusHandlers(d *daemon) []dbus.Handler {
 	var out []dbus.Handler
 	for _, name := range typeNames() {
 		ht := handlerTypes[name]
@@ -33,11 +33,7 @@ func dbusHandlers(reg registry, log logger) []dbus.Handler {
 				if err != nil {
 					return err
 				}
-				if err := changeMedium(reg, dev, barcode); err != nil {
-					return err
-				}
-				log.Info("medium changed (targetcli changemedium)", zap.String("device", dev), zap.String("medium", barcode))
-				return nil
+				return d.changeMedium(dev, barcode, "targetcli changemedium")
 			}
 		}
 		out = append(out, h)
@@ -49,7 +45,7 @@ func dbusHandlers(reg registry, log logger) []dbus.Handler {
 // mode "auto" a missing bus or a refused name is logged and the daemon
 // carries on; with "on" it is an error. It returns a function that
 // withdraws them.
-func startDBus(ctx context.Context, mode string, reg registry, log logger) (func(), error) {
+func startDBus(ctx context.Context, mode string, d *daemon, log logger) (func(), error) {
 	nop := func() {}
 	if mode == "off" {
 		return nop, nil
@@ -62,7 +58,7 @@ func startDBus(ctx context.Context, mode string, reg registry, log logger) (func
 		log.Info("no system D-Bus: targetcli will not list user:vtape and user:vdisk (devices made with targetcli are still served)", zap.Error(err))
 		return nop, nil
 	}
-	svc, err := dbus.New(ctx, conn, dbusHandlers(reg, log), log)
+	svc, err := dbus.New(ctx, conn, dbusHandlers(d), log)
 	if err != nil {
 		conn.Close()
 		if mode == "on" {

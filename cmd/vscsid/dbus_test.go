@@ -75,7 +75,7 @@ func TestDBusForTargetcli(t *testing.T) {
 	addr := privateBus(t)
 	reg, _ := newTestDrive(t)
 	log := zaptest.NewLogger(t)
-	stop, err := startDBus(context.Background(), "on", reg, log)
+	stop, err := startDBus(context.Background(), "on", reg.daemon(t), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestDBusForTargetcli(t *testing.T) {
 	if err := vt.Call("org.kernel.TCMUService1.ChangeMedium", 0, "tape0", uint64(0), "vtape/barcode=B2").Store(&rc, &msg); err != nil || rc != 0 {
 		t.Fatalf("ChangeMedium: %d %q %v", rc, msg, err)
 	}
-	if d, _ := drive(reg, "tape0"); d.Stats().Barcode != "B2" {
+	if d, _ := reg.daemon(t).drive("tape0"); d.Stats().Barcode != "B2" {
 		t.Errorf("drive holds %q after ChangeMedium", d.Stats().Barcode)
 	}
 	if err := vt.Call("org.kernel.TCMUService1.ChangeMedium", 0, "tape9", uint64(0), "vtape/barcode=B2").Store(&rc, &msg); err != nil || rc != -19 {
@@ -117,15 +117,15 @@ func TestDBusModes(t *testing.T) {
 	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/bus")
 	log := zaptest.NewLogger(t)
 	reg := &testRegistry{}
-	if stop, err := startDBus(context.Background(), "auto", reg, log); err != nil {
+	if stop, err := startDBus(context.Background(), "auto", reg.daemon(t), log); err != nil {
 		t.Errorf("auto without a bus: %v", err)
 	} else {
 		stop()
 	}
-	if _, err := startDBus(context.Background(), "on", reg, log); err == nil || !strings.Contains(err.Error(), "--dbus=on") {
+	if _, err := startDBus(context.Background(), "on", reg.daemon(t), log); err == nil || !strings.Contains(err.Error(), "--dbus=on") {
 		t.Errorf("on without a bus: %v", err)
 	}
-	if stop, err := startDBus(context.Background(), "off", reg, log); err != nil {
+	if stop, err := startDBus(context.Background(), "off", reg.daemon(t), log); err != nil {
 		t.Errorf("off: %v", err)
 	} else {
 		stop()

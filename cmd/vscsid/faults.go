@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
-	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
@@ -101,86 +99,6 @@ func wrapFaults(h target.Handler, kind fault.Kind, fc FaultConfig, cmdTimeOut ti
 func closeHandler(h target.Handler) error {
 	if c, ok := h.(io.Closer); ok {
 		return c.Close()
-	}
-	return nil
-}
-
-// faultDevice returns the fault wrapper of the device named name, asking
-// the registry each time (a removed device is not found).
-func faultDevice(reg registry, name string) (*fault.Device, error) {
-	h, err := lookup(reg, name)
-	if err != nil {
-		return nil, err
-	}
-	fd, ok := target.As[*fault.Device](h)
-	if !ok {
-		return nil, fmt.Errorf("%w: device %q has no fault injection", unix.ENOTSUP, name)
-	}
-	return fd, nil
-}
-
-func faultList(reg registry, name string) (control.Faults, error) {
-	d, err := faultDevice(reg, name)
-	if err != nil {
-		return control.Faults{}, err
-	}
-	st := d.Stats()
-	out := control.Faults{Name: name, Timing: d.Timing().String(), Rules: []control.FaultRule{},
-		Delayed: st.Delays.Count, Clamped: st.Clamped, Held: st.Held, Interrupted: st.Interrupted}
-	for _, r := range d.Injected() {
-		out.Rules = append(out.Rules, control.FaultRule{ID: r.ID, Rule: r.Rule.String(), Action: r.Action,
-			Matched: r.Matched, Injected: r.Injected, Spent: r.Spent})
-	}
-	return out, nil
-}
-
-func faultAdd(reg registry, name, rule string) (uint64, error) {
-	d, err := faultDevice(reg, name)
-	if err != nil {
-		return 0, err
-	}
-	r, err := fault.ParseRule(rule)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %w", unix.EINVAL, err)
-	}
-	id, err := d.AddRule(r)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %w", unix.EINVAL, err)
-	}
-	return id, nil
-}
-
-func faultRemove(reg registry, name string, id uint64) error {
-	d, err := faultDevice(reg, name)
-	if err != nil {
-		return err
-	}
-	if err := d.RemoveRule(id); err != nil {
-		return fmt.Errorf("%w: %w", unix.ENOENT, err)
-	}
-	return nil
-}
-
-func faultClear(reg registry, name string) error {
-	d, err := faultDevice(reg, name)
-	if err != nil {
-		return err
-	}
-	d.Clear()
-	return nil
-}
-
-func faultSetTiming(reg registry, name, timing string) error {
-	d, err := faultDevice(reg, name)
-	if err != nil {
-		return err
-	}
-	tm, err := fault.ParseTiming(timing)
-	if err != nil {
-		return fmt.Errorf("%w: %w", unix.EINVAL, err)
-	}
-	if err := d.SetTiming(tm); err != nil {
-		return fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}
 	return nil
 }

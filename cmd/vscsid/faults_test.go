@@ -62,7 +62,7 @@ func TestFaultWrapper(t *testing.T) {
 	if r := h.HandleCommand(ctx, read10(20)); r.Status != scsi.StatusGood {
 		t.Errorf("READ at LBA 20: %+v", r)
 	}
-	if fd, _ := faultDevice(reg, "d0"); fd.MaxDelay() != 59*time.Second {
+	if fd, _ := reg.daemon(t).faults("d0"); fd.MaxDelay() != 59*time.Second {
 		t.Errorf("delay cap %v, want cmd_time_out 60 s minus 1 s", fd.MaxDelay())
 	}
 	// The metrics still see the disk itself.
@@ -73,36 +73,36 @@ func TestFaultWrapper(t *testing.T) {
 	// Runtime rules, on a device made with targetcli (no fault block, the
 	// kernel's cmd_time_out).
 	h2 := reg.add(t, served("vdisk"), target.DeviceConfig{Name: "tc0", Subtype: "vdisk", Config: "size=1M"})
-	if fd, _ := faultDevice(reg, "tc0"); fd.MaxDelay() != 29*time.Second {
+	if fd, _ := reg.daemon(t).faults("tc0"); fd.MaxDelay() != 29*time.Second {
 		t.Errorf("targetcli device's delay cap %v, want the kernel's 30 s minus 1 s", fd.MaxDelay())
 	}
-	id, err := faultAdd(reg, "tc0", "op=read;busy")
+	id, err := reg.daemon(t).AddFault("tc0", "op=read;busy")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := h2.HandleCommand(ctx, read10(0)); r.Status != scsi.StatusBusy {
 		t.Errorf("READ after fault add busy: %+v", r)
 	}
-	l, err := faultList(reg, "tc0")
+	l, err := reg.daemon(t).Faults("tc0")
 	if err != nil || len(l.Rules) != 1 || l.Rules[0].ID != id || l.Rules[0].Injected != 1 || l.Rules[0].Action != "busy" {
 		t.Errorf("list: %+v %v", l, err)
 	}
-	if err := faultRemove(reg, "tc0", id); err != nil {
+	if err := reg.daemon(t).RemoveFault("tc0", id); err != nil {
 		t.Fatal(err)
 	}
-	if err := faultRemove(reg, "tc0", id); !errors.Is(err, unix.ENOENT) {
+	if err := reg.daemon(t).RemoveFault("tc0", id); !errors.Is(err, unix.ENOENT) {
 		t.Errorf("second remove: %v", err)
 	}
-	if _, err := faultAdd(reg, "tc0", "sense=bogus"); !errors.Is(err, unix.EINVAL) {
+	if _, err := reg.daemon(t).AddFault("tc0", "sense=bogus"); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("bad rule: %v", err)
 	}
-	if err := faultSetTiming(reg, "tc0", "latency=1ms"); err != nil {
+	if err := reg.daemon(t).SetTiming("tc0", "latency=1ms"); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := faultList(reg, "tc0"); l.Timing != "latency=1ms" {
+	if l, _ := reg.daemon(t).Faults("tc0"); l.Timing != "latency=1ms" {
 		t.Errorf("timing %q", l.Timing)
 	}
-	if _, err := faultList(reg, "nope"); !errors.Is(err, unix.ENODEV) {
+	if _, err := reg.daemon(t).Faults("nope"); !errors.Is(err, unix.ENODEV) {
 		t.Errorf("unknown device: %v", err)
 	}
 	// A rule the device cannot take (a tape filter on a disk) fails the
@@ -118,17 +118,17 @@ func TestFaultWrapper(t *testing.T) {
 func TestFaultOnDeletedDevice(t *testing.T) {
 	reg := &testRegistry{}
 	reg.add(t, served("vdisk"), target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
-	if _, err := faultAdd(reg, "d0", "busy"); err != nil {
+	if _, err := reg.daemon(t).AddFault("d0", "busy"); err != nil {
 		t.Fatal(err)
 	}
-	reg.remove("d0")
-	if id, err := faultAdd(reg, "d0", "busy"); !errors.Is(err, unix.ENODEV) {
+	reg.Remove("d0")
+	if id, err := reg.daemon(t).AddFault("d0", "busy"); !errors.Is(err, unix.ENODEV) {
 		t.Errorf("fault add on a deleted device = %d, %v; want ENODEV", id, err)
 	}
 	for name, f := range map[string]func() error{
-		"list":   func() error { _, err := faultList(reg, "d0"); return err },
-		"clear":  func() error { return faultClear(reg, "d0") },
-		"timing": func() error { return faultSetTiming(reg, "d0", "latency=1ms") },
+		"list":   func() error { _, err := reg.daemon(t).Faults("d0"); return err },
+		"clear":  func() error { return reg.daemon(t).ClearFaults("d0") },
+		"timing": func() error { return reg.daemon(t).SetTiming("d0", "latency=1ms") },
 	} {
 		if err := f(); !errors.Is(err, unix.ENODEV) {
 			t.Errorf("fault %s on a deleted device: %v; want ENODEV", name, err)
@@ -152,7 +152,7 @@ func TestFaultWrapperKeepsTapeReset(t *testing.T) {
 		t.Errorf("TEST UNIT READY after a LUN reset through the wrapper: %+v, want UNIT ATTENTION 29/00", r)
 	}
 	// Position rules bind: the wrapper asks the drive where it is.
-	if _, err := faultAdd(reg, "t0", "op=read;file=1;block=10+2;sense=medium_error"); err != nil {
+	if _, err := reg.daemon(t).AddFault("t0", "op=read;file=1;block=10+2;sense=medium_error"); err != nil {
 		t.Errorf("tape position rule: %v", err)
 	}
 }

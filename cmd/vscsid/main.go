@@ -222,21 +222,28 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		g.Go(func() error { return metrics.Serve(gctx, reg, o.web, slog) })
 	}
 
-	stopDBus, err := startDBus(ctx, o.dbus, tgt, log.Named("dbus"))
+	d := &daemon{cfg: cfg, tgt: tgt, log: log.Named("control")}
+	stopDBus, err := startDBus(ctx, o.dbus, d, log.Named("dbus"))
 	if err != nil {
 		return errors.Join(err, tgt.Close())
 	}
 	defer stopDBus()
 
-	// READY only now: every configured device is attached.
+	if o.control != "" {
+		l, err := control.Listen(o.control)
+		if err != nil {
+			return errors.Join(err, tgt.Close())
+		}
+		d.log.Info("control socket listening", zap.String("path", o.control))
+		g.Go(func() error { return control.Serve(gctx, l, d) })
+	}
+
+	// READY only now: every configured device is attached and vscsictl
+	// can reach the daemon.
 	if err := sdnotify.Ready(); err != nil {
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
-	if o.control != "" {
-		d := &daemon{cfg: cfg, tgt: tgt, log: log.Named("control")}
-		g.Go(func() error { return serveControl(gctx, o.control, d, d.log) })
-	}
 	g.Go(func() error { return mainLoop(gctx, tgt, log) })
 	// The target serves devices other tools create until the daemon
 	// stops; its Close closes the drives, which save where they were for

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/tape"
@@ -43,8 +42,7 @@ func savedBarcode(t *testing.T, media string) string {
 
 func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	reg, media := newTestDrive(t)
-	log := zaptest.NewLogger(t)
-	hd := dbusHandlers(reg, log)
+	hd := dbusHandlers(reg.daemon(t))
 	if len(hd) != 2 || hd[0].Subtype != "vdisk" || hd[1].Subtype != "vtape" || hd[0].ChangeMedium != nil || hd[1].ConfigDesc != tape.ConfigDesc {
 		t.Fatalf("handlers %+v", hd)
 	}
@@ -66,7 +64,7 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if err := vt.ChangeMedium("tape0", 0, "barcode=B2"); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := drive(reg, "tape0")
+	d, _ := reg.daemon(t).drive("tape0")
 	if got := d.Stats().Barcode; got != "B2" {
 		t.Errorf("drive holds %q after changemedium B2", got)
 	}
@@ -96,7 +94,7 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if got := d.Stats().Barcode; got != "" {
 		t.Errorf("drive holds %q after changemedium to nothing", got)
 	}
-	if err := unloadMedium(reg, "tape0"); !errors.Is(err, unix.ENOMEDIUM) {
+	if err := reg.daemon(t).Unload("tape0"); !errors.Is(err, unix.ENOMEDIUM) {
 		t.Errorf("unload of an empty drive: %v, want ENOMEDIUM", err)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -38,15 +40,25 @@ func (r *testRegistry) add(t *testing.T, f target.Factory, dc target.DeviceConfi
 	return h
 }
 
-// remove drops a device, as Target.Remove does (and closes it).
-func (r *testRegistry) remove(name string) {
+// Create is the Target's, which needs configfs.
+func (r *testRegistry) Create(context.Context, target.DeviceSpec) (target.DeviceInfo, error) {
+	return target.DeviceInfo{}, errors.New("no configfs in unit tests")
+}
+
+// Remove drops a device, as Target.Remove does (and closes it).
+func (r *testRegistry) Remove(name string) error {
 	for i, d := range r.devs {
 		if d.Info.Name == name {
-			_ = closeHandler(d.Handler)
 			r.devs = append(r.devs[:i], r.devs[i+1:]...)
-			return
+			return closeHandler(d.Handler)
 		}
 	}
+	return fmt.Errorf("device %s: %w", name, target.ErrNoDevice)
+}
+
+// daemon is the daemon over r.
+func (r *testRegistry) daemon(t *testing.T) *daemon {
+	return &daemon{cfg: &Config{}, tgt: r, log: zaptest.NewLogger(t)}
 }
 
 // served is the factory of a device other tools create (targetcli).
