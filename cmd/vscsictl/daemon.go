@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/vscsid/vscsid/cmd/internal/control"
 	"io"
 	"io/fs"
 	"net"
@@ -14,9 +13,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/cmd/internal/control"
 )
 
 // Wire types: shared with vscsid through cmd/internal/control.
@@ -88,7 +90,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 // dialError explains why the daemon cannot be reached.
 func (c *client) dialError(err error) error {
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ECONNREFUSED):
 		return fmt.Errorf("vscsid is not running (no socket at %s): start it with systemctl start vscsid", c.socket)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("cannot talk to vscsid at %s: permission denied (run as root)", c.socket)

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -431,9 +430,9 @@ func serveControl(ctx context.Context, path string, c controller, log *zap.Logge
 			return fmt.Errorf("control socket: remove stale %s: %w", path, err)
 		}
 	}
-	old := syscall.Umask(0o177) // the socket is created 0600: root only
+	old := unix.Umask(0o177) // the socket is created 0600: root only
 	l, err := net.Listen("unix", path)
-	syscall.Umask(old)
+	unix.Umask(old)
 	if err != nil {
 		return fmt.Errorf("control socket: %w", err)
 	}
