@@ -403,7 +403,7 @@ func writeError(w http.ResponseWriter, err error) {
 		switch en {
 		case unix.ENODEV, unix.ENOENT:
 			status = http.StatusNotFound
-		case unix.EBUSY, unix.ENOMEDIUM, unix.EEXIST:
+		case unix.EBUSY, enomedium, unix.EEXIST:
 			status = http.StatusConflict
 		case unix.EPERM:
 			status = http.StatusForbidden

@@ -54,7 +54,7 @@ func (f *fakeController) unload(name string) error {
 	f.mu.Lock()
 	f.calls = append(f.calls, "unload "+name)
 	f.mu.Unlock()
-	return fmt.Errorf("%w: empty", unix.ENOMEDIUM)
+	return fmt.Errorf("%w: empty", enomedium)
 }
 
 func (f *fakeController) faultList(name string) (faultsJSON, error) {

@@ -93,7 +93,7 @@ func mediumErrno(err error) error {
 	case errors.As(err, &errno):
 		return err
 	case errors.Is(err, tape.ErrNoMedium):
-		errno = unix.ENOMEDIUM
+		errno = enomedium
 	case errors.Is(err, tape.ErrMediumPresent), errors.Is(err, tape.ErrRemovalPrevented):
 		errno = unix.EBUSY
 	case errors.Is(err, tape.ErrClosed):

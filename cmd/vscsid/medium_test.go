@@ -105,7 +105,7 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if got := d.Stats().Barcode; got != "" {
 		t.Errorf("drive holds %q after changemedium to nothing", got)
 	}
-	if err := hs.unloadMedium(tr, "tape0", log); !errors.Is(err, unix.ENOMEDIUM) {
+	if err := hs.unloadMedium(tr, "tape0", log); !errors.Is(err, enomedium) {
 		t.Errorf("unload of an empty drive: %v, want ENOMEDIUM", err)
 	}
 }

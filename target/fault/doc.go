@@ -120,7 +120,9 @@
 // CmdTimeout 0 nothing is capped.
 //
 // Delays sleep on one reused time.Timer per device, or below 1 ms in
-// clock_nanosleep (the runtime's timers wait in whole milliseconds), with
+// clock_nanosleep on Linux (the runtime's timers wait in whole
+// milliseconds; elsewhere, where x/sys/unix has no clock_nanosleep, in
+// time.Sleep, so short delays come out coarser there), with
 // no busy loop and no allocation. The clock learns how late the host
 // wakes it (an exponentially weighted mean) and asks for that much less,
 // so the mean delay is the configured one: a latency of 2 ms was recorded

@@ -1,7 +1,10 @@
+//go:build linux
+
 // Command aligntest does one direct transfer from or to a user buffer placed
 // at a chosen offset from a page boundary, for the seed000 experiment (DMA
 // alignment of user buffers). Built static on the host (CGO_ENABLED=0,
-// standard library only) and run inside the VM guest.
+// the standard library and golang.org/x/sys/unix) and run inside the VM
+// guest. Linux only (main_others.go says so and exits 1).
 //
 //	aligntest -path sd -op read -align 8 -bs 65536 -count 4 /dev/sda
 //	aligntest -path st -op write -align 1 -bs 65536 -count 4 /dev/nst0
