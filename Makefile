@@ -72,7 +72,7 @@ vm-full:
 demo:
 	deploy/vm/demo --suite $(SUITE)
 
-# The five seed experiments as reports (deploy/vm/out/experiments/*/report.md);
+# The five experiments of deploy/vm/experiments as reports (deploy/vm/out/experiments/*/report.md);
 # minutes each, so not part of `make test`.
 experiments:
 	deploy/vm/experiments/run-all --suite $(SUITE)

@@ -101,7 +101,7 @@
 // time when streaming breaks, and mechanical times for load, unload,
 // rewind, locate and space. Small synchronous blocks pay the per-command
 // overhead each and do not keep the tape streaming; large blocks stream at
-// the native rate (seed 004: 1 KiB fixed-block reads versus 32 KiB).
+// the native rate (a DAT72 reading 1 KiB fixed blocks versus 32 KiB).
 //
 // The latency applies to every command, also to those a rule answers;
 // the rate and the tape model apply to the commands the handler runs, on
