@@ -75,7 +75,8 @@ func BenchmarkWrite4K(b *testing.B) {
 }
 
 // BenchmarkRead1M is the largest command tcm_loop sends: 1 MiB in 256
-// 4 KiB segments (vm-guest.md §4).
+// 4 KiB segments (tcm_loop's max_sectors and 256-entry sg_tablesize, as the
+// VM harness sees it).
 func BenchmarkRead1M(b *testing.B) {
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {

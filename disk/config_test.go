@@ -34,7 +34,7 @@ func TestParseConfig(t *testing.T) {
 		{in: "size=1GiB", canonical: "size=1GiB", blocks: 2097152},
 		{in: "size=1073741824", canonical: "size=1GiB", blocks: 2097152},
 		{in: "size=1024m", canonical: "size=1GiB", blocks: 2097152},
-		// Odd sizes: floor(size / lbs) blocks, like seed 001's 1,000,000,000-byte disk.
+		// Odd sizes: floor(size / lbs) blocks, like a disk sold as 1 GB (10^9 bytes).
 		{in: "size=1000000000", canonical: "size=1GB", blocks: 1953125},
 		{in: "size=1000000000;lbs=4096", canonical: "size=1GB;lbs=4096", blocks: 244140},
 		{in: "size=1000", canonical: "size=1KB", blocks: 1},

@@ -120,7 +120,7 @@ func TestReadCapacity(t *testing.T) {
 		{"2T", "size=2T", "ffffffff 00000200", "00000000ffffffff 00000200 10 00 0000 00*16"},
 		// Just under: 2^32-1 blocks → last LBA fffffffe fits.
 		{"2T-1", "blocks=4294967295", "fffffffe 00000200", "00000000fffffffe 00000200 10 00 0000 00*16"},
-		// Odd size (seed 001): 1,000,000,000 bytes = 1953125 blocks.
+		// Odd size (a disk sold as 1 GB): 1,000,000,000 bytes = 1953125 blocks.
 		{"odd", "size=1000000000", "001dcd64 00000200", "00000000001dcd64 00000200 10 00 0000 00*16"},
 		{"odd4k", "size=1000000000;lbs=4096;pbexp=1;lowest_aligned=1", "0003b9ab 00001000", "000000000003b9ab 00001000 10 01 0001 00*16"},
 	}

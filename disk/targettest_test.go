@@ -12,7 +12,7 @@ import (
 )
 
 // TestThroughRing drives a vdisk through the fake kernel ring with the
-// commands sd sends at attach (vm-guest.md §4), then I/O: the ring, the
+// commands Linux's sd sends when it attaches a disk, then I/O: the ring, the
 // iovecs, READ_LEN and the sense buffer all sit between the disk and the
 // initiator here.
 func TestThroughRing(t *testing.T) {

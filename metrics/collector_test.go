@@ -53,8 +53,8 @@ func hist(bounds []float64, sum float64, at map[int]uint64) metrics.Histogram {
 
 func ptr[T any](v T) *T { return &v }
 
-// fixture is a disk that served 4 KiB reads and 1 MiB writes (seed 003:
-// the 1 MiB arrive in 256 segments) and a loaded tape drive.
+// fixture is a disk that served 4 KiB reads and 1 MiB writes (tcm_loop
+// sends 1 MiB in 256 segments) and a loaded tape drive.
 func fixture() []metrics.Device {
 	disk := metrics.Device{
 		Name: "disk0", Type: metrics.TypeDisk, Subtype: "vdisk", HBA: 1, UIO: "uio0",

@@ -10,7 +10,7 @@
 // in a media directory (package tape/cartridge) or RAM (MemoryLibrary,
 // memory=1).
 //
-// What st sees is what the reference table in tape-behaviour.md §4.2 lists
+// What st sees is what the data-transfer conditions of SSC-5 4.2 call for
 // and errors.go builds: fixed and variable block modes, incorrect-length
 // reads with signed residues (the transport reports the short Data-In with
 // TCMU READ_LEN), filemarks, end of data, beginning of partition, early

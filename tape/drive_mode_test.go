@@ -18,7 +18,7 @@ func TestModeSenseAtOpen(t *testing.T) {
 	}{
 		{"", "0b 00 10 08  80 000000 00 000000"},
 		{"personality=lto9", "0b 00 10 08  60 000000 00 000000"},
-		{"personality=dat72", "0b 00 10 08  47 000000 00 000400"}, // fixed 1024 at power-on (seed 004)
+		{"personality=dat72", "0b 00 10 08  47 000000 00 000400"}, // fixed 1024 at power-on, as DDS drives
 		{"wp=1", "0b 00 90 08  80 000000 00 000000"},              // WP bit: st opens read-only
 		{"personality=hp-lto6;blksize=512", "0b 00 10 08  5a 000000 00 000200"},
 	} {

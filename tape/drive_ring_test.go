@@ -45,8 +45,8 @@ var (
 // TestThroughRing sends what st sends through the fake kernel ring and
 // checks what the initiator receives: the unit attentions at open, and an
 // incorrect-length read whose short block arrives because the drive's
-// Written() becomes READ_LEN (vm-guest.md §5: "0+100 records in", the
-// residual reaching the initiator).
+// Written() becomes READ_LEN (in the VM, dd then reports "0+100 records
+// in": the residual reaches the initiator).
 func TestThroughRing(t *testing.T) {
 	d := memoryDrive(t, "memory=1;barcode=RING01")
 	k := targettest.Serve(t, d)

@@ -15,8 +15,8 @@ func locate10(obj uint32) []byte {
 	return []byte{0x2b, 0x04, 0, byte(obj >> 24), byte(obj >> 16), byte(obj >> 8), byte(obj), 0, 0, 0}
 }
 
-// TestDataTransferTable is the data-transfer table of tape-behaviour.md
-// §4.2, row by row, with the exact fixed-format sense bytes st decodes and
+// TestDataTransferTable is the data-transfer table of SSC-5 4.2 (the
+// conditions errors.go builds), row by row, with the exact fixed-format sense bytes st decodes and
 // the position st must see afterwards.
 func TestDataTransferTable(t *testing.T) {
 	const (

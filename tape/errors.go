@@ -30,8 +30,8 @@ func (e *ClosedError) Error() string { return e.Object + " closed" }
 func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
 
 // This file is the one place that knows how SSC conditions look on the
-// wire: the sense data of each row of the data-transfer table in
-// tape-behaviour.md §4.2 (SSC-5 4.2.x, the same combinations scsi_debug's
+// wire: the sense data of each row of the data-transfer table of SSC-5
+// 4.2.x (the same combinations scsi_debug's
 // tape emulation and the Linux st driver use). The constructors return
 // values, so reporting a condition never allocates.
 

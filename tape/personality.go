@@ -40,8 +40,8 @@ type Personality struct {
 
 	// DefaultBlockSize is the block size at power-on and after a reset:
 	// 0 = variable-block mode. DDS drives wake up in fixed 1024-byte mode
-	// (seed 004: "Seagate (now Quantum) drives usually wake up in fixed
-	// block mode with 1024 byte block size").
+	// ("Seagate (now Quantum) drives usually wake up in fixed block mode
+	// with 1024 byte block size", in the mailing-list thread "st try_direct_io" (2006)).
 	DefaultBlockSize uint32
 	// MaxBlockSize is the largest block the real drive accepts; the
 	// configured max_block may not exceed it.

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/target/netlink"
 )
@@ -359,15 +359,15 @@ func errnoOf(err error) int32 {
 	if err == nil {
 		return 0
 	}
-	var en syscall.Errno
+	var en unix.Errno
 	if errors.As(err, &en) {
 		return -int32(en)
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return -int32(syscall.ENOENT)
+		return -int32(unix.ENOENT)
 	case errors.Is(err, ErrClosed):
-		return -int32(syscall.ESHUTDOWN)
+		return -int32(unix.ESHUTDOWN)
 	}
-	return -int32(syscall.EINVAL)
+	return -int32(unix.EINVAL)
 }

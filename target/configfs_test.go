@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -22,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
 )
@@ -169,7 +169,7 @@ func (f *fixture) Rmdir(p string) error {
 		exported, uio := f.exported[r], f.uios[r]
 		f.mu.Unlock()
 		if exported {
-			return &fs.PathError{Op: "rmdir", Path: p, Err: syscall.EBUSY}
+			return &fs.PathError{Op: "rmdir", Path: p, Err: unix.EBUSY}
 		}
 		for _, n := range objFiles {
 			os.Remove(filepath.Join(p, n))
@@ -201,7 +201,7 @@ func (f *fixture) WriteAttr(p, v string) error {
 	exported := f.exported[obj]
 	f.mu.Unlock()
 	if strings.HasSuffix(r, "attrib/cmd_time_out") && exported {
-		return &fs.PathError{Op: "write", Path: p, Err: syscall.EINVAL} // "while exports exist"
+		return &fs.PathError{Op: "write", Path: p, Err: unix.EINVAL} // "while exports exist"
 	}
 	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // no O_CREATE: configfs files exist or not
 	if err != nil {
@@ -502,12 +502,12 @@ func TestCreateRollsBack(t *testing.T) {
 		failAt string
 		err    error
 	}{
-		{"mkdir config/target/core/user_2/", syscall.ENOMEM},
-		{"write config/target/core/user_2/disk0/enable", syscall.ENOENT},
-		{"open dev/uio0", syscall.EBUSY},
-		{"mkdir config/target/loopback/naa", syscall.EEXIST},
-		{"write config/target/loopback/naa", syscall.EINVAL},
-		{"symlink", syscall.EIO},
+		{"mkdir config/target/core/user_2/", unix.ENOMEM},
+		{"write config/target/core/user_2/disk0/enable", unix.ENOENT},
+		{"open dev/uio0", unix.EBUSY},
+		{"mkdir config/target/loopback/naa", unix.EEXIST},
+		{"write config/target/loopback/naa", unix.EINVAL},
+		{"symlink", unix.EIO},
 	} {
 		t.Run(c.failAt, func(t *testing.T) {
 			f := newFixture(t)

@@ -91,4 +91,11 @@
 // run commands through a real Device over it. Everything that needs a
 // kernel (configfs semantics, uio, tcm_loop attach) is exercised by the
 // VM harness in deploy/vm.
+//
+// # Platforms
+//
+// TCMU is Linux's. The package builds everywhere (its ring, registry and
+// tests are plain Go), but off Linux opening a uio device and taking the
+// lock file fail with "TCMU needs Linux" (uio_others.go, lock_others.go),
+// so New fails there at once.
 package target

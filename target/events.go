@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/target/netlink"
 )
@@ -195,7 +195,7 @@ func (t *Target) listen(ctx context.Context, c eventConn) {
 			case errors.As(err, &de):
 				t.log.Warn("malformed TCM-USER event", zap.Error(err))
 				if de.Event != nil && t.ours(de.Event) {
-					t.reply(c, de.Event, -int32(syscall.EINVAL))
+					t.reply(c, de.Event, -int32(unix.EINVAL))
 				}
 				continue
 			case errors.Is(err, netlink.ErrEventsLost):
@@ -313,7 +313,7 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 	m := t.find(hba, name)
 	if m == nil {
 		log.Warn("RECONFIG of a device that is not served (it failed to attach)")
-		return -int32(syscall.ENODEV)
+		return -int32(unix.ENODEV)
 	}
 	t.mu.Lock()
 	cur, origin := m.info.DeviceConfig, m.info.Origin
@@ -321,10 +321,10 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 	refuse := func(what string, err error) int32 {
 		if err == nil || errors.Is(err, errors.ErrUnsupported) {
 			log.Warn("RECONFIG refused: the handler cannot change "+what+" of a live device", zap.String("subtype", cur.Subtype))
-			return -int32(syscall.EOPNOTSUPP)
+			return -int32(unix.EOPNOTSUPP)
 		}
 		log.Warn("RECONFIG refused", zap.String("attribute", what), zap.Error(err))
-		return -int32(syscall.EINVAL)
+		return -int32(unix.EINVAL)
 	}
 	switch {
 	case e.DevConfig != nil:

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/netlink"
@@ -159,7 +159,7 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	bad := f.foreign("7", "bad0", "vdisk/bad")
 	c.events <- netlink.Added{Device: dev(rbd, 3, 11)}
 	c.events <- netlink.Added{Device: dev(bad, 4, 12)}
-	if r := c.next(t); r.ev.Dev().DeviceID != 12 || r.status != -int32(syscall.EINVAL) {
+	if r := c.next(t); r.ev.Dev().DeviceID != 12 || r.status != -int32(unix.EINVAL) {
 		t.Errorf("reply %+v, want -EINVAL for device 12 only (none for tcmu-runner's 11)", r)
 	}
 
@@ -171,13 +171,13 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	}{
 		{netlink.Reconfig{Device: d, DevConfig: ptr("vdisk/size=1M\n")}, 0},
 		{netlink.Reconfig{Device: d, DevConfig: ptr("vdisk/ok=1")}, 0},
-		{netlink.Reconfig{Device: d, DevConfig: ptr("vdisk/nope")}, -int32(syscall.EINVAL)},
-		{netlink.Reconfig{Device: d, DevConfig: ptr("vtape/ok")}, -int32(syscall.EINVAL)},
+		{netlink.Reconfig{Device: d, DevConfig: ptr("vdisk/nope")}, -int32(unix.EINVAL)},
+		{netlink.Reconfig{Device: d, DevConfig: ptr("vtape/ok")}, -int32(unix.EINVAL)},
 		{netlink.Reconfig{Device: d, DevSize: ptr(uint64(0))}, 0}, // fixture has no dev_size: 0 in force
-		{netlink.Reconfig{Device: d, DevSize: ptr(uint64(1 << 30))}, -int32(syscall.EOPNOTSUPP)},
+		{netlink.Reconfig{Device: d, DevSize: ptr(uint64(1 << 30))}, -int32(unix.EOPNOTSUPP)},
 		{netlink.Reconfig{Device: d, WriteCache: ptr(false)}, 0},
-		{netlink.Reconfig{Device: d, WriteCache: ptr(true)}, -int32(syscall.EOPNOTSUPP)},
-		{netlink.Reconfig{Device: dev(bad, 4, 12), DevSize: ptr(uint64(1))}, -int32(syscall.ENODEV)},
+		{netlink.Reconfig{Device: d, WriteCache: ptr(true)}, -int32(unix.EOPNOTSUPP)},
+		{netlink.Reconfig{Device: dev(bad, 4, 12), DevSize: ptr(uint64(1))}, -int32(unix.ENODEV)},
 	} {
 		c.events <- tc.ev
 		if r := c.next(t); r.status != tc.want {
@@ -233,7 +233,7 @@ func TestRunServesTargetcliDevices(t *testing.T) {
 	// one would only be logged at KERN_ERR. The next reply is the next
 	// event's.
 	c.events <- netlink.Reconfig{Device: dev(bad, 4, 21), DevSize: ptr(uint64(1))}
-	if r := c.next(t); r.status != -int32(syscall.ENODEV) {
+	if r := c.next(t); r.status != -int32(unix.ENODEV) {
 		t.Errorf("REMOVED of a config device was answered (%d): the kernel does not wait for it", r.status)
 	}
 	if got := f.Ops()[n:]; !slices.Equal(got, []string{"close dev/" + own.UIO}) {

@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/scsi"
@@ -148,7 +148,7 @@ func TestReconfigDisk(t *testing.T) {
 		t.Fatalf("capacity after dev_size=128M: %d/%d", c10, c16)
 	}
 	// Refused: not a multiple of the block (EINVAL), nothing changes.
-	send(netlink.Reconfig{Device: d, DevSize: ptr(uint64(128<<20 + 512))}, -int32(syscall.EINVAL))
+	send(netlink.Reconfig{Device: d, DevSize: ptr(uint64(128<<20 + 512))}, -int32(unix.EINVAL))
 	if got := registered().Size; got != 128<<20 {
 		t.Errorf("registry dev_size %d after a refused resize", got)
 	}
@@ -186,16 +186,16 @@ func TestReconfigDisk(t *testing.T) {
 	if c10, c16 := capacity(); c10 != 65536 || c16 != 65536 {
 		t.Fatalf("capacity after size=256M: %d/%d", c10, c16)
 	}
-	send(netlink.Reconfig{Device: d, DevConfig: ptr("vdisk/size=256M;lbs=512;mode=store;store_size=8M")}, -int32(syscall.EINVAL))
+	send(netlink.Reconfig{Device: d, DevConfig: ptr("vdisk/size=256M;lbs=512;mode=store;store_size=8M")}, -int32(unix.EINVAL))
 	// Now the cfgstring sets the capacity: dev_size is refused (EINVAL).
-	send(netlink.Reconfig{Device: d, DevSize: ptr(uint64(512 << 20))}, -int32(syscall.EINVAL))
+	send(netlink.Reconfig{Device: d, DevSize: ptr(uint64(512 << 20))}, -int32(unix.EINVAL))
 	if c10, _ := capacity(); c10 != 65536 {
 		t.Fatalf("capacity after refused changes: %d", c10)
 	}
 
 	// A handler without the interfaces, behind the same wrapper: EOPNOTSUPP.
 	td := dev(tape, 1, 11)
-	send(netlink.Reconfig{Device: td, DevSize: ptr(uint64(1 << 20))}, -int32(syscall.EOPNOTSUPP))
-	send(netlink.Reconfig{Device: td, WriteCache: ptr(true)}, -int32(syscall.EOPNOTSUPP))
-	send(netlink.Reconfig{Device: td, DevConfig: ptr("vtape/media=/other")}, -int32(syscall.EOPNOTSUPP))
+	send(netlink.Reconfig{Device: td, DevSize: ptr(uint64(1 << 20))}, -int32(unix.EOPNOTSUPP))
+	send(netlink.Reconfig{Device: td, WriteCache: ptr(true)}, -int32(unix.EOPNOTSUPP))
+	send(netlink.Reconfig{Device: td, DevConfig: ptr("vtape/media=/other")}, -int32(unix.EOPNOTSUPP))
 }

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
 )
 
 // goneRing is a uio device the kernel unregistered: Wait fails with EIO
@@ -27,7 +27,7 @@ func (r goneRing) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-r.gone:
-		return fmt.Errorf("read uio event: %w", syscall.EIO)
+		return fmt.Errorf("read uio event: %w", unix.EIO)
 	}
 }
 

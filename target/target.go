@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
 )
@@ -391,7 +391,7 @@ func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 		if err == nil || dctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, syscall.EIO) {
+		if errors.Is(err, unix.EIO) {
 			// The kernel unregistered the uio device: the storage object
 			// is being removed (the rmdir is still running, its REMOVED
 			// event on the way). Give it a moment to finish before

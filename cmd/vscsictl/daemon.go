@@ -38,7 +38,7 @@ func parseDaemonCmd(s subcommand, args []string, stderr io.Writer, n int, setup 
 	fs := flag.NewFlagSet(s.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vscsictl %s %s\n\n%s\n\nflags:\n", s.name, s.args, strings.TrimSpace(s.help))
+		fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s\n\n%s\n\nflags:\n", s.name, s.args, strings.TrimSpace(s.help))
 		fs.PrintDefaults()
 	}
 	setup(fs)

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -57,15 +58,33 @@ func usagef(format string, args ...any) error {
 }
 
 // run executes the command line args (without the program name). It
-// returns flag.ErrHelp after printing help that was asked for.
+// returns flag.ErrHelp after printing help that was asked for (to stdout;
+// usage after a mistake goes to stderr).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := run1(ctx, args, stdout, stderr)
+	var he helpError
+	if errors.As(err, &he) {
+		_, _ = io.WriteString(stdout, he.text)
+		return flag.ErrHelp
+	}
+	return err
+}
+
+// helpError is flag.ErrHelp with the help text a subcommand's flag set
+// printed, for run to write to stdout.
+type helpError struct{ text string }
+
+func (e helpError) Error() string        { return flag.ErrHelp.Error() }
+func (e helpError) Is(target error) bool { return target == flag.ErrHelp }
+
+func run1(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		printUsage(stderr)
 		return usagef("no command given")
 	}
 	name := args[0]
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
-		printUsage(stderr)
+		printUsage(stdout)
 		return flag.ErrHelp
 	}
 	for _, c := range commands {
@@ -96,19 +115,19 @@ type subcommand struct {
 
 // dispatch runs the subcommand named by args[0] from subs.
 func dispatch(ctx context.Context, group string, subs []subcommand, args []string, stdout, stderr io.Writer) error {
-	usage := func() {
-		fmt.Fprintf(stderr, "usage: vscsictl %s <subcommand> [flags]\n\nsubcommands:\n", group)
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: vscsictl %s <subcommand> [flags]\n\nsubcommands:\n", group)
 		for _, s := range subs {
-			fmt.Fprintf(stderr, "  %-8s %s\n", s.name, s.summary)
+			fmt.Fprintf(w, "  %-8s %s\n", s.name, s.summary)
 		}
-		fmt.Fprintf(stderr, "\nRun 'vscsictl %s <subcommand> --help' for its flags.\n", group)
+		fmt.Fprintf(w, "\nRun 'vscsictl %s <subcommand> --help' for its flags.\n", group)
 	}
 	if len(args) == 0 {
-		usage()
+		usage(stderr)
 		return usagef("%s: no subcommand given", group)
 	}
 	if a := args[0]; a == "-h" || a == "-help" || a == "--help" || a == "help" {
-		usage()
+		usage(stdout)
 		return flag.ErrHelp
 	}
 	for _, s := range subs {
@@ -126,21 +145,21 @@ func dispatch(ctx context.Context, group string, subs []subcommand, args []strin
 			return nil
 		}
 	}
-	usage()
+	usage(stderr)
 	return usagef("%s: unknown subcommand %q", group, args[0])
 }
 
 // newFlagSet returns a flag set for group/sub whose usage prints the
-// synopsis, the description and the flags.
+// synopsis, the description and the flags (to fs.Output()).
 func newFlagSet(group string, s subcommand, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(group+" "+s.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vscsictl %s %s %s\n\n%s\n", group, s.name, s.args, strings.TrimSpace(s.help))
+		fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s %s\n\n%s\n", group, s.name, s.args, strings.TrimSpace(s.help))
 		n := 0
 		fs.VisitAll(func(*flag.Flag) { n++ })
 		if n > 0 {
-			fmt.Fprintln(stderr, "\nflags:")
+			fmt.Fprintln(fs.Output(), "\nflags:")
 			fs.PrintDefaults()
 		}
 	}
@@ -150,6 +169,8 @@ func newFlagSet(group string, s subcommand, stderr io.Writer) *flag.FlagSet {
 // parseInterleaved parses flags that may come before, between or after
 // the positional arguments (flag stops at the first positional one) and
 // returns the positional arguments. Everything after "--" is positional.
+// Help that was asked for comes back as a helpError, for stdout; other
+// output of the flag set goes to its output as usual.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
@@ -165,10 +186,16 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		if dd >= 0 {
 			head, tail = args[:dd], args[dd+1:]
 		}
-		if err := fs.Parse(head); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
+		w := fs.Output()
+		var buf bytes.Buffer
+		fs.SetOutput(&buf)
+		err := fs.Parse(head)
+		fs.SetOutput(w)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, helpError{buf.String()}
+		}
+		_, _ = w.Write(buf.Bytes())
+		if err != nil {
 			return nil, usageError{err.Error()}
 		}
 		rest := fs.Args()

@@ -41,9 +41,9 @@ func isUsage(err error) bool {
 func TestUsageAndHelp(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
-		usage  bool // usage error (exit 2)
-		help   bool // flag.ErrHelp (exit 0)
-		stderr string
+		usage  bool   // usage error (exit 2)
+		help   bool   // flag.ErrHelp (exit 0)
+		stderr string // or stdout for help, with nothing on stderr
 	}{
 		{nil, true, false, "usage: vscsictl <command>"},
 		{[]string{"help"}, false, true, "media"},
@@ -53,16 +53,21 @@ func TestUsageAndHelp(t *testing.T) {
 		{[]string{"media", "bogus"}, true, false, "subcommands:"},
 		{[]string{"media", "create", "--help"}, false, true, "usage: vscsictl media create --barcode B"},
 		{[]string{"media", "export", "-h"}, false, true, "--skip-setmarks"},
+		{[]string{"devices", "--help"}, false, true, "usage: vscsictl devices"},
 		{[]string{"media", "create", "--nope"}, true, false, "flag provided but not defined"},
 		{[]string{"media", "create", "--dir", "/x"}, true, false, ""},
 		{[]string{"media", "create", "--dir", "/x", "--barcode", "B", "extra"}, true, false, ""},
 		{[]string{"media", "create", "--capacity", "lots"}, true, false, "bad size"},
 	} {
-		_, stderr, err := vsctl(t, tc.args...)
+		stdout, stderr, err := vsctl(t, tc.args...)
 		if isUsage(err) != tc.usage || errors.Is(err, flag.ErrHelp) != tc.help {
 			t.Errorf("%q: error %v (usage %v, help %v)", tc.args, err, tc.usage, tc.help)
 		}
-		if !strings.Contains(stderr, tc.stderr) {
+		if tc.help {
+			if !strings.Contains(stdout, tc.stderr) || stderr != "" {
+				t.Errorf("%q: stdout %q lacks %q, or stderr %q is not empty", tc.args, stdout, tc.stderr, stderr)
+			}
+		} else if !strings.Contains(stderr, tc.stderr) {
 			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr, tc.stderr)
 		}
 	}

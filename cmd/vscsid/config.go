@@ -20,7 +20,8 @@ import (
 
 // defaultConfig is what `vscsid` serves with no --config: one fake_rw disk
 // and one tape drive with a cartridge, so the daemon alone does something
-// useful. deploy/vscsid.yaml is the same file with more comments.
+// useful. deploy/vscsid.yaml is a different, fuller example (four devices,
+// every setting commented) to install as /etc/vscsid/vscsid.yaml.
 //
 //go:embed default.yaml
 var defaultConfig []byte

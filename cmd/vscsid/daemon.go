@@ -48,7 +48,7 @@ var errnos = []struct {
 	{target.ErrNotOwned, unix.EPERM},
 	{target.ErrClosed, unix.ESHUTDOWN},
 	{target.ErrAmbiguous, unix.EINVAL},
-	{tape.ErrNoMedium, unix.ENOMEDIUM},
+	{tape.ErrNoMedium, enomedium},
 	{tape.ErrMediumPresent, unix.EBUSY},
 	{tape.ErrRemovalPrevented, unix.EBUSY},
 	{tape.ErrClosed, unix.ENODEV},

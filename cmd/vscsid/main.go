@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -14,7 +15,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
@@ -33,16 +34,32 @@ import (
 var version = "devel"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "vscsid:", err)
-		}
-		os.Exit(1)
+	if code := exitCode(err); code != 0 {
+		fmt.Fprintln(os.Stderr, "vscsid:", err)
+		os.Exit(code)
 	}
 }
+
+// exitCode is main's exit status for run's error: 0 for none and for help
+// that was asked for, 2 for a command line mistake (as vscsictl), else 1.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+// usageError is a command line mistake; its usage went to stderr.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 const usage = `Usage: vscsid [flags]
 
@@ -78,16 +95,20 @@ type options struct {
 	control     string
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+// parseFlags parses the command line. Help that was asked for goes to
+// stdout (and the error is flag.ErrHelp), usage after a mistake to stderr
+// (and the error is a usageError).
+func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	o := &options{logLevel: zapcore.InfoLevel}
 	fs := flag.NewFlagSet("vscsid", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	var out bytes.Buffer // the flag package's message and usage
+	fs.SetOutput(&out)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(&out, usage)
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nDevice types and their cfgstring keys:\n\n")
+		fmt.Fprintf(&out, "\nDevice types and their cfgstring keys:\n\n")
 		for _, n := range typeNames() {
-			fmt.Fprintf(stderr, "%s\n\n", handlerTypes[n].desc)
+			fmt.Fprintf(&out, "%s\n\n", handlerTypes[n].desc)
 		}
 	}
 	fs.StringVar(&o.config, "config", "", "YAML config file listing the devices (default: the built-in config, see --print-default-config)")
@@ -104,28 +125,34 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1): auto (if the bus is reachable), on (fail without it), off")
 	fs.StringVar(&o.control, "control.socket", control.DefaultSocket, "unix socket (mode 0600, root only) for vscsictl devices, stats, load, unload and fault; empty disables it")
 	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock file that keeps a second vscsid from starting")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = stdout.Write(out.Bytes())
 		return nil, err
+	}
+	defer func() { _, _ = stderr.Write(out.Bytes()) }()
+	if err != nil {
+		return nil, usageError{err}
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	switch o.logFormat {
 	case "auto", "json", "console":
 	default:
-		return nil, fmt.Errorf("--log.format %q: want json, console or auto", o.logFormat)
+		return nil, usageError{fmt.Errorf("--log.format %q: want json, console or auto", o.logFormat)}
 	}
 	switch o.dbus {
 	case "auto", "on", "off":
 	default:
-		return nil, fmt.Errorf("--dbus %q: want auto, on or off", o.dbus)
+		return nil, usageError{fmt.Errorf("--dbus %q: want auto, on or off", o.dbus)}
 	}
 	return o, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout, stderr)
 	if err != nil {
 		return err
 	}

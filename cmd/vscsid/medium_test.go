@@ -94,7 +94,7 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if got := d.Stats().Barcode; got != "" {
 		t.Errorf("drive holds %q after changemedium to nothing", got)
 	}
-	if err := reg.daemon(t).Unload("tape0"); !errors.Is(err, unix.ENOMEDIUM) {
+	if err := reg.daemon(t).Unload("tape0"); !errors.Is(err, enomedium) {
 		t.Errorf("unload of an empty drive: %v, want ENOMEDIUM", err)
 	}
 }

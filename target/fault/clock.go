@@ -2,10 +2,7 @@ package fault
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A Clock is the wrapper's time source. The default reads the monotonic
@@ -67,7 +64,7 @@ type realClock struct {
 	epoch       time.Time
 	t           *time.Timer
 	timer, fine overshoot
-	ts, rem     unix.Timespec
+	ns          nanosleeper
 }
 
 func newRealClock() *realClock {
@@ -85,7 +82,7 @@ func (c *realClock) Sleep(ctx context.Context, d time.Duration) error {
 	start := c.Now()
 	if d < fineSleep {
 		req := c.fine.request(d)
-		c.nanosleep(req)
+		c.ns.sleep(req)
 		c.fine.observe(req, c.Now()-start)
 		return ctx.Err()
 	}
@@ -98,18 +95,5 @@ func (c *realClock) Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		c.t.Stop()
 		return ctx.Err()
-	}
-}
-
-// nanosleep sleeps d in clock_nanosleep(CLOCK_MONOTONIC), resuming after
-// a signal (the Go runtime's preemption signal interrupts it).
-func (c *realClock) nanosleep(d time.Duration) {
-	c.ts = unix.NsecToTimespec(int64(d))
-	for {
-		err := unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &c.ts, &c.rem)
-		if !errors.Is(err, unix.EINTR) {
-			return
-		}
-		c.ts = c.rem
 	}
 }

@@ -102,7 +102,7 @@
 // time when streaming breaks, and mechanical times for load, unload,
 // rewind, locate and space. Small synchronous blocks pay the per-command
 // overhead each and do not keep the tape streaming; large blocks stream at
-// the native rate (seed 004: 1 KiB fixed-block reads versus 32 KiB).
+// the native rate (a DAT72 reading 1 KiB fixed blocks versus 32 KiB).
 //
 // The latency applies to every command, also to those a rule answers;
 // the rate and the tape model apply to the commands the handler runs, on
@@ -121,7 +121,9 @@
 // CmdTimeout 0 nothing is capped.
 //
 // Delays sleep on one reused time.Timer per device, or below 1 ms in
-// clock_nanosleep (the runtime's timers wait in whole milliseconds), with
+// clock_nanosleep on Linux (the runtime's timers wait in whole
+// milliseconds; elsewhere, where x/sys/unix has no clock_nanosleep, in
+// time.Sleep, so short delays come out coarser there), with
 // no busy loop and no allocation. The clock learns how late the host
 // wakes it (an exponentially weighted mean) and asks for that much less,
 // so the mean delay is the configured one: a latency of 2 ms was recorded

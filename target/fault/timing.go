@@ -77,7 +77,8 @@ type Timing struct {
 // tapeModels are the presets of model=. The figures are rough public
 // numbers for the drive families (native rate, buffer, load and full
 // rewind times; search speed = capacity / full rewind time), not
-// measurements. The DDS overhead is fitted to seed 004: a DAT72 reading 1
+// measurements. The DDS overhead is fitted to the figures of the
+// mailing-list thread "st try_direct_io" (2006): a DAT72 reading 1
 // KiB fixed blocks with direct I/O took 6m10s for 1,000,000 commands
 // (about 370 us each), while 32 KiB blocks streamed.
 var tapeModels = map[string]Timing{

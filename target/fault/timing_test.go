@@ -163,11 +163,11 @@ func throughput(t *testing.T, timing string, cdb []byte, size, n int) time.Durat
 	return clk.now / time.Duration(n*size/1024) // per KiB
 }
 
-// TestTapeSmallBlocks is seed 004: a DAT72 reading 1 KiB fixed blocks one
+// TestTapeSmallBlocks: a DAT72 reading 1 KiB fixed blocks one
 // command each (direct I/O, no read-ahead in st) pays the per-command
 // overhead every time (1,000,000 commands took about 5 minutes), while 32
-// KiB blocks stream at the drive's rate (6.6 MB/s with the seed's
-// compressible data).
+// KiB blocks stream at the drive's rate (6.6 MB/s on compressible data;
+// the figures of the mailing-list thread "st try_direct_io", 2006).
 func TestTapeSmallBlocks(t *testing.T) {
 	const dds = "model=dds;rate=6.6MB/s"
 	small := throughput(t, dds, tape6(0x08, true, 1), 1024, 1000)

@@ -67,29 +67,6 @@ type Conn struct {
 	closed atomic.Bool
 }
 
-// Dial opens a Conn: it resolves the generic netlink family "TCM-USER"
-// (os.ErrNotExist if target_core_user is not loaded) and joins its
-// "config" multicast group. Joining needs no privilege; SetFeatures and
-// Reply need CAP_NET_ADMIN (GENL_ADMIN_PERM).
-func Dial() (*Conn, error) {
-	events, err := nl.Dial(unix.NETLINK_GENERIC, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open generic netlink socket: %w", err)
-	}
-	cmds, err := genetlink.Dial(nil)
-	if err != nil {
-		_ = events.Close()
-		return nil, fmt.Errorf("open generic netlink socket: %w", err)
-	}
-	c, err := NewConn(events, cmds)
-	if err != nil {
-		_ = events.Close()
-		_ = cmds.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
 // NewConn builds a Conn over two generic netlink connections: events is
 // joined to the multicast groups and read by Receive, commands carries the
 // family lookups and the requests. The Conn owns both from then on (Close

@@ -71,4 +71,10 @@
 //
 // NewConn accepts connections built on mdlayher/netlink's nltest and
 // genltest fakes, which is how the package is tested without a kernel.
+//
+// # Platforms
+//
+// Generic netlink is Linux's: off Linux the package builds, but Dial fails
+// with "vscsid needs Linux" (dial_others.go), and the tests against the
+// fake kernel, which use Linux's genetlink numbers, build on Linux only.
 package netlink

@@ -1,3 +1,5 @@
+//go:build linux
+
 package netlink_test
 
 import (
@@ -19,6 +21,9 @@ import (
 	"github.com/vscsid/vscsid/target/netlink"
 )
 
+// The fake kernel speaks the genetlink numbers x/sys/unix has for Linux
+// only, so these tests (and conn_test.go) are built on Linux only.
+//
 // The family as a kernel registers it; IDs are dynamic in a real kernel,
 // so they are deliberately unusual here.
 const (

@@ -1,7 +1,11 @@
-// Package sdnotify implements the daemon side of systemd's notify protocol
-// (sd_notify(3)) and service watchdog (sd_watchdog_enabled(3)) with the
-// standard library only: a datagram to the unix socket named by
-// $NOTIFY_SOCKET, a path or, with a leading '@', an abstract socket.
+// Package sdnotify is the daemon side of systemd's notify protocol
+// (sd_notify(3)) and service watchdog (sd_watchdog_enabled(3)), on top of
+// github.com/coreos/go-systemd/v22/daemon, which sends the datagrams to
+// $NOTIFY_SOCKET (a path or, with a leading '@', an abstract socket) and
+// reads WATCHDOG_USEC/WATCHDOG_PID. What this package adds: states are
+// checked before they are sent, an address go-systemd cannot dial is
+// named as such, and a Watchdog that pings only while the main loop
+// beats (go-systemd leaves the pinging to the caller).
 //
 // Outside systemd (no NOTIFY_SOCKET), every call is a no-op that returns
 // nil, so the daemon needs no special case when run by hand.
@@ -10,28 +14,21 @@ package sdnotify
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-)
 
-// Notification states (sd_notify(3)).
-const (
-	ready    = "READY=1"
-	stopping = "STOPPING=1"
-	watchdog = "WATCHDOG=1"
+	"github.com/coreos/go-systemd/v22/daemon"
 )
 
 // Ready tells systemd that start-up is finished: a Type=notify unit leaves
 // "activating", units ordered after it start, and the watchdog timer
 // starts. To send a status along: Notify("READY=1", "STATUS=...").
-func Ready() error { return Notify(ready) }
+func Ready() error { return Notify(daemon.SdNotifyReady) }
 
 // Stopping tells systemd that the daemon is shutting down.
-func Stopping() error { return Notify(stopping) }
+func Stopping() error { return Notify(daemon.SdNotifyStopping) }
 
 // Status sets the one-line status systemctl status shows.
 func Status(s string) error { return Notify("STATUS=" + s) }
@@ -49,23 +46,12 @@ func Notify(states ...string) error {
 			return fmt.Errorf("sd_notify: malformed state %q", s)
 		}
 	}
-	return send(addr, strings.Join(states, "\n"))
-}
-
-func send(addr, msg string) error {
-	switch {
-	case strings.HasPrefix(addr, "/"), strings.HasPrefix(addr, "@"):
-		// Go maps a leading '@' to the abstract namespace (a NUL first byte).
-	default:
-		// systemd ≥ 254 also offers vsock: addresses, for VMs; not for us.
+	if !strings.HasPrefix(addr, "/") && !strings.HasPrefix(addr, "@") {
+		// systemd ≥ 254 also offers vsock: addresses, for VMs; go-systemd
+		// dials only unix sockets.
 		return fmt.Errorf("sd_notify: unsupported NOTIFY_SOCKET %q", addr)
 	}
-	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
-	if err != nil {
-		return fmt.Errorf("sd_notify: %w", err)
-	}
-	defer c.Close()
-	if _, err := c.Write([]byte(msg)); err != nil {
+	if _, err := daemon.SdNotify(false, strings.Join(states, "\n")); err != nil {
 		return fmt.Errorf("sd_notify: %w", err)
 	}
 	return nil
@@ -76,24 +62,11 @@ func send(addr, msg string) error {
 // off for this process: unset, or WATCHDOG_PID names another process (the
 // variables were inherited). A malformed value is an error.
 func WatchdogInterval() (time.Duration, error) {
-	usec := os.Getenv("WATCHDOG_USEC")
-	if usec == "" {
-		return 0, nil
+	d, err := daemon.SdWatchdogEnabled(false)
+	if err != nil {
+		return 0, fmt.Errorf("sd_watchdog: %w", err)
 	}
-	if pid := os.Getenv("WATCHDOG_PID"); pid != "" {
-		p, err := strconv.Atoi(pid)
-		if err != nil || p <= 0 {
-			return 0, fmt.Errorf("sd_watchdog: bad WATCHDOG_PID %q", pid)
-		}
-		if p != os.Getpid() {
-			return 0, nil
-		}
-	}
-	n, err := strconv.ParseUint(usec, 10, 63)
-	if err != nil || n == 0 {
-		return 0, fmt.Errorf("sd_watchdog: bad WATCHDOG_USEC %q", usec)
-	}
-	return time.Duration(n) * time.Microsecond, nil
+	return d, nil
 }
 
 // A Watchdog pings systemd's service watchdog only while the daemon's main
@@ -144,7 +117,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 		if !w.beat.Swap(false) {
 			continue // the loop has not run since the last ping: let systemd notice
 		}
-		err := Notify(watchdog)
+		err := Notify(daemon.SdNotifyWatchdog)
 		if err != nil && !failing && w.onError != nil {
 			w.onError(err)
 		}

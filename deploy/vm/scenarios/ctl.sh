@@ -1,6 +1,6 @@
 # vm-timeout: 180
-# ctl: devices created and removed at runtime with vscsictl (issue 5:
-# "create and delete config devices"). vscsid makes the backstore and its
+# ctl: devices created and removed at runtime with vscsictl (create and
+# delete, as if they were config devices). vscsid makes the backstore and its
 # own tcm_loop target, the kernel attaches sd or st, I/O works, and
 # `vscsictl delete` takes it all away again without touching the
 # config-file device next to it. Bad requests are refused with vscsid's

@@ -3,7 +3,7 @@
 # workload, measured by scraping /metrics before and after inside the guest:
 # N direct 64 KiB reads from a disk are N read_10 commands in the (32 KiB,
 # 64 KiB] read bucket; N 32 KiB records to a tape are N write_6 commands in
-# the (16 KiB, 32 KiB] write bucket. Seed 001: on a 512e disk, a partition
+# the (16 KiB, 32 KiB] write bucket. On a 512e disk, a partition
 # whose end is not 4 KiB-aligned has a last page holding one sector: read
 # alone it is a 512-byte command, read sequentially it rides on the last
 # readahead command (512 bytes past a 4 KiB multiple: misaligned); the whole
@@ -96,7 +96,7 @@ expect_eq t0-written-bytes-delta $((N_WRITE * 32768)) "$(delta vscsi_scsi_writte
 expect_eq t0-filemarks-delta 1 "$(delta vscsi_tape_filemarks_written_total 'device="t0"')"
 expect_eq t0-used-bytes-positive 1 "$([ "$(mval "$W/after.prom" vscsi_tape_medium_used_bytes 'device="t0"')" -ge $((N_WRITE * 32768)) ] && echo 1 || echo 0)"
 
-# ---------------------------------------------------------------- seed 001
+# ------------------------------------- a misaligned partition on a 512e disk
 # 512e disk (512-byte logical, 4 KiB physical blocks), 16 MiB, MBR with p1
 # at LBA 2048, 8193 sectors: its end is 512 bytes past a 4 KiB boundary.
 le32() { printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
@@ -132,8 +132,9 @@ read_sizes() {
 # fresh: drop the page cache, so the next buffered read goes to the disk.
 fresh() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
-# What 6.1 does (bookworm; seed 001's 512-byte requests came from the
-# buffer-head reads of 2.6): a sequential buffered read of p1 goes through
+# What 6.1 does (bookworm; the 512-byte requests reported in 2005, in the
+# thread "Merging fails reading /dev/uba1", came from the buffer-head reads
+# of 2.6): a sequential buffered read of p1 goes through
 # readahead in large commands; the last page, which holds one sector of p1,
 # is appended to the last command, so exactly one command is 512 bytes past
 # a 4 KiB multiple (counted misaligned) and none is small.
@@ -144,7 +145,7 @@ expect_eq p1-sequential-bytes $((P1N * 512)) "$bytes"
 expect_eq p1-sequential-one-misaligned 1 "$mis"
 expect_eq p1-sequential-no-sub-4k 0 "$le2k"
 # Read on its own (a file system reading its last block, blkid probing the
-# end), that page is one 512-byte command: the seed 001 effect.
+# end), that page is one 512-byte command: the small misaligned read.
 fresh
 measure p1-tail-read $DD if=/dev/${P0}1 of=/dev/null bs=512 skip=$((P1N - 1)) count=1
 read_sizes p1_tail

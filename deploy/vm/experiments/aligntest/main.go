@@ -1,7 +1,10 @@
+//go:build linux
+
 // Command aligntest does one direct transfer from or to a user buffer placed
-// at a chosen offset from a page boundary, for the seed000 experiment (DMA
-// alignment of user buffers). Built static on the host (CGO_ENABLED=0,
-// standard library only) and run inside the VM guest.
+// at a chosen offset from a page boundary, for the experiment on DMA
+// alignment of user buffers (seed000 in deploy/vm/experiments). Built static on the host (CGO_ENABLED=0,
+// the standard library and golang.org/x/sys/unix) and run inside the VM
+// guest. Linux only (main_others.go says so and exits 1).
 //
 //	aligntest -path sd -op read -align 8 -bs 65536 -count 4 /dev/sda
 //	aligntest -path st -op write -align 1 -bs 65536 -count 4 /dev/nst0
@@ -21,8 +24,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -37,7 +41,7 @@ func main() {
 		os.Exit(2)
 	}
 	off := *align % 4096 // 4096 → page aligned
-	mem, err := syscall.Mmap(-1, 0, *bs+8192, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	mem, err := unix.Mmap(-1, 0, *bs+8192, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		fail("mmap", err)
 	}
@@ -48,23 +52,23 @@ func main() {
 	what := fmt.Sprintf("%d x %d bytes %s via %s, buffer at page+%d", *count, *bs, *op, *path, off)
 	switch *path {
 	case "sd", "st":
-		flags := syscall.O_RDONLY
+		flags := unix.O_RDONLY
 		if *op == "write" {
-			flags = syscall.O_WRONLY
+			flags = unix.O_WRONLY
 		}
 		if *path == "sd" {
-			flags |= syscall.O_DIRECT
+			flags |= unix.O_DIRECT
 		}
-		fd, err := syscall.Open(flag.Arg(0), flags, 0)
+		fd, err := unix.Open(flag.Arg(0), flags, 0)
 		if err != nil {
 			fail("open", err)
 		}
 		for i := 0; i < *count; i++ {
 			var n int
 			if *op == "read" {
-				n, err = syscall.Read(fd, buf)
+				n, err = unix.Read(fd, buf)
 			} else {
-				n, err = syscall.Write(fd, buf)
+				n, err = unix.Write(fd, buf)
 			}
 			if err != nil {
 				fail(fmt.Sprintf("%s %d of %d", *op, i+1, *count), err)
@@ -74,7 +78,7 @@ func main() {
 				os.Exit(1)
 			}
 		}
-		if err := syscall.Close(fd); err != nil {
+		if err := unix.Close(fd); err != nil {
 			fail("close", err)
 		}
 		fmt.Printf("ok: %s\n", what)
@@ -83,7 +87,7 @@ func main() {
 			fmt.Println("error: -bs must be a multiple of 512 for sg")
 			os.Exit(2)
 		}
-		fd, err := syscall.Open(flag.Arg(0), syscall.O_RDWR, 0)
+		fd, err := unix.Open(flag.Arg(0), unix.O_RDWR, 0)
 		if err != nil {
 			fail("open", err)
 		}
@@ -165,7 +169,7 @@ func sgio(fd int, write bool, buf []byte) (bool, error) {
 		timeout:        20000,
 		flags:          sgFlagDirect,
 	}
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), sgIO, uintptr(unsafe.Pointer(&h))); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), sgIO, uintptr(unsafe.Pointer(&h))); e != 0 {
 		return false, e
 	}
 	if h.status != 0 || h.hostStatus != 0 || h.driverStatus != 0 {
@@ -174,14 +178,14 @@ func sgio(fd int, write bool, buf []byte) (bool, error) {
 	return h.info&sgInfoDirMask == sgInfoDirect, nil
 }
 
-var errnoNames = map[syscall.Errno]string{
-	syscall.EINVAL: "EINVAL", syscall.EFAULT: "EFAULT", syscall.EIO: "EIO", syscall.ENOMEM: "ENOMEM",
-	syscall.EBUSY: "EBUSY", syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.ENOSPC: "ENOSPC",
-	syscall.ENXIO: "ENXIO", syscall.ENOMEDIUM: "ENOMEDIUM", syscall.EOVERFLOW: "EOVERFLOW", syscall.ENOTTY: "ENOTTY",
+var errnoNames = map[unix.Errno]string{
+	unix.EINVAL: "EINVAL", unix.EFAULT: "EFAULT", unix.EIO: "EIO", unix.ENOMEM: "ENOMEM",
+	unix.EBUSY: "EBUSY", unix.EPERM: "EPERM", unix.EACCES: "EACCES", unix.ENOSPC: "ENOSPC",
+	unix.ENXIO: "ENXIO", unix.ENOMEDIUM: "ENOMEDIUM", unix.EOVERFLOW: "EOVERFLOW", unix.ENOTTY: "ENOTTY",
 }
 
 func fail(what string, err error) {
-	if e, ok := err.(syscall.Errno); ok {
+	if e, ok := err.(unix.Errno); ok {
 		name := errnoNames[e]
 		if name == "" {
 			name = fmt.Sprintf("errno %d", int(e))

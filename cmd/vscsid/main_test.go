@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestHelpExitCodes checks that help that was asked for goes to stdout
+// with exit status 0, and a command line mistake prints the usage on
+// stderr with exit status 2, as vscsictl does.
+func TestHelpExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		out, noOut string // want in stdout, stderr; want nothing in the other
+	}{
+		{[]string{"--help"}, 0, "stdout", "stderr"},
+		{[]string{"-h"}, 0, "stdout", "stderr"},
+		{[]string{"--nope"}, 2, "stderr", "stdout"},
+		{[]string{"extra"}, 2, "stderr", "stdout"},
+		{[]string{"--log.format", "xml"}, 2, "", "stdout"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), tc.args, &stdout, &stderr)
+		if got := exitCode(err); got != tc.code {
+			t.Errorf("%q: exit %d (%v), want %d", tc.args, got, err, tc.code)
+		}
+		streams := map[string]*bytes.Buffer{"stdout": &stdout, "stderr": &stderr}
+		if w := tc.out; w != "" && !strings.Contains(streams[w].String(), "Usage: vscsid [flags]") {
+			t.Errorf("%q: %s lacks the usage: %q", tc.args, w, streams[w])
+		}
+		if s := streams[tc.noOut].String(); s != "" {
+			t.Errorf("%q: %s = %q, want nothing", tc.args, tc.noOut, s)
+		}
+	}
+	if got := exitCode(nil); got != 0 {
+		t.Errorf("exitCode(nil) = %d", got)
+	}
+}
