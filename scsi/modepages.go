@@ -2,22 +2,6 @@ package scsi
 
 import "encoding/binary"
 
-// Version descriptors for Identity.Versions (SPC-5 6.7.2, table 146; the
-// "no version claimed" code of each standard).
-const (
-	VersionSAM5 uint16 = 0x00a0
-	VersionSAM6 uint16 = 0x00c0
-	VersionSPC3 uint16 = 0x0300
-	VersionSPC4 uint16 = 0x0460
-	VersionSPC5 uint16 = 0x05c0
-	VersionSBC3 uint16 = 0x04c0
-	VersionSBC4 uint16 = 0x0600
-	VersionSSC3 uint16 = 0x0400
-	VersionSSC4 uint16 = 0x0520
-	VersionSSC5 uint16 = 0x05a0
-	VersionSMC3 uint16 = 0x0480
-)
-
 // Mode page codes of the standard pages built here.
 const (
 	ModePageControl                 = 0x0a

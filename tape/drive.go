@@ -527,6 +527,16 @@ func (d *Drive) capacity(p int) (capacity, ew int64) {
 	return capacity, ew
 }
 
+// totalCapacity is the native capacity of the cartridge over all its
+// partitions.
+func (d *Drive) totalCapacity() int64 {
+	var t int64
+	for _, c := range d.info.Capacity {
+		t += c
+	}
+	return t
+}
+
 // inEW reports whether the current partition is filled into its
 // early-warning zone.
 func (d *Drive) inEW() bool {

@@ -68,3 +68,22 @@ func commandList() []command {
 			usage: []byte{byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, ctl}},
 	}
 }
+
+// are applied by the dispatcher (medium flag).
+func (d *Drive) testUnitReady(*scsi.Command) scsi.Response { return scsi.Good }
+
+// requestSense is REQUEST SENSE (SPC-5 6.39): the current condition (NOT
+// READY when there is no usable cartridge), else a pending unit attention,
+// else NO SENSE.
+func (d *Drive) requestSense(cmd *scsi.Command) scsi.Response {
+	return d.spc.RequestSense(cmd, d.notReadySense())
+}
+
+func (d *Drive) inquiry(cmd *scsi.Command) scsi.Response   { return d.spc.Inquiry(cmd) }
+func (d *Drive) modeSense(cmd *scsi.Command) scsi.Response { return d.spc.ModeSense(cmd) }
+func (d *Drive) maintenanceIn(cmd *scsi.Command) scsi.Response {
+	if cmd.CDB.ServiceAction() != scsi.SAReportSupportedOpCodes {
+		return check(scsi.InvalidFieldSense(1, 4))
+	}
+	return d.spc.ReportSupportedOpCodes(cmd)
+}

@@ -1,0 +1,265 @@
+package tape
+
+import (
+	"encoding/binary"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// The drive's mode pages (SSC-5 8.3, SPC-5 7.5): for each an append for
+// MODE SENSE and, when it is changeable, a select for MODE SELECT.
+
+// appendControlPage is the control mode page (SPC-5 7.5.8), length 0Ah.
+// Only D_SENSE (byte 2 bit 2) is changeable; it selects descriptor-format
+// sense data.
+func (d *Drive) appendControlPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageControl, 0x0a)
+	p := make12(&b)
+	switch pc {
+	case scsi.PCChangeable:
+		p[0] = 0x04
+	case scsi.PCDefault:
+		if d.cfg.DSense {
+			p[0] = 0x04
+		}
+	default:
+		if d.mode.dsense {
+			p[0] = 0x04
+		}
+	}
+	return b
+}
+
+// make12 appends the 10 parameter bytes of a page of length 0Ah and returns
+// them.
+func make12(b *[]byte) []byte {
+	*b = extendZero(*b, 10)
+	return (*b)[len(*b)-10:]
+}
+
+func (d *Drive) selectControlPage(page []byte) error {
+	d.mode.dsense = page[2]&0x04 != 0
+	d.applySenseFormat()
+	return nil
+}
+
+// appendCompressionPage is the data compression page (SSC-5 8.3.2), length
+// 0Eh: DCE (byte 2 bit 7, changeable; st's MTCOMPRESSION), DCC (bit 6:
+// compression is supported), DDE (byte 3 bit 7), compression and
+// decompression algorithm 1 (the drive's default).
+func (d *Drive) appendCompressionPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageCompression, 0x0e)
+	b = extendZero(b, 14)
+	p := b[len(b)-14:]
+	if pc == scsi.PCChangeable {
+		p[0] = 0x80 // DCE
+		for i := 2; i < 10; i++ {
+			p[i] = 0xff // the algorithms: accepted, the drive keeps its own
+		}
+		return b
+	}
+	dce := d.mode.compression
+	if pc == scsi.PCDefault {
+		dce = true
+	}
+	p[0] = 0x40 // DCC
+	if dce {
+		p[0] |= 0x80
+	}
+	p[1] = 0x80 // DDE
+	binary.BigEndian.PutUint32(p[2:], 1)
+	binary.BigEndian.PutUint32(p[6:], 1)
+	return b
+}
+
+func (d *Drive) selectCompressionPage(page []byte) error {
+	d.mode.compression = page[2]&0x80 != 0
+	return nil
+}
+
+// appendDeviceConfigPage is the device configuration page (SSC-5 8.3.3),
+// length 0Eh: ACTIVE PARTITION (byte 3), RSMK (byte 8 bit 5), EOD DEFINED
+// 000b and SEW (byte 10 bit 3), SELECT DATA COMPRESSION ALGORITHM (byte 14)
+// follows DCE. Changeable: CAP (byte 2 bit 6) with ACTIVE PARTITION, RSMK,
+// SEW, and byte 14.
+func (d *Drive) appendDeviceConfigPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageDeviceConfig, devConfigLen)
+	b = extendZero(b, devConfigLen)
+	p := b[len(b)-devConfigLen-2:]
+	if pc == scsi.PCChangeable {
+		p[2], p[3], p[8], p[10], p[14] = 0x40, 0xff, 0x20, 0x08, 0xff
+		return b
+	}
+	m := d.mode
+	if pc == scsi.PCDefault {
+		m = defaultModes(&d.pers, d.cfg)
+	}
+	if d.state == stateReady && pc != scsi.PCDefault {
+		p[3] = byte(d.partition())
+	}
+	if m.rsmk {
+		p[8] |= 0x20
+	}
+	p[10] = 0x08 // SEW: the drive writes everything before early warning is reported
+	if m.compression {
+		p[14] = 1
+	}
+	return b
+}
+
+// selectDeviceConfigPage applies the device configuration page: CAP with
+// ACTIVE PARTITION, RSMK, SEW and SELECT DATA COMPRESSION ALGORITHM; the
+// other fields are accepted and ignored. MODE SELECT passes every page 10h
+// here directly, longer ones (LTFS sends them, mhvtl 7b2a6c8) trimmed to
+// 0Eh.
+func (d *Drive) selectDeviceConfigPage(page []byte) error {
+	if len(page) < 2+devConfigLen {
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(1, -1)}
+	}
+	if page[2]&0x40 != 0 { // CAP: change active partition (to its BOP)
+		part := int(page[3])
+		if d.state != stateReady || part >= d.info.Partitions {
+			return &scsi.Error{Sense: scsi.InvalidParameterSense(3, -1)}
+		}
+		if err := d.seek(part, 0); err != nil {
+			return err
+		}
+		d.notePos()
+	}
+	d.mode.rsmk = page[8]&0x20 != 0
+	d.mode.sew = page[10]&0x08 != 0
+	d.mode.compression = page[14] != 0
+	return nil
+}
+
+// appendDeviceConfigExtPage is the device configuration extension subpage
+// (10h/01h, SSC-5 8.3.4), page length 1Ch: only PROGRAMMABLE EARLY WARNING
+// SIZE (bytes 6-7, MB) is changeable. It is stored and reported; the drive
+// signals only the medium's own early warning.
+func (d *Drive) appendDeviceConfigExtPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, 0x40|pageDeviceConfig, 0x01, 0, devConfigExtLen)
+	b = extendZero(b, devConfigExtLen)
+	p := b[len(b)-devConfigExtLen-4:]
+	switch pc {
+	case scsi.PCChangeable:
+		p[6], p[7] = 0xff, 0xff
+	case scsi.PCCurrent:
+		binary.BigEndian.PutUint16(p[6:], d.mode.pews)
+	}
+	return b
+}
+
+func (d *Drive) selectDeviceConfigExtPage(page []byte) error {
+	d.mode.pews = binary.BigEndian.Uint16(page[6:8])
+	return nil
+}
+
+// appendPartitionPage is the medium partition page (SSC-5 8.3.5) of the
+// loaded cartridge (or of the layout MODE SELECT asked for, until FORMAT
+// MEDIUM): MAXIMUM ADDITIONAL PARTITIONS, ADDITIONAL PARTITIONS DEFINED,
+// IDP with PSUM 11b and PARTITION UNITS chosen so the sizes fit 16 bits,
+// POFM=1 (partitioning happens on FORMAT MEDIUM, as on LTO-5 and later; st
+// then formats after MODE SELECT), MEDIUM FORMAT RECOGNITION 03h, and one
+// size descriptor per possible partition.
+func (d *Drive) appendPartitionPage(b []byte, pc scsi.PageControl) []byte {
+	maxParts := d.pers.MaxPartitions
+	n := 6 + 2*maxParts
+	b = append(b, pagePartition, byte(n))
+	b = extendZero(b, n)
+	p := b[len(b)-n-2:]
+	p[2] = byte(maxParts - 1)
+	if pc == scsi.PCChangeable {
+		p[3] = 0xff
+		p[4] = 0xe0 | 0x18 // FDP SDP IDP, PSUM
+		p[6] = 0x0f
+		for i := 8; i < len(p); i++ {
+			p[i] = 0xff
+		}
+		return b
+	}
+	p[4] = 0x20 | psumUnits<<3 | 0x04 // IDP, PSUM 11b, POFM
+	p[5] = 0x03                       // format and partition recognition
+	var sizes []int64
+	switch {
+	case pc == scsi.PCDefault || d.state == stateEmpty:
+	case d.mode.pending != nil:
+		sizes = d.mode.pending
+	default:
+		sizes = d.info.Capacity[:min(d.info.Partitions, len(d.info.Capacity))]
+	}
+	if len(sizes) == 0 {
+		p[4] &^= 0x20 // no IDP: one partition
+		return b
+	}
+	p[3] = byte(len(sizes) - 1)
+	units, scale := byte(0), int64(1)
+	for _, s := range sizes {
+		for s/scale > 0xfffe {
+			scale *= 10
+			units++
+		}
+	}
+	p[6] = units
+	for i, s := range sizes {
+		if i < maxParts {
+			binary.BigEndian.PutUint16(p[8+2*i:], uint16(s/scale))
+		}
+	}
+	return b
+}
+
+// selectPartitionPage validates a medium partition page and keeps the
+// layout for FORMAT MEDIUM.
+func (d *Drive) selectPartitionPage(page []byte) error {
+	if d.state != stateReady {
+		return &scsi.Error{Sense: notReady(d.notReadySense().ASC)}
+	}
+	sizes, off, err := partitionSizes(page, d.totalCapacity(), d.pers.MaxPartitions)
+	if err != nil {
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(off, -1)}
+	}
+	d.mode.pending = sizes
+	return nil
+}
+
+// appendInfoExceptPage is the informational exceptions control page
+// (SPC-5 7.5.12), length 0Ah; TapeAlert never raises an exception here, but
+// the settings are kept.
+func (d *Drive) appendInfoExceptPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageInfoExcept, 0x0a)
+	p := make12(&b)
+	switch pc {
+	case scsi.PCChangeable:
+		p[0] = 0x8d | 0x10 // PERF EWASC DEXCPT TEST LOGERR
+		p[1] = 0x0f        // MRIE
+		for i := 2; i < 10; i++ {
+			p[i] = 0xff // INTERVAL TIMER, REPORT COUNT
+		}
+	case scsi.PCDefault:
+		m := defaultModes(&d.pers, d.cfg)
+		copy(p, m.iec[:])
+	default:
+		copy(p, d.mode.iec[:])
+	}
+	return b
+}
+
+func (d *Drive) selectInfoExceptPage(page []byte) error {
+	if page[2]&0x04 != 0 {
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(2, 2)} // TEST: no test exceptions
+	}
+	copy(d.mode.iec[:], page[2:12])
+	return nil
+}
+
+// appendMediumConfigPage is the medium configuration page (SSC-5 8.3.7),
+// length 1Eh: WORMM (byte 2 bit 0) is set for a WORM cartridge (LTFS reads
+// it). Not changeable.
+func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageMediumConfig, 0x1e)
+	b = extendZero(b, 0x1e)
+	if pc == scsi.PCCurrent && d.state != stateEmpty && d.info.WORM {
+		b[len(b)-0x1e] = 0x01
+	}
+	return b
+}
