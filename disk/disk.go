@@ -200,6 +200,10 @@ func identity(name string, cfg Config) scsi.Identity {
 	}
 }
 
+// UnitSerial is the unit serial number of VPD page 80h (the transport
+// gives the backstore the same one).
+func (d *Disk) UnitSerial() string { return d.SPC.Identity.Serial }
+
 // defaultSerial is the device name when it is a usable serial number
 // (printable ASCII without spaces, at most 64 bytes), so that
 // /dev/disk/by-id names are readable; otherwise a hash of it.

@@ -154,6 +154,10 @@ func (d *Drive) memoryTemplate() MediumInfo {
 }
 
 // serial returns the configured or derived unit serial number.
+// UnitSerial is the unit serial number of VPD page 80h (the transport
+// gives the backstore the same one).
+func (d *Drive) UnitSerial() string { return d.serial() }
+
 func (d *Drive) serial() string {
 	if d.cfg.Serial != "" {
 		return d.cfg.Serial

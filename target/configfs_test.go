@@ -126,7 +126,7 @@ var (
 )
 
 // Object attribute files configfs creates with a TCMU storage object.
-var objFiles = []string{"control", "enable", "info", "attrib/cmd_time_out", "attrib/tmr_notification", "attrib/hw_block_size", "attrib/dev_config", "action/block_dev", "action/reset_ring"}
+var objFiles = []string{"control", "enable", "info", "attrib/cmd_time_out", "attrib/tmr_notification", "attrib/hw_block_size", "attrib/dev_config", "action/block_dev", "action/reset_ring", "wwn/vpd_unit_serial"}
 
 func (f *fixture) Mkdir(p string) error {
 	r := f.rel(p)
@@ -176,6 +176,7 @@ func (f *fixture) Rmdir(p string) error {
 		}
 		os.Remove(filepath.Join(p, "attrib"))
 		os.Remove(filepath.Join(p, "action"))
+		os.Remove(filepath.Join(p, "wwn"))
 		if uio != "" {
 			os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "uio", uio))
 			os.Remove(filepath.Join(f.paths.Dev, uio))
@@ -200,7 +201,13 @@ func (f *fixture) WriteAttr(p, v string) error {
 	f.mu.Lock()
 	exported := f.exported[obj]
 	f.mu.Unlock()
-	if strings.HasSuffix(r, "attrib/cmd_time_out") && exported {
+	if filepath.Base(obj) == "wwn" {
+		obj = filepath.Dir(obj)
+		f.mu.Lock()
+		exported = f.exported[obj]
+		f.mu.Unlock()
+	}
+	if (strings.HasSuffix(r, "attrib/cmd_time_out") || strings.HasSuffix(r, "wwn/vpd_unit_serial")) && exported {
 		return &fs.PathError{Op: "write", Path: p, Err: unix.EINVAL} // "while exports exist"
 	}
 	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // no O_CREATE: configfs files exist or not

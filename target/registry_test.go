@@ -3,6 +3,10 @@ package target
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap"
@@ -99,5 +103,58 @@ func TestAsPlainAndNil(t *testing.T) {
 	}
 	if _, ok := As[*named](wrapper{nil}); ok {
 		t.Error("As through a wrapper of nil found something")
+	}
+}
+
+// serialed is a handler with a unit serial number.
+type serialed struct {
+	HandlerFunc
+	serial string
+}
+
+func (s serialed) UnitSerial() string { return s.serial }
+
+// The backstore gets its handler's unit serial (through decorators)
+// before the LUN is exported, so LIO's APTPL state is per device.
+func TestUnitSerialBeforeExport(t *testing.T) {
+	f := newFixture(t)
+	opts := f.options(zaptest.NewLogger(t))
+	opts.Factories["vtape"] = func(DeviceConfig, *zap.Logger) (Handler, error) {
+		return wrapper{serialed{serial: "VSC0001234"}}, nil
+	}
+	tg, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "t0", Subtype: "vtape", Config: "memory=1", Size: 1 << 30, BlockSize: 512}); err != nil {
+		t.Fatal(err)
+	}
+	ops := f.Ops()
+	w := slices.Index(ops, "write config/target/core/user_2/t0/wwn/vpd_unit_serial VSC0001234")
+	l := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "symlink ") })
+	if w < 0 || l < 0 || w > l {
+		t.Errorf("unit serial written at op %d, LUN linked at op %d:\n%s", w, l, strings.Join(ops, "\n"))
+	}
+}
+
+// New creates LIO's <dbroot>/pr when it is missing, and leaves an
+// existing one alone.
+func TestPreparePR(t *testing.T) {
+	f := newFixture(t)
+	dbroot := filepath.Join(f.root, "etc", "target")
+	if err := os.Mkdir(filepath.Dir(dbroot), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.touch(filepath.Join(f.paths.ConfigFS, "target", "dbroot"), dbroot+"\n")
+	for range 2 {
+		tg, err := New(f.options(zaptest.NewLogger(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(filepath.Join(dbroot, "pr")); err != nil || !st.IsDir() {
+			t.Fatalf("<dbroot>/pr: %v", err)
+		}
+		tg.Close()
 	}
 }

@@ -185,6 +185,7 @@ func New(opts Options) (*Target, error) {
 		return nil, err
 	}
 	t.lock = lock
+	t.preparePR()
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
 }
@@ -356,6 +357,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	}
 	m.dev, m.h, m.obj = d, h, obj
 	m.info.DeviceConfig = dc
+	t.setUnitSerial(obj, h, dlog)
 	t.serve(m, rd, dlog)
 	naa, nexus, addr, err := t.export(ctx, m, spec.Name, obj)
 	if err != nil {

@@ -230,3 +230,31 @@ for sd in $disks; do
 done
 check_sh no-tcmu-uio-left "! grep -q '^tcm-user/' /sys/class/uio/uio*/name 2>/dev/null"
 kernel_clean kernel-log-clean
+
+# Persistent reservations are LIO's (the kernel's core answers PERSISTENT
+# RESERVE for TCMU backstores). Each backstore carries the unit serial its
+# VPD page 80h reports, so LIO's APTPL state is one file per device, and
+# vscsid made LIO's <dbroot>/pr, where that state lives.
+for n in d512n d4kn; do
+	sd=$(dev_block "$n")
+	vpd=$(sg_vpd -p sn "/dev/$sd" 2>/dev/null | sed -n 's/^ *Unit serial number: *//p')
+	expect_match "$n-vpd-80-serial" '.' "$vpd"
+	expect_eq "$n-backstore-unit-serial-is-vpd-80" "T10 VPD Unit Serial Number: $vpd" \
+		"$(cat $CONFIGFS/core/user_*/$n/wwn/vpd_unit_serial)"
+done
+dbroot=$(cat $CONFIGFS/dbroot)
+check_sh pr-dir-exists "[ -d '$dbroot/pr' ]"
+sd=$(dev_block d512n)
+ser=$(sg_vpd -p sn "/dev/$sd" 2>/dev/null | sed -n 's/^ *Unit serial number: *//p')
+dmesg_mark pr
+check pr-register sg_persist --out --register --param-sark=0x1234 "/dev/$sd"
+expect_output pr-read-keys '0x1234' sg_persist --in --read-keys "/dev/$sd"
+check pr-reserve sg_persist --out --reserve --param-rk=0x1234 --prout-type=1 "/dev/$sd"
+expect_output pr-read-reservation 'Key=0x1234' sg_persist --in --read-reservation "/dev/$sd"
+expect_match pr-reservation-type 'Write Exclusive' "$OUT"
+check pr-release sg_persist --out --release --param-rk=0x1234 --prout-type=1 "/dev/$sd"
+# APTPL: the registration persists in the device's own file.
+check pr-register-aptpl sg_persist --out --register --param-rk=0x1234 --param-sark=0x5678 --param-aptpl "/dev/$sd"
+check_sh pr-aptpl-file-is-per-device "[ -s '$dbroot/pr/aptpl_$ser' ]"
+check pr-unregister sg_persist --out --register --param-rk=0x5678 --param-sark=0 "/dev/$sd"
+check_sh pr-dmesg-no-aptpl-error "! dmesg_since pr | grep -i 'aptpl\|filp_open'"
