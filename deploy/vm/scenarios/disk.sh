@@ -216,21 +216,7 @@ check store-wrap-write $DD if=/dev/urandom of="$W/wrap" bs=1M count=1
 check store-wrap-write-at-64MiB $DD if="$W/wrap" of="/dev/$sd" bs=1M seek=64 count=1 oflag=direct
 check_sh store-wrap-read-at-0 "[ \"\$($DD if=/dev/$sd bs=1M count=1 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5 $W/wrap)\" ]"
 
-# ----------------------------------------------------------------- metrics
-check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"
-
-# ----------------------------------------------------------------- teardown
-disks=""
-for n in d512n d4kn d512e store0; do disks="$disks $(dev_block "$n")"; done
-vscsid_stop vscsid-sigterm-exit-0
-wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
-[ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
-for sd in $disks; do
-	wait_for "sd-$sd-removed" 15 "[ ! -e /sys/block/$sd ] && [ ! -e /dev/$sd ]"
-done
-check_sh no-tcmu-uio-left "! grep -q '^tcm-user/' /sys/class/uio/uio*/name 2>/dev/null"
-kernel_clean kernel-log-clean
-
+# ------------------------------------------------- persistent reservations
 # Persistent reservations are LIO's (the kernel's core answers PERSISTENT
 # RESERVE for TCMU backstores). Each backstore carries the unit serial its
 # VPD page 80h reports, so LIO's APTPL state is one file per device, and
@@ -258,3 +244,19 @@ check pr-register-aptpl sg_persist --out --register --param-rk=0x1234 --param-sa
 check_sh pr-aptpl-file-is-per-device "[ -s '$dbroot/pr/aptpl_$ser' ]"
 check pr-unregister sg_persist --out --register --param-rk=0x5678 --param-sark=0 "/dev/$sd"
 check_sh pr-dmesg-no-aptpl-error "! dmesg_since pr | grep -i 'aptpl\|filp_open'"
+
+# ----------------------------------------------------------------- metrics
+check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/metrics.txt"
+
+# ----------------------------------------------------------------- teardown
+disks=""
+for n in d512n d4kn d512e store0; do disks="$disks $(dev_block "$n")"; done
+vscsid_stop vscsid-sigterm-exit-0
+wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
+[ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
+for sd in $disks; do
+	wait_for "sd-$sd-removed" 15 "[ ! -e /sys/block/$sd ] && [ ! -e /dev/$sd ]"
+done
+check_sh no-tcmu-uio-left "! grep -q '^tcm-user/' /sys/class/uio/uio*/name 2>/dev/null"
+kernel_clean kernel-log-clean
+
