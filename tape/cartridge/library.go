@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape"
@@ -261,3 +262,6 @@ func (l *Library) List() ([]string, error) { return ListCartridges(l.dir) }
 func (l *Library) Create(barcode string, opts CartridgeOptions) error {
 	return CreateCartridge(l.dir, barcode, opts)
 }
+
+// now is replaceable in tests.
+var now = time.Now
