@@ -298,38 +298,31 @@ func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) er
 
 // walkFiles walks the record headers of a partition and summarizes files.
 func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
-	if err := m.Locate(ip.Index, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
-		return err
-	}
+	r := m.Records(ip.Index)
 	cur := fileEntry{}
 	for {
-		o, err := m.Peek()
-		if err != nil {
-			return err
-		}
-		switch o.Kind {
-		case tape.KindEOD:
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
 			if cur.Blocks > 0 || cur.Setmarks > 0 {
 				ip.Files = append(ip.Files, cur)
 			}
 			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch rec.Kind {
 		case tape.KindBlock:
 			cur.Blocks++
-			cur.Bytes += uint64(o.Len)
+			cur.Bytes += uint64(rec.Len)
 			ip.Blocks++
-			ip.BlockBytes += uint64(o.Len)
+			ip.BlockBytes += uint64(rec.Len)
 		case tape.KindSetmark:
 			cur.Setmarks++
 		case tape.KindFilemark:
 			cur.Closed = true
 			ip.Files = append(ip.Files, cur)
-		}
-		if err := m.Next(); err != nil {
-			return err
-		}
-		if o.Kind == tape.KindFilemark {
-			p := m.Pos()
-			cur = fileEntry{File: p.File, First: p.Object}
+			cur = fileEntry{File: rec.File + 1, First: rec.Object + 1}
 		}
 	}
 }
@@ -472,25 +465,24 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if !*asJSON {
 		fmt.Fprintf(w, "%4s %10s %8s %6s %-8s %9s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "OFFSET", "CRC")
 	}
-	buf := make([]byte, 1<<20)
 	bad := 0
 	for _, p := range parts {
-		if err := m.Locate(p, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
-			return err
-		}
+		r := m.Records(p)
+		var next uint64 // the object Next reads
 		for {
-			o, err := m.Peek()
-			if err != nil {
-				return fmt.Errorf("partition %d object %d: %w", p, m.Pos().Object, err)
-			}
-			if o.Kind == tape.KindEOD {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
 				break
 			}
-			ps := m.Pos()
-			l := dumpLine{Partition: p, Object: ps.Object, File: ps.File, Set: ps.Set, Kind: kindName(o.Kind), Length: o.Len, Offset: m.RecordOffset()}
-			if o.Kind == tape.KindBlock {
+			if err != nil {
+				return fmt.Errorf("partition %d object %d: %w", p, next, err)
+			}
+			next = rec.Object + 1
+			l := dumpLine{Partition: p, Object: rec.Object, File: rec.File, Set: rec.Set, Kind: kindName(rec.Kind), Length: rec.Len, Offset: rec.Offset}
+			if rec.Kind == tape.KindBlock {
 				l.CRC = "ok"
-				if err := verifyBlock(m, o.Len, buf); err != nil {
+				// Reading the whole block makes the image check its CRC.
+				if _, err := io.Copy(io.Discard, r); err != nil {
 					l.CRC = err.Error()
 					bad++
 				}
@@ -506,9 +498,6 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 				}
 				fmt.Fprintf(w, "%4d %10d %8d %6d %-8s %9d %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Offset, crc)
 			}
-			if err := m.Next(); err != nil {
-				return err
-			}
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -516,19 +505,6 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d blocks do not match their checksum", bad)
-	}
-	return nil
-}
-
-// verifyBlock reads the block at the current position in order, which
-// makes the image check its CRC.
-func verifyBlock(m *cartridge.Image, n int, buf []byte) error {
-	for off := 0; off < n; {
-		k, err := m.ReadAt(buf[:min(len(buf), n-off)], int64(off))
-		off += k
-		if err != nil && !(errors.Is(err, io.EOF) && off == n) {
-			return err
-		}
 	}
 	return nil
 }
