@@ -111,8 +111,8 @@ func (c *createFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.worm, "worm", false, "write-once medium: data can be appended, never overwritten")
 }
 
-func (c *createFlags) options() cartridge.CartridgeOptions {
-	return cartridge.CartridgeOptions{
+func (c *createFlags) options() cartridge.Options {
+	return cartridge.Options{
 		Capacity: int64(c.capacity), EarlyWarning: int64(c.earlyWarning),
 		Partitions: c.partitions, Density: uint8(c.density),
 		WriteProtected: c.writeProtect, WORM: c.worm,
@@ -141,7 +141,7 @@ func parseNoArgs(fs *flag.FlagSet, cf *commonFlags, args []string) error {
 
 // openRO opens a cartridge for reading, with the error naming it.
 func openRO(cf commonFlags) (*cartridge.Image, error) {
-	return openNamed(cf, cartridge.OpenCartridgeReadOnly)
+	return openNamed(cf, cartridge.OpenReadOnly)
 }
 
 // openNamed opens the cartridge with open; an error that does not name

@@ -21,10 +21,10 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
-	if err := cartridge.CreateCartridge(cf.dir, cf.barcode, kf.options()); err != nil {
+	if err := cartridge.Create(cf.dir, cf.barcode, kf.options()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "created %s\n", cartridge.CartridgePath(cf.dir, cf.barcode))
+	fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, cf.barcode))
 	return nil
 }
 
@@ -50,14 +50,14 @@ func mediaList(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err := noArgs(pos); err != nil {
 		return err
 	}
-	barcodes, err := cartridge.ListCartridges(cf.dir)
+	barcodes, err := cartridge.List(cf.dir)
 	if err != nil {
 		return err
 	}
 	entries := []listEntry{}
 	for _, b := range barcodes {
 		e := listEntry{Barcode: b, State: "ok"}
-		m, err := cartridge.OpenCartridgeReadOnly(cf.dir, b)
+		m, err := cartridge.OpenReadOnly(cf.dir, b)
 		switch {
 		case errors.Is(err, cartridge.ErrInUse):
 			e.State = "in use"
@@ -102,7 +102,7 @@ func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if !wp.set {
 		return usagef("nothing to set (--write-protect=true|false)")
 	}
-	m, err := openNamed(cf, cartridge.OpenCartridge)
+	m, err := openNamed(cf, cartridge.Open)
 	if err != nil {
 		return err
 	}

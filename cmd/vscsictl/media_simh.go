@@ -45,12 +45,12 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	opts := kf.options()
 	opts.WriteProtected = false // set after the import
-	if err := cartridge.CreateCartridge(cf.dir, cf.barcode, opts); err != nil {
+	if err := cartridge.Create(cf.dir, cf.barcode, opts); err != nil {
 		return err
 	}
 	st, err := importInto(cf, in, sf, *part, kf.writeProtect)
 	if err != nil {
-		os.Remove(cartridge.CartridgePath(cf.dir, cf.barcode))
+		os.Remove(cartridge.Path(cf.dir, cf.barcode))
 		return fmt.Errorf("%s (cartridge %s removed)", err, cf.barcode)
 	}
 	if *asJSON {
@@ -76,7 +76,7 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
-	m, err := cartridge.OpenCartridge(cf.dir, cf.barcode)
+	m, err := cartridge.Open(cf.dir, cf.barcode)
 	if err != nil {
 		return cartridge.SIMHStats{}, err
 	}

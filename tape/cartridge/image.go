@@ -12,8 +12,9 @@ import (
 	"github.com/vscsid/vscsid/tape"
 )
 
-// Image is a cartridge image file opened for a drive (Open) or for
-// inspection (OpenReadOnly). It implements tape.Medium.
+// Image is a cartridge image file opened for a drive (Open by barcode,
+// OpenFile by path) or for inspection (OpenReadOnly, OpenFileReadOnly). It
+// implements tape.Medium.
 //
 // An Image is used by one goroutine at a time and is not safe for
 // concurrent use. It holds a flock on the file while open, so a second
@@ -122,10 +123,10 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", tape.ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// Open opens the image at path for reading and writing and locks it. A
+// OpenFile opens the image at path for reading and writing and locks it. A
 // file the process may not write is opened read-only and reported as
 // write-protected.
-func Open(path string) (*Image, error) {
+func OpenFile(path string) (*Image, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	readOnly := false
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, errReadOnlyFS) {
@@ -138,10 +139,10 @@ func Open(path string) (*Image, error) {
 	return open(f, path, readOnly, true)
 }
 
-// OpenReadOnly opens the image at path for inspection with a shared lock:
-// it fails with ErrInUse while a drive has the cartridge loaded. Nothing is
-// ever written to the file.
-func OpenReadOnly(path string) (*Image, error) {
+// OpenFileReadOnly opens the image at path for inspection with a shared
+// lock: it fails with ErrInUse while a drive has the cartridge loaded.
+// Nothing is ever written to the file.
+func OpenFileReadOnly(path string) (*Image, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"github.com/vscsid/vscsid/tape"
 )
 
-// MinPartitionSize is the smallest partition Format and CreateCartridge
+// MinPartitionSize is the smallest partition Format and Create
 // accept.
 const MinPartitionSize = 1 << 20
 
@@ -117,6 +117,6 @@ func layout(sizes []int64, capacity, earlyWarning int64, rng *rand.ChaCha8) ([]p
 	return entries, nil
 }
 
-// ErrBadPartitions is returned by Format and CreateCartridge for partition
+// ErrBadPartitions is returned by Format and Create for partition
 // sizes that do not fit the medium.
 var ErrBadPartitions = errors.New("cartridge: invalid partition sizes")

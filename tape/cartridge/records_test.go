@@ -33,7 +33,7 @@ func walk(t *testing.T, m *Image, part int) ([]*Record, [][]byte, error) {
 }
 
 func TestRecordReader(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20, Partitions: []int64{4 << 20, 0}})
+	m, _ := newCart(t, Options{Capacity: 64 << 20, Partitions: []int64{4 << 20, 0}})
 	g := newGen(21, 1)
 	fm, sm := obj{kind: tape.KindFilemark}, obj{kind: tape.KindSetmark}
 	// Small, odd, a buffered 1 MiB one and one read in pieces (> 1 MiB).
@@ -129,7 +129,7 @@ func damage(t *testing.T, path string, off int64, b []byte) {
 }
 
 func TestRecordReaderTornTail(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	g := newGen(22, 1)
 	a, b, c, d := g.block(700), g.block(900), g.block(1100), g.block(1300)
 	mustPut(t, m, a, b)
@@ -148,7 +148,7 @@ func TestRecordReaderTornTail(t *testing.T) {
 	if err := os.WriteFile(cut, img[:end], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n, err := OpenReadOnly(cut)
+	n, err := OpenFileReadOnly(cut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestRecordReaderDamaged(t *testing.T) {
 	bOff := aOff + recHeaderSize + 500
 	cOff := bOff + recHeaderSize + 600
 	setup := func(t *testing.T) string {
-		m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+		m, _ := newCart(t, Options{Capacity: 64 << 20})
 		mustPut(t, m, a, b, c)
 		if err := m.Close(); err != nil {
 			t.Fatal(err)
@@ -177,7 +177,7 @@ func TestRecordReaderDamaged(t *testing.T) {
 		return m.path
 	}
 	openRO := func(t *testing.T, path string) *Image {
-		m, err := OpenReadOnly(path)
+		m, err := OpenFileReadOnly(path)
 		if err != nil {
 			t.Fatal(err)
 		}
