@@ -144,6 +144,15 @@ func openRO(cf commonFlags) (*cartridge.Image, error) {
 	return openNamed(cf, cartridge.OpenReadOnly)
 }
 
+// parseAndOpenRO parses the flags of a subcommand that takes no
+// positional argument (parseNoArgs) and opens the cartridge for reading.
+func parseAndOpenRO(fs *flag.FlagSet, cf *commonFlags, args []string) (*cartridge.Image, error) {
+	if err := parseNoArgs(fs, cf, args); err != nil {
+		return nil, err
+	}
+	return openRO(*cf)
+}
+
 // openNamed opens the cartridge with open; an error that does not name
 // the cartridge (all but ErrNotFound) gets its barcode and directory.
 func openNamed(cf commonFlags, open func(dir, barcode string) (*cartridge.Image, error)) (*cartridge.Image, error) {

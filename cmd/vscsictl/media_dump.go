@@ -43,10 +43,7 @@ func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) er
 	cf.register(fs, true)
 	asJSON := fs.Bool("json", false, "JSON output")
 	maxFiles := fs.Int("max-files", 50, "files to list per partition in text output (all in JSON; 0: none)")
-	if err := parseNoArgs(fs, &cf, args); err != nil {
-		return err
-	}
-	m, err := openRO(cf)
+	m, err := parseAndOpenRO(fs, &cf, args)
 	if err != nil {
 		return err
 	}
@@ -208,10 +205,7 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	cf.register(fs, true)
 	part := fs.Int("partition", -1, "only this partition (default: all)")
 	asJSON := fs.Bool("json", false, "JSON lines output")
-	if err := parseNoArgs(fs, &cf, args); err != nil {
-		return err
-	}
-	m, err := openRO(cf)
+	m, err := parseAndOpenRO(fs, &cf, args)
 	if err != nil {
 		return err
 	}

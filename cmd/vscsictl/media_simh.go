@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,23 +21,13 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "auto", "odd-length records: auto, simh (padded) or e11 (unpadded)")
 	part := fs.Int("partition", 0, "partition to fill")
 	asJSON := fs.Bool("json", false, "JSON output")
-	pos, err := parseInterleaved(fs, args)
+	file, sf, err := parseTapArgs(fs, &cf, args, format)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one FILE.tap argument, got %d", len(pos))
-	}
-	if err := cf.check(); err != nil {
-		return err
-	}
-	sf, err := cartridge.ParseSIMHFormat(*format)
-	if err != nil {
-		return usagef("--format: %v", err)
 	}
 	in := io.Reader(os.Stdin)
-	if pos[0] != "-" {
-		f, err := os.Open(pos[0])
+	if file != "-" {
+		f, err := os.Open(file)
 		if err != nil {
 			return err
 		}
@@ -61,7 +52,7 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}{cf.barcode, st.Format.String(), st})
 	}
 	fmt.Fprintf(stdout, "imported %s into %s: %d blocks (%s), %d filemarks, format %s",
-		pos[0], cf.barcode, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
+		file, cf.barcode, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
 	if st.BadRecords > 0 {
 		fmt.Fprintf(stdout, ", %d bad records", st.BadRecords)
 	}
@@ -105,19 +96,9 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	skipSM := fs.Bool("skip-setmarks", false, "leave setmarks out instead of failing")
 	eom := fs.Bool("eom", false, "end the image with an end-of-medium marker")
 	force := fs.Bool("force", false, "replace an existing FILE")
-	pos, err := parseInterleaved(fs, args)
+	file, sf, err := parseTapArgs(fs, &cf, args, format)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one FILE.tap argument, got %d", len(pos))
-	}
-	if err := cf.check(); err != nil {
-		return err
-	}
-	sf, err := cartridge.ParseSIMHFormat(*format)
-	if err != nil {
-		return usagef("--format: %v", err)
 	}
 	m, err := openRO(cf)
 	if err != nil {
@@ -128,16 +109,16 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
 	}
 	opts := cartridge.SIMHExportOptions{Format: sf, SkipSetmarks: *skipSM, EOM: *eom}
-	if pos[0] == "-" {
+	if file == "-" {
 		_, err := cartridge.ExportSIMH(m, *part, stdout, opts)
 		return err
 	}
 	// Write next to the target and rename, so a failed export leaves no
 	// partial file under the name.
-	if _, err := os.Lstat(pos[0]); err == nil && !*force {
-		return fmt.Errorf("%s exists (use --force to replace it)", pos[0])
+	if _, err := os.Lstat(file); err == nil && !*force {
+		return fmt.Errorf("%s exists (use --force to replace it)", file)
 	}
-	tmp := pos[0] + ".tmp"
+	tmp := file + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -150,17 +131,37 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, pos[0])
+		err = os.Rename(tmp, file)
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	fmt.Fprintf(stdout, "exported %s partition %d to %s: %d blocks (%s), %d filemarks, format %s",
-		cf.barcode, *part, pos[0], st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
+		cf.barcode, *part, file, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
 	if st.Skipped > 0 {
 		fmt.Fprintf(stdout, ", %d setmarks left out", st.Skipped)
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// parseTapArgs parses the flags and the one FILE.tap argument of import
+// and export, checks the common flags and parses the --format value.
+func parseTapArgs(fs *flag.FlagSet, cf *commonFlags, args []string, format *string) (string, cartridge.SIMHFormat, error) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(pos) != 1 {
+		return "", 0, usagef("want one FILE.tap argument, got %d", len(pos))
+	}
+	if err := cf.check(); err != nil {
+		return "", 0, err
+	}
+	sf, err := cartridge.ParseSIMHFormat(*format)
+	if err != nil {
+		return "", 0, usagef("--format: %v", err)
+	}
+	return pos[0], sf, nil
 }
