@@ -44,7 +44,7 @@ func good(t *testing.T, d *tape.Drive, cdb []byte, out []byte, in int) []byte {
 // cartridgeDrive creates the cartridge barcode in a new media directory
 // and an LTO-6 drive loaded with it; the library and config serve a second
 // drive on the same media.
-func cartridgeDrive(t *testing.T, barcode string, o cartridge.CartridgeOptions) (*tape.Drive, tape.Config, *cartridge.Library) {
+func cartridgeDrive(t *testing.T, barcode string, o cartridge.Options) (*tape.Drive, tape.Config, *cartridge.Library) {
 	t.Helper()
 	dir := t.TempDir()
 	lib, err := cartridge.NewLibrary(dir)
@@ -66,7 +66,7 @@ func cartridgeDrive(t *testing.T, barcode string, o cartridge.CartridgeOptions) 
 }
 
 func TestDriveOnCartridgeImage(t *testing.T) {
-	d, cfg, lib := cartridgeDrive(t, "TAPE01", cartridge.CartridgeOptions{Capacity: 64 << 20, EarlyWarning: 1 << 20})
+	d, cfg, lib := cartridgeDrive(t, "TAPE01", cartridge.Options{Capacity: 64 << 20, EarlyWarning: 1 << 20})
 	for range 2 {
 		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0) // UA 29/00, 28/00
 	}

@@ -18,7 +18,7 @@ import (
 // the power-on and load unit attentions, then answers READ POSITION and
 // MODE SENSE as the old one would have, and reads on from there.
 func TestResumeAfterClose(t *testing.T) {
-	d, cfg, lib := cartridgeDrive(t, "RES001", cartridge.CartridgeOptions{Capacity: 16 << 20})
+	d, cfg, lib := cartridgeDrive(t, "RES001", cartridge.Options{Capacity: 16 << 20})
 	for range 2 {
 		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
 	}

@@ -27,7 +27,7 @@ var (
 // syscalls, with the image's writes going to the page cache.
 func streamDrive(b *testing.B) *targettest.Kernel {
 	dir := b.TempDir()
-	if err := cartridge.CreateCartridge(dir, "BENCH1", cartridge.CartridgeOptions{Capacity: 64 << 30}); err != nil {
+	if err := cartridge.Create(dir, "BENCH1", cartridge.Options{Capacity: 64 << 30}); err != nil {
 		b.Fatal(err)
 	}
 	lib, err := cartridge.NewLibrary(dir)

@@ -230,7 +230,7 @@ func TestImportFailureRemovesCartridge(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 removed") {
 		t.Errorf("import of a truncated file: %v", err)
 	}
-	if _, err := os.Stat(cartridge.CartridgePath(dir, "BAD1")); !os.IsNotExist(err) {
+	if _, err := os.Stat(cartridge.Path(dir, "BAD1")); !os.IsNotExist(err) {
 		t.Errorf("cartridge left behind: %v", err)
 	}
 	if _, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "X", "--format", "tpc", bad); !isUsage(err) {
@@ -245,7 +245,7 @@ func TestImportWriteProtected(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := tapFile(t, true)
 	mustRun(t, "media", "import", "--dir", dir, "--barcode", "WP1", "--write-protect", in)
-	m, err := cartridge.OpenCartridge(dir, "WP1")
+	m, err := cartridge.Open(dir, "WP1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestSetAndInUse(t *testing.T) {
 	mustRun(t, "media", "set", "--dir", dir, "--barcode", "S1", "--write-protect=false")
 
 	// A cartridge loaded in a drive (locked) is reported, not read.
-	m, err := cartridge.OpenCartridge(dir, "S1")
+	m, err := cartridge.Open(dir, "S1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestDumpReportsBadChecksum(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := tapFile(t, true)
 	mustRun(t, "media", "import", "--dir", dir, "--barcode", "C1", in)
-	f, _ := os.OpenFile(cartridge.CartridgePath(dir, "C1"), os.O_RDWR, 0)
+	f, _ := os.OpenFile(cartridge.Path(dir, "C1"), os.O_RDWR, 0)
 	f.WriteAt([]byte{0xAA}, 76048+64+100) // inside object 3's data
 	f.Close()
 	out, _, err := vsctl(t, "media", "dump", "--dir", dir, "--barcode", "C1")

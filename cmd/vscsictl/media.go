@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
@@ -116,8 +111,8 @@ func (c *createFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.worm, "worm", false, "write-once medium: data can be appended, never overwritten")
 }
 
-func (c *createFlags) options() cartridge.CartridgeOptions {
-	return cartridge.CartridgeOptions{
+func (c *createFlags) options() cartridge.Options {
+	return cartridge.Options{
 		Capacity: int64(c.capacity), EarlyWarning: int64(c.earlyWarning),
 		Partitions: c.partitions, Density: uint8(c.density),
 		WriteProtected: c.writeProtect, WORM: c.worm,
@@ -144,86 +139,32 @@ func parseNoArgs(fs *flag.FlagSet, cf *commonFlags, args []string) error {
 	return cf.check()
 }
 
-func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	var kf createFlags
-	fs := newFlagSet("media", mediaSub("create"), stderr)
-	cf.register(fs, true)
-	kf.register(fs)
-	if err := parseNoArgs(fs, &cf, args); err != nil {
-		return err
-	}
-	if err := cartridge.CreateCartridge(cf.dir, cf.barcode, kf.options()); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "created %s\n", cartridge.CartridgePath(cf.dir, cf.barcode))
-	return nil
+// openRO opens a cartridge for reading, with the error naming it.
+func openRO(cf commonFlags) (*cartridge.Image, error) {
+	return openNamed(cf, cartridge.OpenReadOnly)
 }
 
-type listEntry struct {
-	Barcode    string   `json:"barcode"`
-	State      string   `json:"state"` // "ok", "in use", or an error
-	Capacity   int64    `json:"capacity_bytes,omitempty"`
-	Used       int64    `json:"used_bytes,omitempty"`
-	Partitions int      `json:"partitions,omitempty"`
-	Density    uint8    `json:"density,omitempty"`
-	Flags      []string `json:"flags,omitempty"`
+// parseAndOpenRO parses the flags of a subcommand that takes no
+// positional argument (parseNoArgs) and opens the cartridge for reading.
+func parseAndOpenRO(fs *flag.FlagSet, cf *commonFlags, args []string) (*cartridge.Image, error) {
+	if err := parseNoArgs(fs, cf, args); err != nil {
+		return nil, err
+	}
+	return openRO(*cf)
 }
 
-func mediaList(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	fs := newFlagSet("media", mediaSub("list"), stderr)
-	cf.register(fs, false)
-	asJSON := fs.Bool("json", false, "JSON output")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
+// openNamed opens the cartridge with open; an error that does not name
+// the cartridge (all but ErrNotFound) gets its barcode and directory.
+func openNamed(cf commonFlags, open func(dir, barcode string) (*cartridge.Image, error)) (*cartridge.Image, error) {
+	m, err := open(cf.dir, cf.barcode)
+	if err != nil && !errors.Is(err, cartridge.ErrNotFound) {
+		return nil, fmt.Errorf("cartridge %s in %s: %w", cf.barcode, cf.dir, err)
 	}
-	if err := noArgs(pos); err != nil {
-		return err
-	}
-	barcodes, err := cartridge.ListCartridges(cf.dir)
-	if err != nil {
-		return err
-	}
-	entries := []listEntry{}
-	for _, b := range barcodes {
-		e := listEntry{Barcode: b, State: "ok"}
-		m, err := cartridge.OpenCartridgeReadOnly(cf.dir, b)
-		switch {
-		case errors.Is(err, cartridge.ErrInUse):
-			e.State = "in use"
-		case err != nil:
-			e.State = "error: " + err.Error()
-		default:
-			info := m.Info()
-			for i := range info.Partitions {
-				e.Capacity += info.Capacity[i]
-				e.Used += m.Used(i)
-			}
-			e.Partitions, e.Density, e.Flags = info.Partitions, info.Density, flagNames(m)
-			m.Close()
-		}
-		entries = append(entries, e)
-	}
-	if *asJSON {
-		return writeJSON(stdout, entries)
-	}
-	w := bufio.NewWriter(stdout)
-	fmt.Fprintf(w, "%-8s  %10s  %10s  %5s  %-7s  %s\n", "BARCODE", "CAPACITY", "USED", "PARTS", "DENSITY", "FLAGS")
-	for _, e := range entries {
-		if e.State != "ok" {
-			fmt.Fprintf(w, "%-8s  %s\n", e.Barcode, e.State)
-			continue
-		}
-		fmt.Fprintf(w, "%-8s  %10s  %10s  %5d  %-7s  %s\n", e.Barcode, formatSize(e.Capacity), formatSize(e.Used),
-			e.Partitions, fmt.Sprintf("%#02x", e.Density), strings.Join(e.Flags, ","))
-	}
-	return w.Flush()
+	return m, err
 }
 
-func flagNames(m *cartridge.Image) []string {
-	st := m.Stat()
+// flagNames names the cartridge flags that are set.
+func flagNames(st cartridge.Stat) []string {
 	var f []string
 	if st.WriteProtected {
 		f = append(f, "write-protected")
@@ -234,517 +175,8 @@ func flagNames(m *cartridge.Image) []string {
 	return f
 }
 
-// openRO opens a cartridge for reading, with the error naming it.
-func openRO(cf commonFlags) (*cartridge.Image, error) {
-	m, err := cartridge.OpenCartridgeReadOnly(cf.dir, cf.barcode)
-	if err != nil && !errors.Is(err, cartridge.ErrNotFound) {
-		return nil, fmt.Errorf("cartridge %s in %s: %w", cf.barcode, cf.dir, err)
-	}
-	return m, err
-}
-
-type fileEntry struct {
-	File     uint64 `json:"file"`
-	First    uint64 `json:"first_object"`
-	Blocks   uint64 `json:"blocks"`
-	Bytes    uint64 `json:"bytes"`
-	Setmarks uint64 `json:"setmarks,omitempty"`
-	Closed   bool   `json:"closed"` // ends with a filemark
-}
-
-type inspectPartition struct {
-	cartridge.PartitionStat
-	Files      []fileEntry `json:"files"`
-	WalkError  string      `json:"walk_error,omitempty"`
-	Blocks     uint64      `json:"blocks"`
-	BlockBytes uint64      `json:"block_bytes"`
-}
-
-type inspectOutput struct {
-	cartridge.Stat
-	Partitions []inspectPartition `json:"partitions"`
-}
-
-func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	fs := newFlagSet("media", mediaSub("inspect"), stderr)
-	cf.register(fs, true)
-	asJSON := fs.Bool("json", false, "JSON output")
-	maxFiles := fs.Int("max-files", 50, "files to list per partition in text output (all in JSON; 0: none)")
-	if err := parseNoArgs(fs, &cf, args); err != nil {
-		return err
-	}
-	m, err := openRO(cf)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	st := m.Stat()
-	out := inspectOutput{Stat: st}
-	for _, ps := range st.Partitions {
-		ip := inspectPartition{PartitionStat: ps, Files: []fileEntry{}}
-		if err := walkFiles(m, &ip); err != nil {
-			ip.WalkError = err.Error()
-		}
-		out.Partitions = append(out.Partitions, ip)
-	}
-	if *asJSON {
-		return writeJSON(stdout, out)
-	}
-	w := bufio.NewWriter(stdout)
-	printInspect(w, out, *maxFiles)
-	return w.Flush()
-}
-
-// walkFiles walks the record headers of a partition and summarizes files.
-func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
-	if err := m.Locate(ip.Index, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
-		return err
-	}
-	cur := fileEntry{}
-	for {
-		o, err := m.Peek()
-		if err != nil {
-			return err
-		}
-		switch o.Kind {
-		case tape.KindEOD:
-			if cur.Blocks > 0 || cur.Setmarks > 0 {
-				ip.Files = append(ip.Files, cur)
-			}
-			return nil
-		case tape.KindBlock:
-			cur.Blocks++
-			cur.Bytes += uint64(o.Len)
-			ip.Blocks++
-			ip.BlockBytes += uint64(o.Len)
-		case tape.KindSetmark:
-			cur.Setmarks++
-		case tape.KindFilemark:
-			cur.Closed = true
-			ip.Files = append(ip.Files, cur)
-		}
-		if err := m.Next(); err != nil {
-			return err
-		}
-		if o.Kind == tape.KindFilemark {
-			p := m.Pos()
-			cur = fileEntry{File: p.File, First: p.Object}
-		}
-	}
-}
-
-func printInspect(w io.Writer, out inspectOutput, maxFiles int) {
-	st := out.Stat
-	fmt.Fprintf(w, "cartridge   %s  (%s)\n", st.Barcode, st.Path)
-	fmt.Fprintf(w, "serial      %s\n", st.Serial)
-	fmt.Fprintf(w, "created     %s\n", st.Created.UTC().Format(time.RFC3339))
-	fmt.Fprintf(w, "density     %#02x\n", st.Density)
-	flags := []string{}
-	if st.WriteProtected {
-		flags = append(flags, "write-protected")
-	}
-	if st.WORM {
-		flags = append(flags, "worm")
-	}
-	if len(flags) == 0 {
-		flags = append(flags, "none")
-	}
-	fmt.Fprintf(w, "flags       %s\n", strings.Join(flags, " "))
-	fmt.Fprintf(w, "capacity    %s (%d bytes), early warning %s\n", formatSize(st.Capacity), st.Capacity, formatSize(st.EarlyWarning))
-	fmt.Fprintf(w, "loads       %d, formats %d, volume change reference %d\n", st.LoadCount, st.FormatCount, st.VolumeChangeReference)
-	fmt.Fprintf(w, "header      format version %d, slot %s, sequence %d\n", st.Version, st.HeaderSlot, st.HeaderSequence)
-	fmt.Fprintf(w, "partitions  %d\n", len(out.Partitions))
-	for _, p := range out.Partitions {
-		pct := 0.0
-		if p.Capacity > 0 {
-			pct = 100 * float64(p.Used) / float64(p.Capacity)
-		}
-		fmt.Fprintf(w, "\npartition %d\n", p.Index)
-		fmt.Fprintf(w, "  capacity  %s, early warning %s, region at offset %d\n", formatSize(p.Capacity), formatSize(p.EarlyWarning), p.Start)
-		fmt.Fprintf(w, "  used      %s (%d bytes, %.1f%%)\n", formatSize(p.Used), p.Used, pct)
-		fmt.Fprintf(w, "  objects   %d: %d blocks (%s of data), %d filemarks, %d setmarks\n",
-			p.Objects, p.Blocks, formatSize(int64(p.BlockBytes)), p.Filemarks, p.Setmarks)
-		fmt.Fprintf(w, "  recovery  %s\n", describeRecovery(p.Recovery))
-		if p.WalkError != "" {
-			fmt.Fprintf(w, "  ERROR     walking the records: %s\n", p.WalkError)
-		}
-		if maxFiles == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "  files     %d\n", len(p.Files))
-		for i, f := range p.Files {
-			if i == maxFiles {
-				fmt.Fprintf(w, "    ... %d more (--max-files)\n", len(p.Files)-maxFiles)
-				break
-			}
-			end := "filemark"
-			if !f.Closed {
-				end = "no filemark"
-			}
-			sm := ""
-			if f.Setmarks > 0 {
-				sm = fmt.Sprintf(", %d setmarks", f.Setmarks)
-			}
-			fmt.Fprintf(w, "    file %-5d object %-8d %s, %s%s (%s)\n", f.File, f.First, plural(f.Blocks, "block"), formatSize(int64(f.Bytes)), sm, end)
-		}
-	}
-	if len(st.Attributes) > 0 {
-		fmt.Fprintf(w, "\nattributes (host)\n")
-		for _, a := range st.Attributes {
-			fmt.Fprintf(w, "  %04Xh  partition %d  %s\n", a.ID, a.Partition, attrText(a.Value))
-		}
-	}
-}
-
-func plural(n uint64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func describeRecovery(r cartridge.Recovery) string {
-	if r.Clean() {
-		return "clean (ends where it was last synced)"
-	}
-	s := fmt.Sprintf("synced %d objects, recovered %d after the last sync point; stopped at %s", r.SyncedObjects, r.Objects-r.SyncedObjects, r.Stop)
-	if r.TailBytes > 0 {
-		s += fmt.Sprintf("; %d bytes after the end of data will be discarded by the next write", r.TailBytes)
-	}
-	return s
-}
-
-func attrText(v []byte) string {
-	printable := true
-	for _, c := range v {
-		if c < 0x20 || c > 0x7e {
-			printable = false
-			break
-		}
-	}
-	if printable {
-		return strconv.Quote(string(v))
-	}
-	if len(v) > 32 {
-		return fmt.Sprintf("%x... (%d bytes)", v[:32], len(v))
-	}
-	return fmt.Sprintf("%x", v)
-}
-
-type dumpLine struct {
-	Partition int    `json:"partition"`
-	Object    uint64 `json:"object"`
-	File      uint64 `json:"file"`
-	Set       uint64 `json:"set"`
-	Kind      string `json:"kind"`
-	Length    int    `json:"length"`
-	Offset    int64  `json:"offset"`
-	CRC       string `json:"crc,omitempty"` // "ok" or the error, blocks only
-}
-
-func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	fs := newFlagSet("media", mediaSub("dump"), stderr)
-	cf.register(fs, true)
-	part := fs.Int("partition", -1, "only this partition (default: all)")
-	asJSON := fs.Bool("json", false, "JSON lines output")
-	if err := parseNoArgs(fs, &cf, args); err != nil {
-		return err
-	}
-	m, err := openRO(cf)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	parts := []int{*part}
-	if *part < 0 {
-		parts = parts[:0]
-		for i := range m.Info().Partitions {
-			parts = append(parts, i)
-		}
-	} else if *part >= m.Info().Partitions {
-		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
-	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	enc := json.NewEncoder(w)
-	if !*asJSON {
-		fmt.Fprintf(w, "%4s %10s %8s %6s %-8s %9s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "OFFSET", "CRC")
-	}
-	buf := make([]byte, 1<<20)
-	bad := 0
-	for _, p := range parts {
-		if err := m.Locate(p, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
-			return err
-		}
-		for {
-			o, err := m.Peek()
-			if err != nil {
-				return fmt.Errorf("partition %d object %d: %w", p, m.Pos().Object, err)
-			}
-			if o.Kind == tape.KindEOD {
-				break
-			}
-			ps := m.Pos()
-			l := dumpLine{Partition: p, Object: ps.Object, File: ps.File, Set: ps.Set, Kind: kindName(o.Kind), Length: o.Len, Offset: m.RecordOffset()}
-			if o.Kind == tape.KindBlock {
-				l.CRC = "ok"
-				if err := verifyBlock(m, o.Len, buf); err != nil {
-					l.CRC = err.Error()
-					bad++
-				}
-			}
-			if *asJSON {
-				if err := enc.Encode(l); err != nil {
-					return err
-				}
-			} else {
-				crc := l.CRC
-				if crc == "" {
-					crc = "-"
-				}
-				fmt.Fprintf(w, "%4d %10d %8d %6d %-8s %9d %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Offset, crc)
-			}
-			if err := m.Next(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if bad > 0 {
-		return fmt.Errorf("%d blocks do not match their checksum", bad)
-	}
-	return nil
-}
-
-// verifyBlock reads the block at the current position in order, which
-// makes the image check its CRC.
-func verifyBlock(m *cartridge.Image, n int, buf []byte) error {
-	for off := 0; off < n; {
-		k, err := m.ReadAt(buf[:min(len(buf), n-off)], int64(off))
-		off += k
-		if err != nil && !(errors.Is(err, io.EOF) && off == n) {
-			return err
-		}
-	}
-	return nil
-}
-
-func kindName(k tape.Kind) string {
-	switch k {
-	case tape.KindBlock:
-		return "block"
-	case tape.KindFilemark:
-		return "filemark"
-	case tape.KindSetmark:
-		return "setmark"
-	}
-	return "eod"
-}
-
-func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	var kf createFlags
-	fs := newFlagSet("media", mediaSub("import"), stderr)
-	cf.register(fs, true)
-	kf.register(fs)
-	format := fs.String("format", "auto", "odd-length records: auto, simh (padded) or e11 (unpadded)")
-	part := fs.Int("partition", 0, "partition to fill")
-	asJSON := fs.Bool("json", false, "JSON output")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one FILE.tap argument, got %d", len(pos))
-	}
-	if err := cf.check(); err != nil {
-		return err
-	}
-	sf, err := cartridge.ParseSIMHFormat(*format)
-	if err != nil {
-		return usagef("--format: %v", err)
-	}
-	in := io.Reader(os.Stdin)
-	if pos[0] != "-" {
-		f, err := os.Open(pos[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-	}
-	opts := kf.options()
-	opts.WriteProtected = false // set after the import
-	if err := cartridge.CreateCartridge(cf.dir, cf.barcode, opts); err != nil {
-		return err
-	}
-	st, err := importInto(cf, in, sf, *part, kf.writeProtect)
-	if err != nil {
-		os.Remove(cartridge.CartridgePath(cf.dir, cf.barcode))
-		return fmt.Errorf("%s (cartridge %s removed)", err, cf.barcode)
-	}
-	if *asJSON {
-		return writeJSON(stdout, struct {
-			Barcode string `json:"barcode"`
-			Format  string `json:"format"`
-			cartridge.SIMHStats
-		}{cf.barcode, st.Format.String(), st})
-	}
-	fmt.Fprintf(stdout, "imported %s into %s: %d blocks (%s), %d filemarks, format %s",
-		pos[0], cf.barcode, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
-	if st.BadRecords > 0 {
-		fmt.Fprintf(stdout, ", %d bad records", st.BadRecords)
-	}
-	if st.Skipped > 0 {
-		fmt.Fprintf(stdout, ", %d private/reserved objects skipped", st.Skipped)
-	}
-	if st.EOM {
-		fmt.Fprint(stdout, ", stopped at end-of-medium marker")
-	}
-	fmt.Fprintln(stdout)
-	return nil
-}
-
-func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
-	m, err := cartridge.OpenCartridge(cf.dir, cf.barcode)
-	if err != nil {
-		return cartridge.SIMHStats{}, err
-	}
-	defer m.Close()
-	if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
-		return cartridge.SIMHStats{}, fmt.Errorf("partition %d: %w", part, err)
-	}
-	st, err := cartridge.ImportSIMH(m, in, sf)
-	if err != nil {
-		return st, err
-	}
-	if wp {
-		if err := m.SetWriteProtected(true); err != nil {
-			return st, err
-		}
-	}
-	return st, m.Close()
-}
-
-func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	fs := newFlagSet("media", mediaSub("export"), stderr)
-	cf.register(fs, true)
-	format := fs.String("format", "simh", "odd-length records: simh (padded) or e11 (unpadded)")
-	part := fs.Int("partition", 0, "partition to export")
-	skipSM := fs.Bool("skip-setmarks", false, "leave setmarks out instead of failing")
-	eom := fs.Bool("eom", false, "end the image with an end-of-medium marker")
-	force := fs.Bool("force", false, "replace an existing FILE")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one FILE.tap argument, got %d", len(pos))
-	}
-	if err := cf.check(); err != nil {
-		return err
-	}
-	sf, err := cartridge.ParseSIMHFormat(*format)
-	if err != nil {
-		return usagef("--format: %v", err)
-	}
-	m, err := openRO(cf)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if *part < 0 || *part >= m.Info().Partitions {
-		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
-	}
-	opts := cartridge.SIMHExportOptions{Format: sf, SkipSetmarks: *skipSM, EOM: *eom}
-	if pos[0] == "-" {
-		_, err := cartridge.ExportSIMH(m, *part, stdout, opts)
-		return err
-	}
-	// Write next to the target and rename, so a failed export leaves no
-	// partial file under the name.
-	if _, err := os.Lstat(pos[0]); err == nil && !*force {
-		return fmt.Errorf("%s exists (use --force to replace it)", pos[0])
-	}
-	tmp := pos[0] + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	st, err := cartridge.ExportSIMH(m, *part, f, opts)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, pos[0])
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	fmt.Fprintf(stdout, "exported %s partition %d to %s: %d blocks (%s), %d filemarks, format %s",
-		cf.barcode, *part, pos[0], st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
-	if st.Skipped > 0 {
-		fmt.Fprintf(stdout, ", %d setmarks left out", st.Skipped)
-	}
-	fmt.Fprintln(stdout)
-	return nil
-}
-
-func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var cf commonFlags
-	fs := newFlagSet("media", mediaSub("set"), stderr)
-	cf.register(fs, true)
-	var wp optBool
-	fs.Var(&wp, "write-protect", "set (true) or clear (false) the write-protect tab")
-	if err := parseNoArgs(fs, &cf, args); err != nil {
-		return err
-	}
-	if !wp.set {
-		return usagef("nothing to set (--write-protect=true|false)")
-	}
-	m, err := cartridge.OpenCartridge(cf.dir, cf.barcode)
-	if err != nil {
-		if errors.Is(err, cartridge.ErrNotFound) {
-			return err
-		}
-		return fmt.Errorf("cartridge %s in %s: %w", cf.barcode, cf.dir, err)
-	}
-	defer m.Close()
-	if err := m.SetWriteProtected(wp.v); err != nil {
-		return err
-	}
-	if err := m.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: write-protect %v\n", cf.barcode, wp.v)
-	return nil
-}
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
-
-// optBool is a boolean flag that knows whether it was given.
-type optBool struct{ v, set bool }
-
-func (b *optBool) String() string { return strconv.FormatBool(b.v) }
-func (b *optBool) Set(s string) error {
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	b.v, b.set = v, true
-	return nil
-}
-func (b *optBool) IsBoolFlag() bool { return true }

@@ -18,7 +18,7 @@ func newTestDrive(t *testing.T) (*testRegistry, string) {
 	t.Helper()
 	media := t.TempDir()
 	for _, b := range []string{"A1", "B2"} {
-		if err := cartridge.CreateCartridge(media, b, cartridge.CartridgeOptions{}); err != nil {
+		if err := cartridge.Create(media, b, cartridge.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

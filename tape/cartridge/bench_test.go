@@ -15,7 +15,7 @@ import (
 const benchBlock = 256 << 10
 
 func benchImage(b *testing.B) (*Image, *scsi.Buffer, [][]byte) {
-	m, _ := newCart(b, CartridgeOptions{Capacity: 4 << 30})
+	m, _ := newCart(b, Options{Capacity: 4 << 30})
 	data := make([]byte, benchBlock)
 	for i := range data {
 		data[i] = byte(i * 7)
@@ -79,7 +79,7 @@ func BenchmarkImageRead256K(b *testing.B) {
 // BenchmarkImageLocate measures a random LOCATE on a tape of 100k small
 // objects once the index is warm.
 func BenchmarkImageLocate(b *testing.B) {
-	m, _ := newCart(b, CartridgeOptions{Capacity: 1 << 30})
+	m, _ := newCart(b, Options{Capacity: 1 << 30})
 	g := newGen(50, 1)
 	o := g.block(512)
 	data := o.content()

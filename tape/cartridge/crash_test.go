@@ -53,7 +53,7 @@ func newCrashRun(t *testing.T, seed uint64) *crashRun {
 }
 
 func newCrashRunWith(t *testing.T, r *rand.Rand, parts []int64, part int) *crashRun {
-	m := openTemplate(t, CartridgeOptions{Capacity: 64 << 20, Partitions: parts})
+	m := openTemplate(t, Options{Capacity: 64 << 20, Partitions: parts})
 	c := &crashRun{t: t, r: r, m: m, part: part}
 	m.noSync = true // power loss is simulated with snapshots
 	m.afterSync = func() {
@@ -130,17 +130,17 @@ func (c *crashRun) run(ops int, g *gen) {
 }
 
 // openTemplate opens a copy of a fresh cartridge made once per option set
-// (CreateCartridge fsyncs, which makes hundreds of runs slow on real disks).
-func openTemplate(t *testing.T, opts CartridgeOptions) *Image {
+// (Create fsyncs, which makes hundreds of runs slow on real disks).
+func openTemplate(t *testing.T, opts Options) *Image {
 	key := fmt.Sprint(opts)
 	b, ok := templates[key]
 	if !ok {
 		dir := t.TempDir()
-		if err := CreateCartridge(dir, "TMPL", opts); err != nil {
+		if err := Create(dir, "TMPL", opts); err != nil {
 			t.Fatal(err)
 		}
 		var err error
-		if b, err = os.ReadFile(CartridgePath(dir, "TMPL")); err != nil {
+		if b, err = os.ReadFile(Path(dir, "TMPL")); err != nil {
 			t.Fatal(err)
 		}
 		templates[key] = b

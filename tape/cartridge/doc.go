@@ -1,8 +1,9 @@
 // Package cartridge stores emulated tape cartridges as image files and
 // implements tape.Medium and tape.Library over them.
 //
-// A cartridge with barcode B is the file <dir>/B.vtape in a media
-// directory (Library). The byte-exact format is in FORMAT.md; in short:
+// A cartridge with barcode B is the file <dir>/B.vtape (Path) in a media
+// directory (Library; Create, Open, OpenReadOnly and List work on a
+// directory directly). The byte-exact format is in FORMAT.md; in short:
 //
 //   - two superblock slots (written alternately, CRC-protected, the newest
 //     valid one wins) hold the partition table, the write-protect and WORM
@@ -34,5 +35,8 @@
 // 192 KiB), built as the drive moves; Locate and SpaceFilemarks walk record
 // headers from the nearest known position.
 //
-// SIMH .tap images can be imported and exported (ImportSIMH, ExportSIMH).
+// Tools read a partition record by record with Image.Records, a
+// RecordReader that walks blocks, filemarks and setmarks up to end of data
+// as archive/tar's Reader walks an archive. SIMH .tap images can be
+// imported and exported (ImportSIMH, ExportSIMH).
 package cartridge

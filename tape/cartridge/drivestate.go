@@ -31,7 +31,7 @@ func (l *Library) Check(barcode string) error {
 	if err := ValidateBarcode(barcode); err != nil {
 		return err
 	}
-	if _, err := os.Stat(CartridgePath(l.dir, barcode)); err != nil {
+	if _, err := os.Stat(Path(l.dir, barcode)); err != nil {
 		return fmt.Errorf("cartridge %s in %s: %w", barcode, l.dir, err)
 	}
 	return nil
@@ -47,7 +47,7 @@ func (l *Library) Ensure(barcode string) (created bool, err error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, err
 	}
-	if err := l.Create(barcode, CartridgeOptions{}); err != nil && !errors.Is(err, ErrExists) {
+	if err := l.Create(barcode, Options{}); err != nil && !errors.Is(err, ErrExists) {
 		return false, err
 	}
 	return true, nil

@@ -80,7 +80,7 @@ func fuzzImageInput(file []byte) []byte {
 // blocks and marks, two partitions with attributes, and a torn tail.
 func fuzzSeedImages(t testing.TB) [][]byte {
 	var out [][]byte
-	m, _ := newCart(t, CartridgeOptions{Capacity: 4 << 20, EarlyWarning: 64 << 10})
+	m, _ := newCart(t, Options{Capacity: 4 << 20, EarlyWarning: 64 << 10})
 	g := newGen(40, 300)
 	mustPut(t, m, g.block(10), g.block(33), obj{kind: tape.KindFilemark}, g.block(200), obj{kind: tape.KindSetmark}, obj{kind: tape.KindFilemark})
 	m.Sync()
@@ -88,7 +88,7 @@ func fuzzSeedImages(t testing.TB) [][]byte {
 	b, _ := os.ReadFile(m.path)
 	out = append(out, b, b[:len(b)-20])
 
-	p, _ := newCart(t, CartridgeOptions{Capacity: 8 << 20, Partitions: []int64{2 << 20, 0}, WORM: true})
+	p, _ := newCart(t, Options{Capacity: 8 << 20, Partitions: []int64{2 << 20, 0}, WORM: true})
 	p.SetAttribute(AttrApplicationVendor, []byte("VENDOR"))
 	p.SetAttributeIn(1, AttrVolumeCoherency, bytes.Repeat([]byte{7}, 70))
 	mustPut(t, p, g.block(20), obj{kind: tape.KindFilemark})
@@ -111,7 +111,7 @@ func FuzzImage(f *testing.F) {
 		if err := os.WriteFile(path, fuzzImageFile(in), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		m, err := OpenReadOnly(path)
+		m, err := OpenFileReadOnly(path)
 		if err != nil {
 			return // a clear error is fine; a panic is not
 		}
@@ -120,7 +120,7 @@ func FuzzImage(f *testing.F) {
 
 		// Writing at the end of data of partition 0 either works and
 		// reads back, or fails with an error.
-		w, err := Open(path)
+		w, err := OpenFile(path)
 		if err != nil {
 			t.Fatalf("opens read-only but not read-write: %v", err)
 		}
@@ -132,7 +132,7 @@ func FuzzImage(f *testing.F) {
 		if werr != nil {
 			return
 		}
-		r, err := OpenReadOnly(path)
+		r, err := OpenFileReadOnly(path)
 		if err != nil {
 			t.Fatalf("reopen after write: %v", err)
 		}
@@ -189,7 +189,7 @@ func FuzzSIMH(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m := openTemplate(t, CartridgeOptions{Capacity: 8 << 20})
+		m := openTemplate(t, Options{Capacity: 8 << 20})
 		m.noSync = true
 		st, err := ImportSIMH(m, bytes.NewReader(in), SIMHAuto)
 		if err != nil {
@@ -204,7 +204,7 @@ func FuzzSIMH(f *testing.F) {
 		if _, err := ExportSIMH(m, 0, &out, SIMHExportOptions{Format: format}); err != nil {
 			t.Fatalf("export of an import: %v", err)
 		}
-		m2 := openTemplate(t, CartridgeOptions{Capacity: 8 << 20})
+		m2 := openTemplate(t, Options{Capacity: 8 << 20})
 		m2.noSync = true
 		if _, err := ImportSIMH(m2, bytes.NewReader(out.Bytes()), format); err != nil {
 			t.Fatalf("re-import: %v", err)

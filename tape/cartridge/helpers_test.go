@@ -48,13 +48,13 @@ func (o obj) content() []byte {
 }
 
 // newCart creates a cartridge in a temporary directory and opens it.
-func newCart(t testing.TB, opts CartridgeOptions) (*Image, string) {
+func newCart(t testing.TB, opts Options) (*Image, string) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := CreateCartridge(dir, "TEST01", opts); err != nil {
+	if err := Create(dir, "TEST01", opts); err != nil {
 		t.Fatal(err)
 	}
-	m, err := OpenCartridge(dir, "TEST01")
+	m, err := Open(dir, "TEST01")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func reopen(t testing.TB, m *Image) *Image {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Open(m.path)
+	n, err := OpenFile(m.path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func TestRoundTripMixed(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 256 << 20})
+	m, _ := newCart(t, Options{Capacity: 256 << 20})
 	g := newGen(1, 1<<20)
 	var want []obj
 	for range 300 {
@@ -50,7 +50,7 @@ func TestRoundTripMixed(t *testing.T) {
 }
 
 func TestBlockSizesEdge(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+	m, _ := newCart(t, Options{Capacity: 64 << 20})
 	sizes := []int{1, 2, 7, 8, 63, 64, 65, 4095, 4096, 4097, wbufSize - recHeaderSize, wbufSize - recHeaderSize + 1, 3<<20 + 5}
 	var blocks [][]byte
 	for i, n := range sizes {
@@ -84,7 +84,7 @@ func TestBlockSizesEdge(t *testing.T) {
 }
 
 func TestReadAtSemantics(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	data := []byte("0123456789")
 	if err := m.WriteBlock(bytes.NewReader(data), len(data)); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestReadAtSemantics(t *testing.T) {
 }
 
 func TestShortReaderWritesNothing(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	g := newGen(2, 1000)
 	mustPut(t, m, g.block(100), g.block(100))
 	m.Locate(0, 1)
@@ -152,7 +152,7 @@ func TestMidTapeWriteTruncates(t *testing.T) {
 		{"inner region", []int64{8 << 20, 0}, 0}, // partition 0 is smaller: not last in the file
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20, Partitions: tc.parts})
+			m, _ := newCart(t, Options{Capacity: 64 << 20, Partitions: tc.parts})
 			g := newGen(3, 64<<10)
 			var want []obj
 			for range 20 {
@@ -227,7 +227,7 @@ func openBytes(t testing.TB, b []byte) *Image {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(path)
+	c, err := OpenFile(path)
 	if err != nil {
 		t.Fatalf("open crashed image: %v", err)
 	}
@@ -242,7 +242,7 @@ func openBytes(t testing.TB, b []byte) *Image {
 
 func TestEraseAndStaleRecordsStayGone(t *testing.T) {
 	for _, parts := range [][]int64{nil, {4 << 20, 0}} {
-		m, _ := newCart(t, CartridgeOptions{Capacity: 32 << 20, Partitions: parts})
+		m, _ := newCart(t, Options{Capacity: 32 << 20, Partitions: parts})
 		g := newGen(4, 32<<10)
 		var want []obj
 		for range 30 {
@@ -277,7 +277,7 @@ func TestEraseAndStaleRecordsStayGone(t *testing.T) {
 }
 
 func TestPrevAcrossFilemarks(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	g := newGen(5, 5000)
 	fm, sm := obj{kind: tape.KindFilemark}, obj{kind: tape.KindSetmark}
 	want := []obj{g.block(100), g.block(200), fm, g.block(300), fm, fm, sm, g.block(400), fm}
@@ -319,7 +319,7 @@ func TestPrevAcrossFilemarks(t *testing.T) {
 }
 
 func TestLocate(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+	m, _ := newCart(t, Options{Capacity: 64 << 20})
 	const n = 3000 // enough for a dozen checkpoints
 	g := newGen(6, 64)
 	var want []obj
@@ -414,7 +414,7 @@ func TestIndexBounded(t *testing.T) {
 }
 
 func TestSpaceFilemarks(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+	m, _ := newCart(t, Options{Capacity: 64 << 20})
 	g := newGen(7, 64)
 	fm := obj{kind: tape.KindFilemark}
 	// file k has k%4 blocks; 40 filemarks; then 3 blocks
@@ -459,7 +459,7 @@ func TestSpaceFilemarks(t *testing.T) {
 }
 
 func TestCapacityAndEndOfMedium(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 2 << 20, EarlyWarning: 1 << 20})
+	m, _ := newCart(t, Options{Capacity: 2 << 20, EarlyWarning: 1 << 20})
 	info := m.Info()
 	if info.Capacity[0] != 2<<20 || info.EarlyWarning[0] != 512<<10 {
 		t.Errorf("info %+v: early warning is clamped to a quarter of the partition", info)
@@ -494,7 +494,7 @@ func TestCapacityAndEndOfMedium(t *testing.T) {
 }
 
 func TestWriteProtected(t *testing.T) {
-	m, dir := newCart(t, CartridgeOptions{})
+	m, dir := newCart(t, Options{})
 	mustPut(t, m, newGen(9, 1).block(100))
 	if err := m.SetWriteProtected(true); err != nil {
 		t.Fatal(err)
@@ -526,8 +526,8 @@ func TestWriteProtected(t *testing.T) {
 
 	// A file the process cannot write opens write-protected.
 	if os.Geteuid() != 0 {
-		os.Chmod(CartridgePath(dir, "TEST01"), 0o400)
-		ro, err := OpenCartridge(dir, "TEST01")
+		os.Chmod(Path(dir, "TEST01"), 0o400)
+		ro, err := Open(dir, "TEST01")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -539,7 +539,7 @@ func TestWriteProtected(t *testing.T) {
 }
 
 func TestWORM(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{WORM: true, Partitions: []int64{1 << 20, 0}})
+	m, _ := newCart(t, Options{WORM: true, Partitions: []int64{1 << 20, 0}})
 	g := newGen(10, 1)
 	mustPut(t, m, g.block(100), obj{kind: tape.KindFilemark}, g.block(100))
 	m.Locate(0, 1)
@@ -566,14 +566,14 @@ func TestWORM(t *testing.T) {
 		t.Errorf("medium type %x, want 80 (WORM)", v)
 	}
 	// An empty WORM cartridge may be formatted.
-	e, _ := newCart(t, CartridgeOptions{WORM: true})
+	e, _ := newCart(t, Options{WORM: true})
 	if err := e.Format([]int64{1 << 20, 0}); err != nil {
 		t.Errorf("format empty WORM: %v", err)
 	}
 }
 
 func TestPartitionsAndFormat(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20, EarlyWarning: 1 << 20, Partitions: []int64{4 << 20, 0}})
+	m, _ := newCart(t, Options{Capacity: 64 << 20, EarlyWarning: 1 << 20, Partitions: []int64{4 << 20, 0}})
 	info := m.Info()
 	if info.Partitions != 2 || info.Capacity[0] != 4<<20 || info.Capacity[1] != 60<<20 {
 		t.Fatalf("info %+v", info)
@@ -641,7 +641,7 @@ func TestPartitionsAndFormat(t *testing.T) {
 }
 
 func TestCorruptDataDetectedOnRead(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	g := newGen(12, 1)
 	b := g.block(100_000)
 	mustPut(t, m, g.block(500), b)
@@ -651,7 +651,7 @@ func TestCorruptDataDetectedOnRead(t *testing.T) {
 	off := int64(dataStart) + recHeaderSize + 500 + recHeaderSize + 77_777
 	f.WriteAt([]byte{0xFF ^ b.content()[77_777]}, off)
 	f.Close()
-	m, err := Open(path)
+	m, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +668,7 @@ func TestCorruptDataDetectedOnRead(t *testing.T) {
 }
 
 func TestCorruptLargeBlockDetected(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+	m, _ := newCart(t, Options{Capacity: 64 << 20})
 	g := newGen(15, 1)
 	b := g.block(3 << 20) // read straight from the file, CRC at the last byte
 	mustPut(t, m, b)
@@ -677,7 +677,7 @@ func TestCorruptLargeBlockDetected(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_RDWR, 0)
 	f.WriteAt([]byte{0xFF ^ b.content()[1<<20]}, dataStart+recHeaderSize+1<<20)
 	f.Close()
-	m, err := Open(path)
+	m, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,7 +688,7 @@ func TestCorruptLargeBlockDetected(t *testing.T) {
 }
 
 func TestCorruptHeaderIsAnError(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	g := newGen(13, 1)
 	mustPut(t, m, g.block(500), g.block(500), g.block(500), g.block(500), g.block(500), g.block(500))
 	path := m.path
@@ -696,7 +696,7 @@ func TestCorruptHeaderIsAnError(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_RDWR, 0)
 	f.WriteAt([]byte{0x55}, dataStart+recHeaderSize+500+20) // object 1's header
 	f.Close()
-	m, err := Open(path)
+	m, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -722,7 +722,7 @@ func TestCorruptHeaderIsAnError(t *testing.T) {
 }
 
 func TestBadSuperblock(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	mustPut(t, m, newGen(14, 1).block(100))
 	m.Sync() // slot B now newest
 	path := m.path
@@ -739,20 +739,20 @@ func TestBadSuperblock(t *testing.T) {
 	c[100] ^= 1
 	p := t.TempDir() + "/X.vtape"
 	os.WriteFile(p, c, 0o600)
-	if _, err := Open(p); !errors.Is(err, tape.ErrCorrupt) || !strings.Contains(err.Error(), "no valid header") {
+	if _, err := OpenFile(p); !errors.Is(err, tape.ErrCorrupt) || !strings.Contains(err.Error(), "no valid header") {
 		t.Errorf("open with both slots bad: %v", err)
 	}
 	// A future version is named as such.
 	c = bytes.Clone(b)
 	c[8], c[slotSize+8] = 9, 9
 	os.WriteFile(p, c, 0o600)
-	if _, err := Open(p); err == nil || !strings.Contains(err.Error(), "unsupported format version 9") {
+	if _, err := OpenFile(p); err == nil || !strings.Contains(err.Error(), "unsupported format version 9") {
 		t.Errorf("open future version: %v", err)
 	}
 }
 
 func TestClosed(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	m.Close()
 	if err := m.Close(); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Close: %v", err)
@@ -770,7 +770,7 @@ func TestClosed(t *testing.T) {
 }
 
 func TestSteadyStateZeroAlloc(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Capacity: 1 << 30})
+	m, _ := newCart(t, Options{Capacity: 1 << 30})
 	data := make([]byte, 256<<10)
 	segs := segments(data, 4096)
 	buf := scsi.NewBuffer(segs...)

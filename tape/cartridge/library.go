@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape"
@@ -20,8 +21,8 @@ import (
 // barcode B lives in <dir>/B.vtape.
 const Ext = ".vtape"
 
-// Defaults for CartridgeOptions: the size of a new image cartridge (a
-// memory=1 drive's RAM cartridges have tape.DefaultMemoryCapacity).
+// Defaults for Options: the size of a new image cartridge (a memory=1
+// drive's RAM cartridges have tape.DefaultMemoryCapacity).
 const (
 	DefaultCapacity     = 2 << 30
 	DefaultEarlyWarning = 16 << 20
@@ -45,14 +46,13 @@ func ValidateBarcode(barcode string) error {
 	return nil
 }
 
-// CartridgePath returns the image file of barcode in dir (barcode must be
-// valid).
-func CartridgePath(dir, barcode string) string {
+// Path returns the image file of barcode in dir (barcode must be valid).
+func Path(dir, barcode string) string {
 	return filepath.Join(dir, barcode+Ext)
 }
 
-// CartridgeOptions describe a new cartridge.
-type CartridgeOptions struct {
+// Options describe a new cartridge.
+type Options struct {
 	// Capacity is the native capacity in bytes (record headers included);
 	// 0 means DefaultCapacity.
 	Capacity int64
@@ -70,11 +70,11 @@ type CartridgeOptions struct {
 	WORM           bool
 }
 
-// CreateCartridge creates an empty cartridge image for barcode in dir. It
+// Create creates an empty cartridge image for barcode in dir. It
 // never replaces an existing cartridge. The image appears complete or not
 // at all: it is written under a temporary name, synced, linked into place
 // and the directory synced.
-func CreateCartridge(dir, barcode string, opts CartridgeOptions) error {
+func Create(dir, barcode string, opts Options) error {
 	if err := ValidateBarcode(barcode); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func CreateCartridge(dir, barcode string, opts CartridgeOptions) error {
 	if opts.WORM {
 		sb.flags |= flagWORM
 	}
-	path := CartridgePath(dir, barcode)
+	path := Path(dir, barcode)
 	if _, err := os.Lstat(path); err == nil {
 		return fmt.Errorf("%w: %s", ErrExists, path)
 	}
@@ -168,23 +168,24 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// OpenCartridge opens the cartridge barcode in dir for a drive or for
-// writing (import): exclusively locked; ErrInUse if someone else has it.
-func OpenCartridge(dir, barcode string) (*Image, error) {
+// Open opens the cartridge barcode in dir for a drive or for writing
+// (import): exclusively locked; ErrInUse if someone else has it. Unlike
+// Library.Open it does not count a load.
+func Open(dir, barcode string) (*Image, error) {
 	if err := ValidateBarcode(barcode); err != nil {
 		return nil, err
 	}
-	m, err := Open(CartridgePath(dir, barcode))
+	m, err := OpenFile(Path(dir, barcode))
 	return m, notFound(err, dir, barcode)
 }
 
-// OpenCartridgeReadOnly opens the cartridge barcode in dir for inspection
+// OpenReadOnly opens the cartridge barcode in dir for inspection
 // (shared lock; nothing is written).
-func OpenCartridgeReadOnly(dir, barcode string) (*Image, error) {
+func OpenReadOnly(dir, barcode string) (*Image, error) {
 	if err := ValidateBarcode(barcode); err != nil {
 		return nil, err
 	}
-	m, err := OpenReadOnly(CartridgePath(dir, barcode))
+	m, err := OpenFileReadOnly(Path(dir, barcode))
 	return m, notFound(err, dir, barcode)
 }
 
@@ -195,9 +196,9 @@ func notFound(err error, dir, barcode string) error {
 	return err
 }
 
-// ListCartridges returns the barcodes of the cartridges in dir, sorted.
+// List returns the barcodes of the cartridges in dir, sorted.
 // Files whose name is not a valid barcode plus Ext are ignored.
-func ListCartridges(dir string) ([]string, error) {
+func List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -243,7 +244,7 @@ func (l *Library) Dir() string { return l.dir }
 // Open loads the cartridge with the given barcode: it opens the image
 // exclusively and counts the load (MAM LOAD COUNT).
 func (l *Library) Open(barcode string) (tape.Medium, error) {
-	m, err := OpenCartridge(l.dir, barcode)
+	m, err := Open(l.dir, barcode)
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +255,13 @@ func (l *Library) Open(barcode string) (tape.Medium, error) {
 	return m, nil
 }
 
-// List returns the barcodes in the library.
-func (l *Library) List() ([]string, error) { return ListCartridges(l.dir) }
+// List returns the barcodes in the library: List of its directory.
+func (l *Library) List() ([]string, error) { return List(l.dir) }
 
-// Create creates a cartridge in the library.
-func (l *Library) Create(barcode string, opts CartridgeOptions) error {
-	return CreateCartridge(l.dir, barcode, opts)
+// Create creates a cartridge in the library: Create in its directory.
+func (l *Library) Create(barcode string, opts Options) error {
+	return Create(l.dir, barcode, opts)
 }
+
+// now is replaceable in tests.
+var now = time.Now

@@ -31,18 +31,18 @@ func TestValidateBarcode(t *testing.T) {
 func TestCreateListOpen(t *testing.T) {
 	dir := t.TempDir()
 	for _, b := range []string{"VOL002", "VOL001", "CLN001"} {
-		if err := CreateCartridge(dir, b, CartridgeOptions{}); err != nil {
+		if err := Create(dir, b, Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := CreateCartridge(dir, "VOL001", CartridgeOptions{}); !errors.Is(err, ErrExists) {
+	if err := Create(dir, "VOL001", Options{}); !errors.Is(err, ErrExists) {
 		t.Errorf("second create: %v", err)
 	}
-	if err := CreateCartridge(dir, "bad/one", CartridgeOptions{}); !errors.Is(err, ErrBadBarcode) {
+	if err := Create(dir, "bad/one", Options{}); !errors.Is(err, ErrBadBarcode) {
 		t.Errorf("bad barcode: %v", err)
 	}
-	for _, o := range []CartridgeOptions{{Capacity: 1000}, {EarlyWarning: -1}, {Capacity: 4 << 20, EarlyWarning: 4 << 20}, {Partitions: []int64{1, 0}}} {
-		if err := CreateCartridge(dir, "BAD", o); err == nil {
+	for _, o := range []Options{{Capacity: 1000}, {EarlyWarning: -1}, {Capacity: 4 << 20, EarlyWarning: 4 << 20}, {Partitions: []int64{1, 0}}} {
+		if err := Create(dir, "BAD", o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}
 	}
@@ -51,14 +51,14 @@ func TestCreateListOpen(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".VOL003.vtape.tmp-1234"), nil, 0o600)
 	os.WriteFile(filepath.Join(dir, "lower.vtape"), nil, 0o600)
 	os.Mkdir(filepath.Join(dir, "DIR.vtape"), 0o700)
-	got, err := ListCartridges(dir)
+	got, err := List(dir)
 	if err != nil || !slices.Equal(got, []string{"CLN001", "VOL001", "VOL002"}) {
 		t.Errorf("list: %v %v", got, err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 7 {
 		t.Errorf("%d directory entries: a temporary file was left behind?", len(entries))
 	}
-	_, err = OpenCartridge(dir, "NOPE")
+	_, err = Open(dir, "NOPE")
 	if !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), "no cartridge NOPE in "+dir+": ") {
 		t.Errorf("missing cartridge: %v", err)
 	}
@@ -71,11 +71,11 @@ func TestCreateOptionsRecorded(t *testing.T) {
 	dir := t.TempDir()
 	now = func() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC) }
 	defer func() { now = time.Now }()
-	opts := CartridgeOptions{Capacity: 100 << 20, EarlyWarning: 2 << 20, Partitions: []int64{10 << 20, 0}, Density: 0x5A, WORM: true}
-	if err := CreateCartridge(dir, "LTO6X1", opts); err != nil {
+	opts := Options{Capacity: 100 << 20, EarlyWarning: 2 << 20, Partitions: []int64{10 << 20, 0}, Density: 0x5A, WORM: true}
+	if err := Create(dir, "LTO6X1", opts); err != nil {
 		t.Fatal(err)
 	}
-	m, err := OpenCartridgeReadOnly(dir, "LTO6X1")
+	m, err := OpenReadOnly(dir, "LTO6X1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +95,14 @@ func TestCreateOptionsRecorded(t *testing.T) {
 	if v, _ := m.Attribute(AttrBarcode); string(v) != "LTO6X1"+strings.Repeat(" ", 26) {
 		t.Errorf("barcode attribute %q", v)
 	}
-	if st, _ := os.Stat(CartridgePath(dir, "LTO6X1")); st.Mode().Perm() != 0o600 || st.Size() != dataStart {
+	if st, _ := os.Stat(Path(dir, "LTO6X1")); st.Mode().Perm() != 0o600 || st.Size() != dataStart {
 		t.Errorf("image file mode %v size %d", st.Mode(), st.Size())
 	}
 }
 
 func TestLocking(t *testing.T) {
 	dir := t.TempDir()
-	CreateCartridge(dir, "LOCK01", CartridgeOptions{})
+	Create(dir, "LOCK01", Options{})
 	lib, err := NewLibrary(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -114,21 +114,21 @@ func TestLocking(t *testing.T) {
 	if _, err := lib.Open("LOCK01"); !errors.Is(err, ErrInUse) {
 		t.Errorf("second exclusive open: %v", err)
 	}
-	if _, err := OpenCartridgeReadOnly(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
+	if _, err := OpenReadOnly(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
 		t.Errorf("inspection while loaded: %v", err)
 	}
 	a.Close()
-	r1, err := OpenCartridgeReadOnly(dir, "LOCK01")
+	r1, err := OpenReadOnly(dir, "LOCK01")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := OpenCartridgeReadOnly(dir, "LOCK01")
+	r2, err := OpenReadOnly(dir, "LOCK01")
 	if err != nil {
 		t.Errorf("two inspections: %v", err)
 	} else {
 		r2.Close()
 	}
-	if _, err := OpenCartridge(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
+	if _, err := Open(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
 		t.Errorf("load while inspected: %v", err)
 	}
 	r1.Close()
@@ -141,7 +141,7 @@ func TestLocking(t *testing.T) {
 
 func TestLoadCount(t *testing.T) {
 	dir := t.TempDir()
-	CreateCartridge(dir, "LC", CartridgeOptions{WriteProtected: true})
+	Create(dir, "LC", Options{WriteProtected: true})
 	lib, _ := NewLibrary(dir)
 	for i := range 3 {
 		med, err := lib.Open("LC")
@@ -157,7 +157,7 @@ func TestLoadCount(t *testing.T) {
 }
 
 func TestAttributes(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{Partitions: []int64{1 << 20, 0}})
+	m, _ := newCart(t, Options{Partitions: []int64{1 << 20, 0}})
 	vendor := []byte("VSCSID  ")
 	if err := m.SetAttribute(AttrApplicationVendor, vendor); err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestAttributes(t *testing.T) {
 }
 
 func TestVolumeChangeReference(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	vcr := func() uint32 {
 		v, ok := m.Attribute(AttrVolumeChangeRef)
 		if !ok || len(v) != 4 {

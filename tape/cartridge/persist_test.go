@@ -57,7 +57,7 @@ func TestOpenSurvivesRestart(t *testing.T) {
 		t.Fatalf("state after the first start: %+v", s)
 	}
 	lib, _ := NewLibrary(media)
-	if err := lib.Create("BBB002L9", CartridgeOptions{}); err != nil {
+	if err := lib.Create("BBB002L9", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Change("BBB002L9"); err != nil {

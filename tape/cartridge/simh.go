@@ -224,25 +224,17 @@ func ExportSIMH(m *Image, part int, w io.Writer, opts SIMHExportOptions) (SIMHSt
 	if st.Format == SIMHAuto {
 		st.Format = SIMHPadded
 	}
-	if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
-		return st, err
-	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	buf := make([]byte, 256<<10)
 	var word [4]byte
 	putWord := func(v uint32) error {
 		binary.LittleEndian.PutUint32(word[:], v)
 		_, err := bw.Write(word[:])
 		return err
 	}
+	r := m.Records(part)
 	for {
-		o, err := m.Peek()
-		if err != nil {
-			return st, err
-		}
-		obj := m.Pos().Object
-		switch o.Kind {
-		case tape.KindEOD:
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
 			if opts.EOM {
 				if err := putWord(simhEOM); err != nil {
 					return st, err
@@ -250,6 +242,11 @@ func ExportSIMH(m *Image, part int, w io.Writer, opts SIMHExportOptions) (SIMHSt
 				st.EOM = true
 			}
 			return st, bw.Flush()
+		}
+		if err != nil {
+			return st, err
+		}
+		switch rec.Kind {
 		case tape.KindFilemark:
 			if err := putWord(simhTapeMark); err != nil {
 				return st, err
@@ -257,24 +254,16 @@ func ExportSIMH(m *Image, part int, w io.Writer, opts SIMHExportOptions) (SIMHSt
 			st.Filemarks++
 		case tape.KindSetmark:
 			if !opts.SkipSetmarks {
-				return st, fmt.Errorf("simh: partition %d object %d is a setmark, which SIMH images cannot hold", part, obj)
+				return st, fmt.Errorf("simh: partition %d object %d is a setmark, which SIMH images cannot hold", part, rec.Object)
 			}
 			st.Skipped++
 		case tape.KindBlock:
-			n := o.Len
+			n := rec.Len
 			if err := putWord(uint32(n)); err != nil {
 				return st, err
 			}
-			for done := 0; done < n; {
-				c := min(len(buf), n-done)
-				k, err := m.ReadAt(buf[:c], int64(done))
-				if err != nil && !(errors.Is(err, io.EOF) && k == c) {
-					return st, fmt.Errorf("simh: partition %d object %d: %w", part, obj, err)
-				}
-				if _, err := bw.Write(buf[:k]); err != nil {
-					return st, err
-				}
-				done += k
+			if _, err := io.Copy(bw, r); err != nil {
+				return st, fmt.Errorf("simh: partition %d object %d: %w", part, rec.Object, err)
 			}
 			if n%2 == 1 && st.Format == SIMHPadded {
 				if err := bw.WriteByte(0); err != nil {
@@ -286,9 +275,6 @@ func ExportSIMH(m *Image, part int, w io.Writer, opts SIMHExportOptions) (SIMHSt
 			}
 			st.Blocks++
 			st.Bytes += uint64(n)
-		}
-		if err := m.Next(); err != nil {
-			return st, err
 		}
 	}
 }

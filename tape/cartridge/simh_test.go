@@ -31,7 +31,7 @@ func tap(parts ...any) []byte {
 func TestSIMHRoundTrip(t *testing.T) {
 	for _, f := range []SIMHFormat{SIMHPadded, SIMHUnpadded} {
 		t.Run(f.String(), func(t *testing.T) {
-			src, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+			src, _ := newCart(t, Options{Capacity: 64 << 20})
 			g := newGen(20, 200<<10)
 			var want []obj
 			for range 120 {
@@ -50,7 +50,7 @@ func TestSIMHRoundTrip(t *testing.T) {
 			if st.Blocks+st.Filemarks != uint64(len(want)) {
 				t.Errorf("exported %+v, want %d objects", st, len(want))
 			}
-			dst, _ := newCart(t, CartridgeOptions{Capacity: 64 << 20})
+			dst, _ := newCart(t, Options{Capacity: 64 << 20})
 			ist, err := ImportSIMH(dst, bytes.NewReader(out.Bytes()), SIMHAuto)
 			if err != nil {
 				t.Fatal(err)
@@ -73,7 +73,7 @@ func TestSIMHRoundTrip(t *testing.T) {
 }
 
 func TestSIMHExportBytes(t *testing.T) {
-	m, _ := newCart(t, CartridgeOptions{})
+	m, _ := newCart(t, Options{})
 	m.WriteBlock(strings.NewReader("abc"), 3)
 	m.WriteMark(tape.KindFilemark)
 	m.WriteBlock(strings.NewReader("wxyz"), 4)
@@ -139,7 +139,7 @@ func TestSIMHImport(t *testing.T) {
 			want{[]string{"ok"}, SIMHStats{Blocks: 1, Bytes: 2, EOM: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := newCart(t, CartridgeOptions{})
+			m, _ := newCart(t, Options{})
 			st, err := ImportSIMH(m, bytes.NewReader(tc.in), tc.format)
 			if err != nil {
 				t.Fatal(err)
@@ -189,7 +189,7 @@ func TestSIMHImportErrors(t *testing.T) {
 		{"too long", tap(1 << 24), "exceeds the largest block"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := newCart(t, CartridgeOptions{})
+			m, _ := newCart(t, Options{})
 			format := SIMHAuto
 			if tc.name == "padding forced but absent" {
 				format = SIMHPadded
@@ -201,7 +201,7 @@ func TestSIMHImportErrors(t *testing.T) {
 		})
 	}
 	// A cartridge too small for the image fails with end of medium.
-	m, _ := newCart(t, CartridgeOptions{Capacity: 1 << 20})
+	m, _ := newCart(t, Options{Capacity: 1 << 20})
 	big := tap(600_000, make([]byte, 600_000), 600_000, 600_000, make([]byte, 600_000), 600_000)
 	if _, err := ImportSIMH(m, bytes.NewReader(big), SIMHAuto); !errors.Is(err, tape.ErrEndOfMedium) {
 		t.Errorf("import into a small cartridge: %v", err)

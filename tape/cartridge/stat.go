@@ -81,9 +81,3 @@ func (m *Image) Stat() Stat {
 	})
 	return st
 }
-
-// RecordOffset returns the file offset of the record at the current
-// position (of the end of data at end of data), for tools.
-func (m *Image) RecordOffset() int64 {
-	return m.parts[m.part].start + m.cur.off
-}

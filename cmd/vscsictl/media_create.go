@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/vscsid/vscsid/tape/cartridge"
+)
+
+func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	var kf createFlags
+	fs := newFlagSet("media", mediaSub("create"), stderr)
+	cf.register(fs, true)
+	kf.register(fs)
+	if err := parseNoArgs(fs, &cf, args); err != nil {
+		return err
+	}
+	if err := cartridge.Create(cf.dir, cf.barcode, kf.options()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, cf.barcode))
+	return nil
+}
+
+type listEntry struct {
+	Barcode    string   `json:"barcode"`
+	State      string   `json:"state"` // "ok", "in use", or an error
+	Capacity   int64    `json:"capacity_bytes,omitempty"`
+	Used       int64    `json:"used_bytes,omitempty"`
+	Partitions int      `json:"partitions,omitempty"`
+	Density    uint8    `json:"density,omitempty"`
+	Flags      []string `json:"flags,omitempty"`
+}
+
+func mediaList(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	fs := newFlagSet("media", mediaSub("list"), stderr)
+	cf.register(fs, false)
+	asJSON := fs.Bool("json", false, "JSON output")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	barcodes, err := cartridge.List(cf.dir)
+	if err != nil {
+		return err
+	}
+	entries := []listEntry{}
+	for _, b := range barcodes {
+		e := listEntry{Barcode: b, State: "ok"}
+		m, err := cartridge.OpenReadOnly(cf.dir, b)
+		switch {
+		case errors.Is(err, cartridge.ErrInUse):
+			e.State = "in use"
+		case err != nil:
+			e.State = "error: " + err.Error()
+		default:
+			info := m.Info()
+			for i := range info.Partitions {
+				e.Capacity += info.Capacity[i]
+				e.Used += m.Used(i)
+			}
+			e.Partitions, e.Density, e.Flags = info.Partitions, info.Density, flagNames(m.Stat())
+			m.Close()
+		}
+		entries = append(entries, e)
+	}
+	if *asJSON {
+		return writeJSON(stdout, entries)
+	}
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintf(w, "%-8s  %10s  %10s  %5s  %-7s  %s\n", "BARCODE", "CAPACITY", "USED", "PARTS", "DENSITY", "FLAGS")
+	for _, e := range entries {
+		if e.State != "ok" {
+			fmt.Fprintf(w, "%-8s  %s\n", e.Barcode, e.State)
+			continue
+		}
+		fmt.Fprintf(w, "%-8s  %10s  %10s  %5d  %-7s  %s\n", e.Barcode, formatSize(e.Capacity), formatSize(e.Used),
+			e.Partitions, fmt.Sprintf("%#02x", e.Density), strings.Join(e.Flags, ","))
+	}
+	return w.Flush()
+}
+
+func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	fs := newFlagSet("media", mediaSub("set"), stderr)
+	cf.register(fs, true)
+	var wp optBool
+	fs.Var(&wp, "write-protect", "set (true) or clear (false) the write-protect tab")
+	if err := parseNoArgs(fs, &cf, args); err != nil {
+		return err
+	}
+	if !wp.set {
+		return usagef("nothing to set (--write-protect=true|false)")
+	}
+	m, err := openNamed(cf, cartridge.Open)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.SetWriteProtected(wp.v); err != nil {
+		return err
+	}
+	if err := m.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: write-protect %v\n", cf.barcode, wp.v)
+	return nil
+}
+
+// optBool is a boolean flag that knows whether it was given.
+type optBool struct{ v, set bool }
+
+func (b *optBool) String() string { return strconv.FormatBool(b.v) }
+func (b *optBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.v, b.set = v, true
+	return nil
+}
+func (b *optBool) IsBoolFlag() bool { return true }

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+)
+
+type fileEntry struct {
+	File     uint64 `json:"file"`
+	First    uint64 `json:"first_object"`
+	Blocks   uint64 `json:"blocks"`
+	Bytes    uint64 `json:"bytes"`
+	Setmarks uint64 `json:"setmarks,omitempty"`
+	Closed   bool   `json:"closed"` // ends with a filemark
+}
+
+type inspectPartition struct {
+	cartridge.PartitionStat
+	Files      []fileEntry `json:"files"`
+	WalkError  string      `json:"walk_error,omitempty"`
+	Blocks     uint64      `json:"blocks"`
+	BlockBytes uint64      `json:"block_bytes"`
+}
+
+type inspectOutput struct {
+	cartridge.Stat
+	Partitions []inspectPartition `json:"partitions"`
+}
+
+func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	fs := newFlagSet("media", mediaSub("inspect"), stderr)
+	cf.register(fs, true)
+	asJSON := fs.Bool("json", false, "JSON output")
+	maxFiles := fs.Int("max-files", 50, "files to list per partition in text output (all in JSON; 0: none)")
+	m, err := parseAndOpenRO(fs, &cf, args)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	st := m.Stat()
+	out := inspectOutput{Stat: st}
+	for _, ps := range st.Partitions {
+		ip := inspectPartition{PartitionStat: ps, Files: []fileEntry{}}
+		if err := walkFiles(m, &ip); err != nil {
+			ip.WalkError = err.Error()
+		}
+		out.Partitions = append(out.Partitions, ip)
+	}
+	if *asJSON {
+		return writeJSON(stdout, out)
+	}
+	w := bufio.NewWriter(stdout)
+	printInspect(w, out, *maxFiles)
+	return w.Flush()
+}
+
+// walkFiles walks the record headers of a partition and summarizes files.
+func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
+	r := m.Records(ip.Index)
+	cur := fileEntry{}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			if cur.Blocks > 0 || cur.Setmarks > 0 {
+				ip.Files = append(ip.Files, cur)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch rec.Kind {
+		case tape.KindBlock:
+			cur.Blocks++
+			cur.Bytes += uint64(rec.Len)
+			ip.Blocks++
+			ip.BlockBytes += uint64(rec.Len)
+		case tape.KindSetmark:
+			cur.Setmarks++
+		case tape.KindFilemark:
+			cur.Closed = true
+			ip.Files = append(ip.Files, cur)
+			cur = fileEntry{File: rec.File + 1, First: rec.Object + 1}
+		}
+	}
+}
+
+func printInspect(w io.Writer, out inspectOutput, maxFiles int) {
+	st := out.Stat
+	fmt.Fprintf(w, "cartridge   %s  (%s)\n", st.Barcode, st.Path)
+	fmt.Fprintf(w, "serial      %s\n", st.Serial)
+	fmt.Fprintf(w, "created     %s\n", st.Created.UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "density     %#02x\n", st.Density)
+	flags := flagNames(st)
+	if len(flags) == 0 {
+		flags = append(flags, "none")
+	}
+	fmt.Fprintf(w, "flags       %s\n", strings.Join(flags, " "))
+	fmt.Fprintf(w, "capacity    %s (%d bytes), early warning %s\n", formatSize(st.Capacity), st.Capacity, formatSize(st.EarlyWarning))
+	fmt.Fprintf(w, "loads       %d, formats %d, volume change reference %d\n", st.LoadCount, st.FormatCount, st.VolumeChangeReference)
+	fmt.Fprintf(w, "header      format version %d, slot %s, sequence %d\n", st.Version, st.HeaderSlot, st.HeaderSequence)
+	fmt.Fprintf(w, "partitions  %d\n", len(out.Partitions))
+	for _, p := range out.Partitions {
+		pct := 0.0
+		if p.Capacity > 0 {
+			pct = 100 * float64(p.Used) / float64(p.Capacity)
+		}
+		fmt.Fprintf(w, "\npartition %d\n", p.Index)
+		fmt.Fprintf(w, "  capacity  %s, early warning %s, region at offset %d\n", formatSize(p.Capacity), formatSize(p.EarlyWarning), p.Start)
+		fmt.Fprintf(w, "  used      %s (%d bytes, %.1f%%)\n", formatSize(p.Used), p.Used, pct)
+		fmt.Fprintf(w, "  objects   %d: %d blocks (%s of data), %d filemarks, %d setmarks\n",
+			p.Objects, p.Blocks, formatSize(int64(p.BlockBytes)), p.Filemarks, p.Setmarks)
+		fmt.Fprintf(w, "  recovery  %s\n", describeRecovery(p.Recovery))
+		if p.WalkError != "" {
+			fmt.Fprintf(w, "  ERROR     walking the records: %s\n", p.WalkError)
+		}
+		if maxFiles == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  files     %d\n", len(p.Files))
+		for i, f := range p.Files {
+			if i == maxFiles {
+				fmt.Fprintf(w, "    ... %d more (--max-files)\n", len(p.Files)-maxFiles)
+				break
+			}
+			end := "filemark"
+			if !f.Closed {
+				end = "no filemark"
+			}
+			sm := ""
+			if f.Setmarks > 0 {
+				sm = fmt.Sprintf(", %d setmarks", f.Setmarks)
+			}
+			fmt.Fprintf(w, "    file %-5d object %-8d %s, %s%s (%s)\n", f.File, f.First, plural(f.Blocks, "block"), formatSize(int64(f.Bytes)), sm, end)
+		}
+	}
+	if len(st.Attributes) > 0 {
+		fmt.Fprintf(w, "\nattributes (host)\n")
+		for _, a := range st.Attributes {
+			fmt.Fprintf(w, "  %04Xh  partition %d  %s\n", a.ID, a.Partition, attrText(a.Value))
+		}
+	}
+}
+
+func plural(n uint64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func describeRecovery(r cartridge.Recovery) string {
+	if r.Clean() {
+		return "clean (ends where it was last synced)"
+	}
+	s := fmt.Sprintf("synced %d objects, recovered %d after the last sync point; stopped at %s", r.SyncedObjects, r.Objects-r.SyncedObjects, r.Stop)
+	if r.TailBytes > 0 {
+		s += fmt.Sprintf("; %d bytes after the end of data will be discarded by the next write", r.TailBytes)
+	}
+	return s
+}
+
+func attrText(v []byte) string {
+	printable := true
+	for _, c := range v {
+		if c < 0x20 || c > 0x7e {
+			printable = false
+			break
+		}
+	}
+	if printable {
+		return strconv.Quote(string(v))
+	}
+	if len(v) > 32 {
+		return fmt.Sprintf("%x... (%d bytes)", v[:32], len(v))
+	}
+	return fmt.Sprintf("%x", v)
+}
+
+type dumpLine struct {
+	Partition int    `json:"partition"`
+	Object    uint64 `json:"object"`
+	File      uint64 `json:"file"`
+	Set       uint64 `json:"set"`
+	Kind      string `json:"kind"`
+	Length    int    `json:"length"`
+	Offset    int64  `json:"offset"`
+	CRC       string `json:"crc,omitempty"` // "ok" or the error, blocks only
+}
+
+func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	fs := newFlagSet("media", mediaSub("dump"), stderr)
+	cf.register(fs, true)
+	part := fs.Int("partition", -1, "only this partition (default: all)")
+	asJSON := fs.Bool("json", false, "JSON lines output")
+	m, err := parseAndOpenRO(fs, &cf, args)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	parts := []int{*part}
+	if *part < 0 {
+		parts = parts[:0]
+		for i := range m.Info().Partitions {
+			parts = append(parts, i)
+		}
+	} else if *part >= m.Info().Partitions {
+		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	enc := json.NewEncoder(w)
+	if !*asJSON {
+		fmt.Fprintf(w, "%4s %10s %8s %6s %-8s %9s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "OFFSET", "CRC")
+	}
+	bad := 0
+	for _, p := range parts {
+		r := m.Records(p)
+		var next uint64 // the object Next reads
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("partition %d object %d: %w", p, next, err)
+			}
+			next = rec.Object + 1
+			l := dumpLine{Partition: p, Object: rec.Object, File: rec.File, Set: rec.Set, Kind: kindName(rec.Kind), Length: rec.Len, Offset: rec.Offset}
+			if rec.Kind == tape.KindBlock {
+				l.CRC = "ok"
+				// Reading the whole block makes the image check its CRC.
+				if _, err := io.Copy(io.Discard, r); err != nil {
+					l.CRC = err.Error()
+					bad++
+				}
+			}
+			if *asJSON {
+				if err := enc.Encode(l); err != nil {
+					return err
+				}
+			} else {
+				crc := l.CRC
+				if crc == "" {
+					crc = "-"
+				}
+				fmt.Fprintf(w, "%4d %10d %8d %6d %-8s %9d %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Offset, crc)
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d blocks do not match their checksum", bad)
+	}
+	return nil
+}
+
+func kindName(k tape.Kind) string {
+	switch k {
+	case tape.KindBlock:
+		return "block"
+	case tape.KindFilemark:
+		return "filemark"
+	case tape.KindSetmark:
+		return "setmark"
+	}
+	return "eod"
+}

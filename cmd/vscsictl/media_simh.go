@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+)
+
+func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	var kf createFlags
+	fs := newFlagSet("media", mediaSub("import"), stderr)
+	cf.register(fs, true)
+	kf.register(fs)
+	format := fs.String("format", "auto", "odd-length records: auto, simh (padded) or e11 (unpadded)")
+	part := fs.Int("partition", 0, "partition to fill")
+	asJSON := fs.Bool("json", false, "JSON output")
+	file, sf, err := parseTapArgs(fs, &cf, args, format)
+	if err != nil {
+		return err
+	}
+	in := io.Reader(os.Stdin)
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	opts := kf.options()
+	opts.WriteProtected = false // set after the import
+	if err := cartridge.Create(cf.dir, cf.barcode, opts); err != nil {
+		return err
+	}
+	st, err := importInto(cf, in, sf, *part, kf.writeProtect)
+	if err != nil {
+		os.Remove(cartridge.Path(cf.dir, cf.barcode))
+		return fmt.Errorf("%s (cartridge %s removed)", err, cf.barcode)
+	}
+	if *asJSON {
+		return writeJSON(stdout, struct {
+			Barcode string `json:"barcode"`
+			Format  string `json:"format"`
+			cartridge.SIMHStats
+		}{cf.barcode, st.Format.String(), st})
+	}
+	fmt.Fprintf(stdout, "imported %s into %s: %d blocks (%s), %d filemarks, format %s",
+		file, cf.barcode, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
+	if st.BadRecords > 0 {
+		fmt.Fprintf(stdout, ", %d bad records", st.BadRecords)
+	}
+	if st.Skipped > 0 {
+		fmt.Fprintf(stdout, ", %d private/reserved objects skipped", st.Skipped)
+	}
+	if st.EOM {
+		fmt.Fprint(stdout, ", stopped at end-of-medium marker")
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
+	m, err := cartridge.Open(cf.dir, cf.barcode)
+	if err != nil {
+		return cartridge.SIMHStats{}, err
+	}
+	defer m.Close()
+	if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		return cartridge.SIMHStats{}, fmt.Errorf("partition %d: %w", part, err)
+	}
+	st, err := cartridge.ImportSIMH(m, in, sf)
+	if err != nil {
+		return st, err
+	}
+	if wp {
+		if err := m.SetWriteProtected(true); err != nil {
+			return st, err
+		}
+	}
+	return st, m.Close()
+}
+
+func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf commonFlags
+	fs := newFlagSet("media", mediaSub("export"), stderr)
+	cf.register(fs, true)
+	format := fs.String("format", "simh", "odd-length records: simh (padded) or e11 (unpadded)")
+	part := fs.Int("partition", 0, "partition to export")
+	skipSM := fs.Bool("skip-setmarks", false, "leave setmarks out instead of failing")
+	eom := fs.Bool("eom", false, "end the image with an end-of-medium marker")
+	force := fs.Bool("force", false, "replace an existing FILE")
+	file, sf, err := parseTapArgs(fs, &cf, args, format)
+	if err != nil {
+		return err
+	}
+	m, err := openRO(cf)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if *part < 0 || *part >= m.Info().Partitions {
+		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
+	}
+	opts := cartridge.SIMHExportOptions{Format: sf, SkipSetmarks: *skipSM, EOM: *eom}
+	if file == "-" {
+		_, err := cartridge.ExportSIMH(m, *part, stdout, opts)
+		return err
+	}
+	// Write next to the target and rename, so a failed export leaves no
+	// partial file under the name.
+	if _, err := os.Lstat(file); err == nil && !*force {
+		return fmt.Errorf("%s exists (use --force to replace it)", file)
+	}
+	tmp := file + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := cartridge.ExportSIMH(m, *part, f, opts)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, file)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	fmt.Fprintf(stdout, "exported %s partition %d to %s: %d blocks (%s), %d filemarks, format %s",
+		cf.barcode, *part, file, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
+	if st.Skipped > 0 {
+		fmt.Fprintf(stdout, ", %d setmarks left out", st.Skipped)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+// parseTapArgs parses the flags and the one FILE.tap argument of import
+// and export, checks the common flags and parses the --format value.
+func parseTapArgs(fs *flag.FlagSet, cf *commonFlags, args []string, format *string) (string, cartridge.SIMHFormat, error) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(pos) != 1 {
+		return "", 0, usagef("want one FILE.tap argument, got %d", len(pos))
+	}
+	if err := cf.check(); err != nil {
+		return "", 0, err
+	}
+	sf, err := cartridge.ParseSIMHFormat(*format)
+	if err != nil {
+		return "", 0, usagef("--format: %v", err)
+	}
+	return pos[0], sf, nil
+}

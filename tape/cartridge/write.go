@@ -1,0 +1,306 @@
+package cartridge
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/vscsid/vscsid/tape"
+)
+
+// WriteBlock writes one block of n bytes read from r at the current
+// position, discarding everything after it, and moves past it.
+func (m *Image) WriteBlock(r io.Reader, n int) error {
+	if n <= 0 || n > MaxBlockLen {
+		return fmt.Errorf("cartridge: block length %d out of range 1..%d", n, MaxBlockLen)
+	}
+	return m.write(recBlock, r, n)
+}
+
+// WriteMark writes a filemark or a setmark at the current position,
+// discarding everything after it, and moves past it.
+func (m *Image) WriteMark(kind tape.Kind) error {
+	switch kind {
+	case tape.KindFilemark:
+		return m.write(recFilemark, nil, 0)
+	case tape.KindSetmark:
+		return m.write(recSetmark, nil, 0)
+	}
+	return fmt.Errorf("cartridge: cannot write a mark of kind %d", kind)
+}
+
+const wbufSize = recHeaderSize + 1<<20 // a 1 MiB block goes out in one pwrite
+
+func (m *Image) write(typ uint8, r io.Reader, n int) error {
+	if err := m.checkWritable(); err != nil {
+		return err
+	}
+	p := &m.parts[m.part]
+	at := m.cur
+	if m.sb.flags&flagWORM != 0 && at.off < p.eod.off {
+		return tape.ErrWORMOverwrite
+	}
+	total := recHeaderSize + int64(n)
+	if at.off+total > p.capacity {
+		return tape.ErrEndOfMedium
+	}
+	h := recHeader{
+		typ: typ, part: uint8(m.part), length: uint32(n), prevLen: at.prevLen,
+		obj: at.obj, file: at.file, set: at.set, id: m.rng.Uint64(), prev: at.prevID,
+	}
+	if m.wbuf == nil {
+		m.wbuf = make([]byte, wbufSize)
+	}
+	off := p.start + at.off
+	if total <= wbufSize {
+		// Take the data before touching the image: a short reader leaves
+		// the tape as it was.
+		buf := m.wbuf[:total]
+		if n > 0 {
+			if _, err := io.ReadFull(r, buf[recHeaderSize:]); err != nil {
+				return fmt.Errorf("cartridge: read block data: %w", err)
+			}
+			h.dataCRC = crc32.Checksum(buf[recHeaderSize:], castagnoli)
+		}
+		if err := m.prepareWrite(p, at); err != nil {
+			return err
+		}
+		h.put(buf)
+		if _, err := m.f.WriteAt(buf, off); err != nil {
+			p.tailDirty = true
+			return fmt.Errorf("cartridge: write record: %w", err)
+		}
+	} else {
+		// Larger than the buffer: data in chunks, the header last, so a
+		// crash leaves no header in front of missing data.
+		if err := m.prepareWrite(p, at); err != nil {
+			return err
+		}
+		var crc uint32
+		for done := 0; done < n; {
+			c := min(n-done, wbufSize)
+			if _, err := io.ReadFull(r, m.wbuf[:c]); err != nil {
+				p.tailDirty = true
+				return fmt.Errorf("cartridge: read block data: %w", err)
+			}
+			crc = crc32.Update(crc, castagnoli, m.wbuf[:c])
+			if _, err := m.f.WriteAt(m.wbuf[:c], off+recHeaderSize+int64(done)); err != nil {
+				p.tailDirty = true
+				return fmt.Errorf("cartridge: write record: %w", err)
+			}
+			done += c
+		}
+		h.dataCRC = crc
+		h.put(m.scratch[:])
+		if _, err := m.f.WriteAt(m.scratch[:], off); err != nil {
+			p.tailDirty = true
+			return fmt.Errorf("cartridge: write record: %w", err)
+		}
+	}
+	if p.last {
+		p.fileEnd = max(p.fileEnd, at.off+total)
+	}
+	m.dirty = true
+	m.bumpVCR()
+	p.idx.note(at.obj, at.off, typ == recFilemark)
+	next := at.next(&h)
+	p.eod = next
+	m.setPos(m.part, next)
+	return nil
+}
+
+// prepareWrite makes at the end of data before a record is written there:
+// it discards the records after at (a write in the middle truncates) and
+// any stale or torn bytes after the end of data.
+func (m *Image) prepareWrite(p *partition, at pos) error {
+	if at.off == p.eod.off && !p.tailDirty {
+		return nil
+	}
+	return m.truncate(p, at)
+}
+
+// truncate discards everything in partition p from position at on.
+//
+// Order matters for crash safety. (1) If the superblock vouches for records
+// after at, it is rewritten first (and synced) to stop at at, so that a
+// crash can never resurrect a half-overwritten record as synced data.
+// (2) The discarded records are then made unreachable: the last region is
+// cut with ftruncate; in a region followed by others, an end-of-data
+// marker is written at at (records after it link to the old chain, never
+// to a new record, so they can never be mistaken for valid data) and the
+// rest of the region is punched out, where the filesystem supports it.
+func (m *Image) truncate(p *partition, at pos) error {
+	if at.off < p.synced.off {
+		if err := m.persistSuperblockAt(m.part, at); err != nil {
+			return err
+		}
+	}
+	if p.last {
+		if p.fileEnd > at.off {
+			if err := m.f.Truncate(p.start + at.off); err != nil {
+				return fmt.Errorf("cartridge: truncate: %w", err)
+			}
+			p.fileEnd = at.off
+		}
+	} else if at.off+recHeaderSize <= p.capacity {
+		h := recHeader{
+			typ: recEOD, part: uint8(m.part), prevLen: at.prevLen, obj: at.obj,
+			file: at.file, set: at.set, id: m.rng.Uint64(), prev: at.prevID,
+		}
+		h.put(m.scratch[:])
+		if _, err := m.f.WriteAt(m.scratch[:], p.start+at.off); err != nil {
+			return fmt.Errorf("cartridge: write end-of-data marker: %w", err)
+		}
+		const page = 4096
+		from := (p.start + at.off + recHeaderSize + page - 1) / page * page
+		if to := p.start + p.capacity; from < to {
+			punchHole(m.f, from, to-from) // best effort: space only
+		}
+	}
+	p.eod = at
+	p.tailDirty = false
+	p.idx.truncate(at.obj)
+	m.hdrOK = false
+	m.rbufOK = false
+	m.dirty = true
+	return nil
+}
+
+// bumpVCR changes the volume change reference once per modification after
+// it was last read (SPC-5 VOLUME CHANGE REFERENCE: changes whenever the
+// medium is changed). It never takes the value FFFFFFFFh, which LTFS reads
+// as "unusable".
+func (m *Image) bumpVCR() {
+	if !m.vcrFresh {
+		m.sb.vcr = m.sb.vcr%0xFFFFFFFE + 1
+		m.vcrFresh = true
+		m.sbDirty = true
+	}
+}
+
+// Erase discards everything from the current position on.
+func (m *Image) Erase() error {
+	if err := m.checkWritable(); err != nil {
+		return err
+	}
+	p := &m.parts[m.part]
+	if m.cur.off == p.eod.off && !p.tailDirty {
+		return nil
+	}
+	if m.sb.flags&flagWORM != 0 && m.cur.off < p.eod.off {
+		return tape.ErrWORMOverwrite
+	}
+	if err := m.truncate(p, m.cur); err != nil {
+		return err
+	}
+	m.bumpVCR()
+	return nil
+}
+
+// persistSuperblockAt records position at as partition part's synced end of
+// data (the other partitions keep theirs) and writes the superblock.
+func (m *Image) persistSuperblockAt(part int, at pos) error {
+	entries := m.entries(func(i int) pos {
+		if i == part {
+			return at
+		}
+		return m.parts[i].synced
+	})
+	if err := m.writeSuperblock(entries); err != nil {
+		return err
+	}
+	m.parts[part].synced = at
+	return nil
+}
+
+// entries builds the partition table with the end of data end(i).
+func (m *Image) entries(end func(i int) pos) []partEntry {
+	es := make([]partEntry, len(m.parts))
+	for i := range m.parts {
+		p, s := &m.parts[i], end(i)
+		es[i] = partEntry{
+			start: p.start, capacity: p.capacity, ew: p.ew, bop: p.bop,
+			end: s.off, objects: s.obj, files: s.file, sets: s.set, lastID: s.prevID, lastLen: s.prevLen,
+		}
+	}
+	return es
+}
+
+// persistSuperblock writes the superblock with the partitions' synced ends
+// of data unchanged: for attribute, flag and counter updates.
+func (m *Image) persistSuperblock() error {
+	return m.writeSuperblock(m.entries(func(i int) pos { return m.parts[i].synced }))
+}
+
+// writeSuperblock writes the superblock with the given partition table to
+// the slot that does not hold the newest one, then fdatasyncs. A crash
+// while writing leaves the other slot, which still describes a state whose
+// records are on disk.
+func (m *Image) writeSuperblock(entries []partEntry) error {
+	if m.readOnly {
+		return tape.ErrWriteProtected
+	}
+	sb := m.sb
+	sb.seq++
+	sb.parts = entries
+	sb.mam = encodeMAM(m.mam)
+	if m.sbuf == nil {
+		m.sbuf = make([]byte, slotSize)
+	}
+	b := sb.marshal(m.sbuf)
+	slot := 1 - m.slot
+	if _, err := m.f.WriteAt(b, int64(slot)*slotSize); err != nil {
+		return fmt.Errorf("cartridge: write header: %w", err)
+	}
+	if err := m.datasync(); err != nil {
+		return err
+	}
+	m.slot = slot
+	m.sb.seq = sb.seq
+	m.sbDirty = false
+	return nil
+}
+
+// Sync makes every object written so far durable: fdatasync of the
+// records, then the superblock with the new ends of data (and its own
+// fdatasync). It does nothing when nothing changed.
+func (m *Image) Sync() error {
+	if err := m.checkOpen(); err != nil {
+		return err
+	}
+	if m.readOnly {
+		return nil
+	}
+	if m.dirty {
+		if err := m.datasync(); err != nil {
+			return err
+		}
+		m.dirty = false
+	}
+	changed := m.sbDirty
+	for i := range m.parts {
+		changed = changed || m.parts[i].synced != m.parts[i].eod
+	}
+	if !changed {
+		return nil
+	}
+	if err := m.writeSuperblock(m.entries(func(i int) pos { return m.parts[i].eod })); err != nil {
+		return err
+	}
+	for i := range m.parts {
+		m.parts[i].synced = m.parts[i].eod
+	}
+	return nil
+}
+
+func (m *Image) datasync() error {
+	if m.noSync {
+		// test only
+	} else if err := datasync(m.f); err != nil {
+		return fmt.Errorf("cartridge: sync: %w", err)
+	}
+	if m.afterSync != nil {
+		m.afterSync()
+	}
+	return nil
+}
