@@ -44,12 +44,15 @@ type SenseFormatReporter interface {
 	CurrentSenseFormat() scsi.SenseFormat
 }
 
-// Reconfigurer, Resizer and WriteCacher are target's optional interfaces
-// for a live RECONFIG, restated: Device forwards them.
+// target's optional interfaces for a live RECONFIG, restated: Device
+// forwards them.
 type (
+	// Reconfigurer takes a new cfgstring.
 	Reconfigurer interface{ Reconfigure(cfgstring string) error }
-	Resizer      interface{ Resize(size uint64) error }
-	WriteCacher  interface{ SetWriteCache(enabled bool) error }
+	// Resizer takes a new size.
+	Resizer interface{ Resize(size uint64) error }
+	// WriteCacher turns the write cache on or off.
+	WriteCacher interface{ SetWriteCache(enabled bool) error }
 )
 
 // HoldMargin is how long past cmd_time_out a timeout rule without a hold
