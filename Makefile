@@ -4,7 +4,7 @@ SUITE     ?= bookworm
 FUZZTIME  ?= 10s
 BIN       := bin
 
-.PHONY: all deps build vet cross unit deploy-check fuzz bench vm-test vm-full demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check fuzz bench vm-test vm-full demo experiments test clean
 
 all: build
 
@@ -35,6 +35,13 @@ cross:
 	GOOS=darwin $(GO) vet ./...
 	GOOS=freebsd $(GO) build ./...
 	GOARCH=arm64 $(GO) build ./...
+
+# golangci-lint v2, pinned in tools/go.mod (its own module, so that its
+# dependencies stay out of go.mod); the rules are in .golangci.yml. Not in
+# `make test` yet: findings remain in packages under rework. Add it to
+# test's prerequisites once `make lint` is clean.
+lint:
+	$(GO) tool -modfile=tools/go.mod golangci-lint run ./...
 
 # Unit tests with the race detector. Fuzz targets' seed corpora
 # (testdata/fuzz/*) run as ordinary test cases here.

@@ -163,7 +163,7 @@ func golden(t *testing.T, name string, c prometheus.Collector) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := testutil.CollectAndCompare(c, f); err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func TestDeployFilesUseExportedMetrics(t *testing.T) {
 func TestWebConfigExample(t *testing.T) {
 	addr := freeAddr(t)
 	stop, _ := serve(t, "--web.listen-address", addr, "--web.config.file", "../deploy/prometheus/web-config.example.yml")
-	defer stop()
+	defer func() { _ = stop() }()
 	if code, _ := get(t, "http://"+addr+"/metrics", "", ""); code != 401 {
 		t.Errorf("without credentials: %d, want 401", code)
 	}

@@ -137,7 +137,7 @@ func Serve(ctx context.Context, reg *prometheus.Registry, flags *web.FlagConfig,
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close() // scrapes still running after the timeout
+		_ = srv.Close() // scrapes still running after the timeout
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("metrics server: %w", err)

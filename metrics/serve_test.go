@@ -32,7 +32,7 @@ func freeAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	return addr
 }
 
@@ -84,7 +84,7 @@ func get(t *testing.T, url, user, pass string) (int, string) {
 		resp, err := client.Do(req)
 		if err == nil {
 			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestServeBasicAuth(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	stop, _ := serve(t, "--web.listen-address", addr, "--web.config.file", cfg)
-	defer stop()
+	defer func() { _ = stop() }()
 	if code, _ := get(t, "http://"+addr+"/metrics", "", ""); code != http.StatusUnauthorized {
 		t.Errorf("without credentials: %d, want 401", code)
 	}
@@ -157,7 +157,7 @@ func TestServeStartErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer busy.Close()
+	defer func() { _ = busy.Close() }()
 	badCfg := filepath.Join(t.TempDir(), "web.yml")
 	if err := os.WriteFile(badCfg, []byte("basic_auth_users:\n  prometheus: not-a-bcrypt-hash\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestServeStartErrors(t *testing.T) {
 					t.Fatalf("Serve = %v, want an error containing %q", err, tc.want)
 				}
 			case <-time.After(5 * time.Second):
-				stop()
+				_ = stop()
 				t.Fatal("Serve did not fail")
 			}
 		})

@@ -144,7 +144,7 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 	defer func() {
 		if err != nil {
 			if c, ok := h.(io.Closer); ok && m.dev == nil {
-				c.Close()
+				_ = c.Close()
 			}
 			if uerr := m.undo.run(); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("roll back: %w", uerr))

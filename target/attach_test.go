@@ -128,7 +128,7 @@ func TestAttachErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	ctx := context.Background()
 	other := f.foreign("1", "rbd0", "rbd/pool/img")
 	if _, err := tg.Attach(ctx, other); !errors.Is(err, ErrNotOurs) {

@@ -153,7 +153,7 @@ func (f *fixture) Mkdir(p string) error {
 		f.mu.Unlock()
 		f.touch(filepath.Join(p, "nexus"), "")
 		f.touch(filepath.Join(p, "address"), fmt.Sprintf("%d:0:%s\n", host, m[2]))
-		os.Mkdir(filepath.Join(p, "lun"), 0o755)
+		_ = os.Mkdir(filepath.Join(p, "lun"), 0o755)
 	}
 	return nil
 }
@@ -172,19 +172,19 @@ func (f *fixture) Rmdir(p string) error {
 			return &fs.PathError{Op: "rmdir", Path: p, Err: unix.EBUSY}
 		}
 		for _, n := range objFiles {
-			os.Remove(filepath.Join(p, n))
+			_ = os.Remove(filepath.Join(p, n))
 		}
-		os.Remove(filepath.Join(p, "attrib"))
-		os.Remove(filepath.Join(p, "action"))
-		os.Remove(filepath.Join(p, "wwn"))
+		_ = os.Remove(filepath.Join(p, "attrib"))
+		_ = os.Remove(filepath.Join(p, "action"))
+		_ = os.Remove(filepath.Join(p, "wwn"))
 		if uio != "" {
-			os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "uio", uio))
-			os.Remove(filepath.Join(f.paths.Dev, uio))
+			_ = os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "uio", uio))
+			_ = os.Remove(filepath.Join(f.paths.Dev, uio))
 		}
 	case tpgRE.MatchString(r):
-		os.Remove(filepath.Join(p, "nexus"))
-		os.Remove(filepath.Join(p, "address"))
-		os.Remove(filepath.Join(p, "lun")) // fails (and so does the rmdir) while a LUN exists
+		_ = os.Remove(filepath.Join(p, "nexus"))
+		_ = os.Remove(filepath.Join(p, "address"))
+		_ = os.Remove(filepath.Join(p, "lun")) // fails (and so does the rmdir) while a LUN exists
 	}
 	return os.Remove(p)
 }
@@ -214,8 +214,8 @@ func (f *fixture) WriteAttr(p, v string) error {
 	if err != nil {
 		return err
 	}
-	fh.WriteString(v)
-	fh.Close()
+	_, _ = fh.WriteString(v)
+	_ = fh.Close()
 	switch {
 	case strings.HasSuffix(r, "/control") && strings.HasPrefix(v, "dev_config="):
 		f.mu.Lock()
@@ -308,7 +308,7 @@ func (f *fixture) Unlink(p string) error {
 		delete(f.exported, f.rel(target))
 		host := f.hosts[filepath.Join("config/target/loopback", m[1])]
 		f.mu.Unlock()
-		os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "scsi_device", fmt.Sprintf("%d:0:%s:%s", host, m[2], m[3])))
+		_ = os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "scsi_device", fmt.Sprintf("%d:0:%s:%s", host, m[2], m[3])))
 	}
 	return os.Remove(p)
 }
@@ -378,7 +378,7 @@ func (f *fixture) options(log *zap.Logger) Options {
 // tree lists every path under the fixture's configfs, sysfs and /dev.
 func (f *fixture) tree() []string {
 	var out []string
-	filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(f.root, func(p string, _ fs.DirEntry, _ error) error {
 		if r := f.rel(p); r != "." && !strings.HasPrefix(r, "run") {
 			out = append(out, r)
 		}
@@ -523,7 +523,7 @@ func TestCreateRollsBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tg.Close()
+			defer func() { _ = tg.Close() }()
 			f.fail[c.failAt] = c.err
 			_, err = tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30})
 			if !errors.Is(err, c.err) {
@@ -578,7 +578,7 @@ func TestCreateFactoryError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	before := f.tree()
 	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "d", Subtype: "vdisk", Config: ""}); err == nil || !strings.Contains(err.Error(), "size: missing") {
 		t.Fatalf("Create: %v", err)
@@ -593,12 +593,12 @@ func TestCreateFactoryError(t *testing.T) {
 
 func TestCreateRefusesLeftovers(t *testing.T) {
 	f := newFixture(t)
-	os.MkdirAll(filepath.Join(f.paths.ConfigFS, "target/core/user_7/disk0"), 0o755)
+	_ = os.MkdirAll(filepath.Join(f.paths.ConfigFS, "target/core/user_7/disk0"), 0o755)
 	tg, err := New(f.options(zaptest.NewLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	_, err = tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G"})
 	if err == nil || !strings.Contains(err.Error(), "user_7/disk0 already exists") {
 		t.Fatalf("Create: %v", err)
@@ -643,18 +643,18 @@ func TestPreflight(t *testing.T) {
 	} {
 		t.Run(c.remove, func(t *testing.T) {
 			f := newFixture(t)
-			os.RemoveAll(filepath.Join(f.root, c.remove))
+			_ = os.RemoveAll(filepath.Join(f.root, c.remove))
 			_, err := New(f.options(zap.NewNop()))
 			if !errors.Is(err, ErrKernelSupport) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("New: %v, want ErrKernelSupport mentioning %q", err, c.want)
 			}
 			// The lock was released: a corrected setup starts.
-			os.MkdirAll(filepath.Join(f.root, c.remove, "target/core"), 0o755)
-			os.MkdirAll(filepath.Join(f.root, "config/target/core"), 0o755)
+			_ = os.MkdirAll(filepath.Join(f.root, c.remove, "target/core"), 0o755)
+			_ = os.MkdirAll(filepath.Join(f.root, "config/target/core"), 0o755)
 			if tg, err := New(f.options(zap.NewNop())); err != nil {
 				t.Fatalf("after fixing: %v", err)
 			} else {
-				tg.Close()
+				_ = tg.Close()
 			}
 		})
 	}
@@ -669,12 +669,12 @@ func TestSecondInstanceRefused(t *testing.T) {
 	if _, err := New(f.options(zap.NewNop())); !errors.Is(err, ErrAlreadyRunning) {
 		t.Fatalf("second New: %v", err)
 	}
-	tg.Close()
+	_ = tg.Close()
 	tg, err = New(f.options(zap.NewNop()))
 	if err != nil {
 		t.Fatalf("New after Close: %v", err)
 	}
-	tg.Close()
+	_ = tg.Close()
 }
 
 func TestDeviceFaultLoggedOnce(t *testing.T) {
@@ -749,7 +749,7 @@ func TestFreeHBA(t *testing.T) {
 	f := newFixture(t)
 	core := f.paths.core()
 	for _, d := range []string{"user_0", "rd_mcp_2", "pscsi_3", "iblock_10"} {
-		os.Mkdir(filepath.Join(core, d), 0o755)
+		_ = os.Mkdir(filepath.Join(core, d), 0o755)
 	}
 	// fileio_0, user_1 (fixture), user_0, rd_mcp_2, pscsi_3 → 4.
 	if n, err := freeHBA(f, core); err != nil || n != 4 {
@@ -767,7 +767,7 @@ func crash(tg *Target) {
 	}
 	tg.closed = true
 	tg.mu.Unlock()
-	tg.lock.Close()
+	_ = tg.lock.Close()
 }
 
 func TestCreateReclaimsLeftovers(t *testing.T) {
@@ -841,7 +841,7 @@ func TestCreateReclaimsUnexportedLeftover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	// Another dev_config: not ours, refused, untouched.
 	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=2G"}); err == nil || !strings.Contains(err.Error(), "not a leftover") {
 		t.Fatalf("Create with another config: %v", err)
@@ -849,7 +849,7 @@ func TestCreateReclaimsUnexportedLeftover(t *testing.T) {
 	if len(f.Ops()) != 0 {
 		t.Fatalf("touched a foreign object: %v", f.Ops())
 	}
-	os.RemoveAll(filepath.Join(obj, "attrib", "hw_block_size")) // let rmdir see only fixture files
+	_ = os.RemoveAll(filepath.Join(obj, "attrib", "hw_block_size")) // let rmdir see only fixture files
 	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G"}); err != nil {
 		t.Fatal(err)
 	}

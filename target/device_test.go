@@ -63,9 +63,9 @@ func (m *memDisk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Respo
 	}
 	switch cmd.CDB.OpCode() {
 	case scsi.Read10:
-		cmd.Data.Write(m.data[off : off+n])
+		_, _ = cmd.Data.Write(m.data[off : off+n])
 	case scsi.Write10:
-		cmd.Data.Read(m.data[off : off+n])
+		_, _ = cmd.Data.Read(m.data[off : off+n])
 	default:
 		return scsi.ResponseFor(scsi.ErrInvalidOpCode)
 	}
@@ -112,7 +112,7 @@ type fill struct {
 }
 
 func (f fill) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
-	cmd.Data.Write(pattern(f.w, 1))
+	_, _ = cmd.Data.Write(pattern(f.w, 1))
 	return f.resp
 }
 
@@ -299,7 +299,7 @@ func (g *gated) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Respo
 	for i := range b {
 		b[i] = byte(lba)
 	}
-	cmd.Data.Write(b)
+	_, _ = cmd.Data.Write(b)
 	return scsi.Good
 }
 

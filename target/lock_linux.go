@@ -21,7 +21,7 @@ func lockFile(path string) (io.Closer, error) {
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("lock file %s: %w", path, err)
 	}
 	var lerr error
@@ -29,7 +29,7 @@ func lockFile(path string) (io.Closer, error) {
 		lerr = err
 	}
 	if lerr != nil {
-		f.Close()
+		_ = f.Close()
 		if errors.Is(lerr, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %s is locked by another process", ErrAlreadyRunning, path)
 		}

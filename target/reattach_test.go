@@ -24,7 +24,7 @@ func TestAttachReplacesDeadDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	ctx := context.Background()
 	name := f.foreign("7", "tc0", "vdisk/size=1G")
 	if _, err := tg.Attach(ctx, name); err != nil {

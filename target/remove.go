@@ -10,10 +10,10 @@ import (
 
 func removingKey(hba int, name string) string { return fmt.Sprintf("%d/%s", hba, name) }
 
-// ErrNoDevice: no device of that name is served.
+// ErrNoDevice means no device of that name is served.
 var ErrNoDevice = errors.New("no such device")
 
-// ErrNotOwned: the device was created by another tool (targetcli); vscsid
+// ErrNotOwned means the device was created by another tool (targetcli); vscsid
 // serves it but removing it is that tool's business.
 var ErrNotOwned = errors.New("device created by another tool")
 

@@ -18,7 +18,7 @@ func TestRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	ctx := context.Background()
 	for _, n := range []string{"d0", "d1"} {
 		if _, err := tg.Create(ctx, DeviceSpec{Name: n, Subtype: "vdisk", Config: "size=1G", Size: 1 << 30, BlockSize: 512}); err != nil {

@@ -60,7 +60,7 @@ func TestRemovedByAnotherToolEndsQuietly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	ctx := context.Background()
 	infos := map[string]DeviceInfo{}
 	for _, n := range []string{"removed", "faulty"} {
@@ -115,7 +115,7 @@ func TestRemovedRingFailsBeforeObjectGoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	info, err := tg.Create(context.Background(), DeviceSpec{Name: "late", Subtype: "vdisk", Config: "size=1G"})
 	if err != nil {
 		t.Fatal(err)

@@ -107,11 +107,11 @@ func TestLoadValidates(t *testing.T) {
 		{"cdb_off past entry", func(e []byte, a uint64) { ne.PutUint64(e[reqCdbOffOff:], a+entry) }, "cdb_off"},
 		{"cdb_off huge", func(e []byte, _ uint64) { ne.PutUint64(e[reqCdbOffOff:], 1<<63) }, "cdb_off"},
 		{"cdb too long", func(e []byte, a uint64) { ne.PutUint64(e[reqCdbOffOff:], a+entry-8); e[entry-8] = 0x28 }, "does not fit"},
-		{"varlen cdb too long", func(e []byte, a uint64) { e[112] = 0x7f; e[119] = 200 }, "does not fit"},
+		{"varlen cdb too long", func(e []byte, _ uint64) { e[112] = 0x7f; e[119] = 200 }, "does not fit"},
 		{"iov in ring", func(e []byte, a uint64) { ne.PutUint64(e[reqIovOff:], a) }, "outside the data area"},
-		{"iov past end", func(e []byte, a uint64) { ne.PutUint64(e[reqIovOff+8:], 4097) }, "outside the data area"},
-		{"iov len overflow", func(e []byte, a uint64) { ne.PutUint64(e[reqIovOff+8:], 1<<64-1) }, "outside the data area"},
-		{"iov base huge", func(e []byte, a uint64) { ne.PutUint64(e[reqIovOff:], 1<<64-16) }, "outside the data area"},
+		{"iov past end", func(e []byte, _ uint64) { ne.PutUint64(e[reqIovOff+8:], 4097) }, "outside the data area"},
+		{"iov len overflow", func(e []byte, _ uint64) { ne.PutUint64(e[reqIovOff+8:], 1<<64-1) }, "outside the data area"},
+		{"iov base huge", func(e []byte, _ uint64) { ne.PutUint64(e[reqIovOff:], 1<<64-16) }, "outside the data area"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := newRing(mapping(1000, 4096))

@@ -29,8 +29,6 @@ var (
 	ErrKernelSupport = errors.New("kernel support for TCMU is missing")
 	// ErrClosed is returned by Create after Close.
 	ErrClosed = errors.New("target closed")
-
-	errUnsupported = errors.New("TCMU needs Linux")
 )
 
 // ringDev is an open TCMU device: its mapping and its doorbell.
@@ -181,7 +179,7 @@ func New(opts Options) (*Target, error) {
 		return nil, err
 	}
 	if err := preflight(t.fs, t.paths); err != nil {
-		lock.Close()
+		_ = lock.Close()
 		return nil, err
 	}
 	t.lock = lock
@@ -351,7 +349,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	d, err := NewDevice(rd.Memory(), rd, h, dlog)
 	if err != nil {
 		if c, ok := h.(io.Closer); ok {
-			c.Close()
+			_ = c.Close()
 		}
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
@@ -463,7 +461,7 @@ func (t *Target) failFast(ctx context.Context, obj string, rd ringDev, log *zap.
 
 // export creates the tcm_loop target for the storage object obj and links
 // the LUN. It returns the target and initiator WWNs and the SCSI address.
-func (t *Target) export(ctx context.Context, m *managed, name, obj string) (naa, nexus, addr string, err error) {
+func (t *Target) export(_ context.Context, m *managed, name, obj string) (naa, nexus, addr string, err error) {
 	f := t.fs
 	lb := t.paths.loopback()
 	if !f.Exists(lb) {

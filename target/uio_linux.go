@@ -45,7 +45,7 @@ func openUIO(path string, size int) (ringDev, error) {
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("open uio %s: %w", path, err)
 	}
 	var mem []byte
@@ -56,7 +56,7 @@ func openUIO(path string, size int) (ringDev, error) {
 		merr = err
 	}
 	if merr != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("mmap %d bytes of %s: %w", size, path, merr)
 	}
 	return &uio{f: f, mem: mem}, nil
@@ -76,7 +76,7 @@ func (u *uio) watch(ctx context.Context) {
 		u.stop()
 	}
 	u.watched = ctx
-	u.stop = context.AfterFunc(ctx, func() { u.f.SetReadDeadline(aLongTimeAgo) })
+	u.stop = context.AfterFunc(ctx, func() { _ = u.f.SetReadDeadline(aLongTimeAgo) })
 }
 
 // Wait reads the 4-byte uio event counter: it returns once the kernel

@@ -18,7 +18,7 @@ func pipeUIO(t *testing.T) (*uio, *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.Close(); w.Close() })
+	t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
 	return &uio{f: r}, w
 }
 
@@ -31,7 +31,7 @@ func TestUIOWaitWakesOnEvent(t *testing.T) {
 		t.Fatalf("Wait returned before any event: %v", err)
 	case <-time.After(20 * time.Millisecond):
 	}
-	w.Write([]byte{1, 0, 0, 0})
+	_, _ = w.Write([]byte{1, 0, 0, 0})
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +63,10 @@ func TestUIOWaitAllocatesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ev := []byte{1, 0, 0, 0}
-	w.Write(ev)
-	u.Wait(ctx) // installs the cancellation watch once
+	_, _ = w.Write(ev)
+	_ = u.Wait(ctx) // installs the cancellation watch once
 	allocs := testing.AllocsPerRun(100, func() {
-		w.Write(ev)
+		_, _ = w.Write(ev)
 		if err := u.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -82,8 +82,8 @@ func TestUIOKickWritesFourBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	defer w.Close()
+	defer func() { _ = r.Close() }()
+	defer func() { _ = w.Close() }()
 	u := &uio{f: w}
 	if err := u.Kick(); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func startBus(t *testing.T, body string) *bus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func (b *bus) connect(t *testing.T) *godbus.Conn {
 	if err != nil {
 		t.Fatalf("connect to %s: %v", b.addr, err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

@@ -140,7 +140,7 @@ func TestReRegisterWhenTCMURunnerRestarts(t *testing.T) {
 		t.Fatalf("first registrations %q", got)
 	}
 
-	runner.conn.Close() // tcmu-runner exits
+	_ = runner.conn.Close() // tcmu-runner exits
 	waitFor(t, "the Warn about the vanished owner", func() bool {
 		return logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("left").Len() == 1
 	})

@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"syscall" //nolint:depguard // os/exec.Cmd.SysProcAttr is a *syscall.SysProcAttr
 	"testing"
 	"time"
 

@@ -72,10 +72,10 @@ type Handler struct {
 type Mode int
 
 const (
-	// Primary: the Service owns ServiceName and serves targetcli
+	// Primary means the Service owns ServiceName and serves targetcli
 	// directly.
 	Primary Mode = iota + 1
-	// Registered: another process (tcmu-runner) owns ServiceName; the
+	// Registered means another process (tcmu-runner) owns ServiceName; the
 	// Service registered its handlers through HandlerManagerInterface, and
 	// tcmu-runner lists them and forwards CheckConfig to them.
 	Registered

@@ -86,7 +86,7 @@ func newService(t *testing.T, conn *godbus.Conn, hs []dbus.Handler, log *zap.Log
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 

@@ -207,7 +207,7 @@ func newTape(t *testing.T) posDrive {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { dr.Close() })
+	t.Cleanup(func() { _ = dr.Close() })
 	for range 5 {
 		if r, _ := run(dr, tur, 0); r.Status == scsi.StatusGood {
 			break

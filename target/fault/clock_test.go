@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -63,7 +64,7 @@ func TestRealClockSleeps(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := c.Sleep(ctx, time.Hour); err != context.Canceled {
+	if err := c.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Sleep on a done context: %v", err)
 	}
 }
@@ -77,13 +78,13 @@ func benchClock(b *testing.B, d time.Duration) {
 	c := newRealClock()
 	ctx := context.Background()
 	for range 64 { // learn
-		c.Sleep(ctx, d)
+		_ = c.Sleep(ctx, d)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
-		c.Sleep(ctx, d)
+		_ = c.Sleep(ctx, d)
 	}
 	mean := time.Since(start) / time.Duration(b.N)
 	b.ReportMetric(float64(mean-d)/float64(d)*100, "%-off")

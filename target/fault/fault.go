@@ -44,10 +44,14 @@ type SenseFormatReporter interface {
 // Reconfigurer, Resizer, WriteCacher and Resetter are target's optional
 // interfaces, restated: Device forwards them.
 type (
+	// Reconfigurer takes a new cfgstring.
 	Reconfigurer interface{ Reconfigure(cfgstring string) error }
-	Resizer      interface{ Resize(size uint64) error }
-	WriteCacher  interface{ SetWriteCache(enabled bool) error }
-	Resetter     interface{ Reset() }
+	// Resizer takes a new size.
+	Resizer interface{ Resize(size uint64) error }
+	// WriteCacher turns the write cache on or off.
+	WriteCacher interface{ SetWriteCache(enabled bool) error }
+	// Resetter learns of a LUN reset (a tape drive queues 29/00).
+	Resetter interface{ Reset() }
 )
 
 // HoldMargin is how long past cmd_time_out a timeout rule without a hold

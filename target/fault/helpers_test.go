@@ -50,7 +50,7 @@ func (r *recorder) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Resp
 				for j := range blk {
 					blk[j] = byte(int(cmd.CDB.Uint32(2)) + i)
 				}
-				cmd.Data.Write(blk)
+				_, _ = cmd.Data.Write(blk)
 			}
 		}
 	case scsi.Read6, scsi.Read12, scsi.Read16:

@@ -136,7 +136,7 @@ func (r Rule) String() string {
 		v   uint64
 		def uint64
 	}{{"every", r.every, 1}, {"after", r.after, 0}, {"count", r.count, 0}} {
-		if g.v != g.def && !(g.key == "every" && g.v == 0) {
+		if g.v != g.def && (g.key != "every" || g.v != 0) {
 			b.Uint(g.key, g.v)
 		}
 	}

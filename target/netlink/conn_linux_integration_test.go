@@ -37,11 +37,11 @@ func TestKernel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if err := c.SetFeatures(true); err != nil {
 		t.Fatalf("SetFeatures: %v", err)
 	}
-	defer c.SetFeatures(false)
+	defer func() { _ = c.SetFeatures(false) }()
 
 	hba := filepath.Join(core, "user_97")
 	dev := filepath.Join(hba, "nltest")

@@ -28,7 +28,7 @@ func TestRealSocketCancel(t *testing.T) {
 	}
 	cmds, err := genetlink.Dial(nil)
 	if err != nil {
-		events.Close()
+		_ = events.Close()
 		t.Skipf("no generic netlink socket: %v", err)
 	}
 	ctrl, err := cmds.GetFamily(ctrlFamilyName)
@@ -44,7 +44,7 @@ func TestRealSocketCancel(t *testing.T) {
 	}
 	// A family id no message will carry: nothing decodes as an event.
 	c := &Conn{events: events, cmds: cmds, family: genetlink.Family{ID: 0xfffe, Name: familyName}}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 
 	for i := range 2 { // twice: the deadline must not stick
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -65,7 +65,7 @@ func TestRealSocketCancel(t *testing.T) {
 		errc <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
-	c.Close()
+	_ = c.Close()
 	select {
 	case err := <-errc:
 		if !errors.Is(err, net.ErrClosed) {
@@ -84,7 +84,7 @@ func TestDialWithoutModule(t *testing.T) {
 	}
 	c, err := Dial()
 	if err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Fatal("Dial succeeded without target_core_user")
 	}
 	if !errors.Is(err, os.ErrNotExist) {

@@ -24,13 +24,14 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // UAPI numbers (include/uapi/linux/target_core_user.h), spelled out here so
-// that the tests do not share the package's constants.
+// that the tests do not share the package's constants; named after the
+// header's TCMU_CMD_* and TCMU_ATTR_*.
 const (
 	tADDED, tREMOVED, tRECONFIG                 = 1, 2, 3
-	tADDED_DONE, tREMOVED_DONE, tRECONFIG_DONE  = 4, 5, 6
-	tSET_FEATURES                               = 7
-	aDEVICE, aMINOR, aPAD, aDEV_CFG, aDEV_SIZE  = 1, 2, 3, 4, 5
-	aWRITECACHE, aCMD_STATUS, aDEVICE_ID, aSUPP = 6, 7, 8, 9
+	tADDED_DONE, tREMOVED_DONE, tRECONFIG_DONE  = 4, 5, 6       //nolint:revive // the header's spelling
+	tSET_FEATURES                               = 7             //nolint:revive // the header's spelling
+	aDEVICE, aMINOR, aPAD, aDEV_CFG, aDEV_SIZE  = 1, 2, 3, 4, 5 //nolint:revive // the header's spelling
+	aWRITECACHE, aCMD_STATUS, aDEVICE_ID, aSUPP = 6, 7, 8, 9    //nolint:revive // the header's spelling
 	diskName                                    = "tcm-user/3/disk0/vdisk/size=1G;lbs=4096"
 	receiveWait                                 = 5 * time.Second
 )
@@ -64,8 +65,8 @@ func TestNewConnErrors(t *testing.T) {
 		noFamily := tcmuFamily
 		noFamily.Name = "SOMETHING-ELSE" // the fake answers ENOENT for TCM-USER
 		ev, cmds := k.eventConn(), k.commandConn(noFamily)
-		defer ev.Close()
-		defer cmds.Close()
+		defer func() { _ = ev.Close() }()
+		defer func() { _ = cmds.Close() }()
 		_, err := netlink.NewConn(ev, cmds)
 		if !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("err = %v, want os.ErrNotExist", err)
@@ -79,8 +80,8 @@ func TestNewConnErrors(t *testing.T) {
 		f := tcmuFamily
 		f.Groups = []genetlink.MulticastGroup{{ID: 3, Name: "other"}}
 		ev, cmds := k.eventConn(), k.commandConn(f)
-		defer ev.Close()
-		defer cmds.Close()
+		defer func() { _ = ev.Close() }()
+		defer func() { _ = cmds.Close() }()
 		if _, err := netlink.NewConn(ev, cmds); err == nil || !strings.Contains(err.Error(), `"config"`) {
 			t.Fatalf("err = %v, want one about the missing config group", err)
 		}
@@ -421,5 +422,7 @@ func TestReplyWhileReceiveBlocks(t *testing.T) {
 		t.Fatal("Reply blocked behind Receive")
 	}
 	cancel()
-	<-errc
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("Receive after cancel: %v, want context.Canceled", err)
+	}
 }

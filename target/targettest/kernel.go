@@ -238,7 +238,6 @@ type Kernel struct {
 	pads        int
 	pumpDone    int
 	pumpBad     int
-	pumpErr     error
 
 	dev     *target.Device
 	devDone chan struct{}
@@ -540,9 +539,8 @@ type bitmap []uint64
 
 func newBitmap(n int) bitmap { return make(bitmap, (n+63)/64) }
 
-func (b bitmap) set(i int)      { b[i/64] |= 1 << (i % 64) }
-func (b bitmap) clear(i int)    { b[i/64] &^= 1 << (i % 64) }
-func (b bitmap) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitmap) set(i int)   { b[i/64] |= 1 << (i % 64) }
+func (b bitmap) clear(i int) { b[i/64] &^= 1 << (i % 64) }
 
 // firstFree returns the lowest unset bit at or after from, or -1.
 func (b bitmap) firstFree(from, limit int) int {
@@ -687,7 +685,7 @@ func (k *Kernel) queueLocked(cdb []byte, d Data, p *Pending) (*slot, error) {
 	return s, nil
 }
 
-func (k *Kernel) corruptLocked(e []byte, pos uint32, size, base int) {
+func (k *Kernel) corruptLocked(e []byte, pos uint32, size, _ int) {
 	c := k.corrupt
 	k.corrupt = CorruptNone
 	ne := binary.NativeEndian
@@ -875,7 +873,7 @@ func (k *Kernel) Pump(cdb []byte, d Data, n int) (bad int, err error) {
 			return k.pumpBad - startBad, k.broken
 		}
 		if k.stopped {
-			return k.pumpBad - startBad, fmt.Errorf("targettest: device stopped: %v", k.devErr)
+			return k.pumpBad - startBad, fmt.Errorf("targettest: device stopped: %w", k.devErr)
 		}
 		k.cond.Wait()
 	}

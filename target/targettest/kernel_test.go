@@ -80,7 +80,9 @@ func TestEntryLayout(t *testing.T) {
 	}
 	// Lowest free blocks first: 1, 3, 5, 7 (the gaps left above) are not
 	// adjacent, so 4 iovecs; the last one is partial.
-	k.Queue(read10(), DataIn(3*4096+100))
+	if _, err := k.Queue(read10(), DataIn(3*4096+100)); err != nil {
+		t.Fatal(err)
+	}
 	e = entryAt(k, 144)
 	if ne.Uint32(e[8:]) != 4 || ne.Uint64(e[48:]) != uint64(k.dataOff+4096) || ne.Uint64(e[56+16*3:]) != 100 {
 		t.Errorf("iovs: cnt %d first %#x last len %d", ne.Uint32(e[8:]), ne.Uint64(e[48:]), ne.Uint64(e[56+16*3:]))
@@ -90,7 +92,9 @@ func TestEntryLayout(t *testing.T) {
 	}
 	// In a fresh area, adjacent blocks merge into one iovec.
 	k2 := NewKernel(t, Config{})
-	k2.Queue(read10(), DataIn(3*4096+100))
+	if _, err := k2.Queue(read10(), DataIn(3*4096+100)); err != nil {
+		t.Fatal(err)
+	}
 	e = entryAt(k2, 0)
 	if ne.Uint32(e[8:]) != 1 || ne.Uint64(e[56:]) != 3*4096+100 {
 		t.Errorf("merged iov: cnt %d len %d", ne.Uint32(e[8:]), ne.Uint64(e[56:]))
@@ -111,12 +115,16 @@ func TestPadAtWrap(t *testing.T) {
 	// (the 4th needs 128 bytes plus a 16-byte PAD, and one byte stays
 	// free), then the second.
 	setTail(k, 128)
-	k.Kick()
+	if err := k.Kick(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := k.Queue(read10(), DataIn(512)); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("with 143 bytes free: %v, want ErrNoSpace", err)
 	}
 	setTail(k, 256)
-	k.Kick()
+	if err := k.Kick(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := k.Queue(read10(), DataIn(512)); err != nil {
 		t.Fatalf("after reaping: %v", err)
 	}
@@ -129,11 +137,15 @@ func TestDoubleCompletionBreaksRing(t *testing.T) {
 	rec := &recTB{TB: t}
 	k := NewKernel(rec, Config{})
 	a, _ := k.Queue(read10(), DataIn(512))
-	k.Queue(read10(), DataIn(512))
+	if _, err := k.Queue(read10(), DataIn(512)); err != nil {
+		t.Fatal(err)
+	}
 	// Write A's cmd_id into both slots: A is completed twice and B never.
 	ne.PutUint16(entryAt(k, 128)[4:], a.ID())
 	setTail(k, 256)
-	k.Kick()
+	if err := k.Kick(); err != nil {
+		t.Fatal(err)
+	}
 	if !a.Done() {
 		t.Error("first completion of A not reaped")
 	}
@@ -148,10 +160,16 @@ func TestDoubleCompletionBreaksRing(t *testing.T) {
 func TestTailOffBoundaryBreaksRing(t *testing.T) {
 	rec := &recTB{TB: t}
 	k := NewKernel(rec, Config{})
-	k.Queue(read10(), DataIn(512))
-	k.Queue(read10(), DataIn(512))
+	if _, err := k.Queue(read10(), DataIn(512)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Queue(read10(), DataIn(512)); err != nil {
+		t.Fatal(err)
+	}
 	setTail(k, 64) // inside the first entry
-	k.Kick()
+	if err := k.Kick(); err != nil {
+		t.Fatal(err)
+	}
 	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "entry boundary") {
 		t.Fatalf("errors %q", rec.errs)
 	}
@@ -183,7 +201,9 @@ func TestReapGathersLikeTheKernel(t *testing.T) {
 			ne.PutUint32(e[12:], c.readLen)
 			e[16] = 0x70
 			setTail(k, 128)
-			k.Kick()
+			if err := k.Kick(); err != nil {
+				t.Fatal(err)
+			}
 			got := p.Wait()
 			if len(got.Data) != c.data || got.Residual != 4096-c.data {
 				t.Errorf("data %d bytes residual %d, want %d", len(got.Data), got.Residual, c.data)
@@ -210,7 +230,9 @@ func TestDataOutReachesDataArea(t *testing.T) {
 	for i := range out {
 		out[i] = byte(i)
 	}
-	k.Queue([]byte{0x2a, 0, 0, 0, 0, 0, 0, 0, 3, 0}, DataOut(out).Segments(3))
+	if _, err := k.Queue([]byte{0x2a, 0, 0, 0, 0, 0, 0, 0, 3, 0}, DataOut(out).Segments(3)); err != nil {
+		t.Fatal(err)
+	}
 	e := entryAt(k, 0)
 	n := int(ne.Uint32(e[8:]))
 	var got []byte

@@ -28,7 +28,7 @@ func listen(t *testing.T, addr string) *net.UnixConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	t.Setenv("NOTIFY_SOCKET", addr)
 	return c
 }
@@ -36,7 +36,7 @@ func listen(t *testing.T, addr string) *net.UnixConn {
 func recv(t *testing.T, c *net.UnixConn, timeout time.Duration) (string, bool) {
 	t.Helper()
 	buf := make([]byte, 4096)
-	c.SetReadDeadline(time.Now().Add(timeout))
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
 	n, err := c.Read(buf)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {

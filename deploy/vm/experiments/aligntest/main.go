@@ -21,6 +21,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -185,7 +186,8 @@ var errnoNames = map[unix.Errno]string{
 }
 
 func fail(what string, err error) {
-	if e, ok := err.(unix.Errno); ok {
+	var e unix.Errno
+	if errors.As(err, &e) {
 		name := errnoNames[e]
 		if name == "" {
 			name = fmt.Sprintf("errno %d", int(e))

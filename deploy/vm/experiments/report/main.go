@@ -46,7 +46,7 @@ func ParseResults(path string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	res := &Results{Info: map[string]string{}}
 	sc := bufio.NewScanner(f)
 	n := 0
@@ -211,10 +211,10 @@ func loadScrape(path string) (Scrape, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	s, err := ParseProm(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(s) == 0 {
 		return nil, fmt.Errorf("%s: empty scrape", path)

@@ -36,7 +36,7 @@ func ParseProm(r io.Reader) (Scrape, error) {
 		}
 		s, err := parseSample(line)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", n, err)
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		out = append(out, s)
 	}
@@ -101,7 +101,7 @@ func parseSample(line string) (Sample, error) {
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
 	if err != nil {
-		return s, fmt.Errorf("bad value in %q: %v", line, err)
+		return s, fmt.Errorf("bad value in %q: %w", line, err)
 	}
 	s.Value = v
 	return s, nil

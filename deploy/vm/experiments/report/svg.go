@@ -15,16 +15,16 @@ func barSVG(title string, runs, bins []string, rows [][]float64) string {
 		barH, gap        = 12, 10
 		plotW            = 460
 	)
-	max := 0.0
+	peak := 0.0
 	for _, r := range rows {
 		for _, v := range r {
-			if v > max {
-				max = v
+			if v > peak {
+				peak = v
 			}
 		}
 	}
-	if max == 0 {
-		max = 1
+	if peak == 0 {
+		peak = 1
 	}
 	colours := []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 	groupH := len(bins)*barH + gap
@@ -40,7 +40,7 @@ func barSVG(title string, runs, bins []string, rows [][]float64) string {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-6, y0+len(bins)*barH/2+4, html.EscapeString(run))
 		for j := range bins {
 			v := rows[i][j]
-			bw := int(v / max * plotW)
+			bw := int(v / peak * plotW)
 			if v > 0 && bw < 1 {
 				bw = 1
 			}
