@@ -1,6 +1,7 @@
 package tape
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -31,12 +32,18 @@ type Density struct {
 // The table values (density codes, bits per mm, tracks, nominal capacities,
 // medium lengths) are the public LTO/DDS figures drives report; the
 // revisions are chosen to pass the firmware-level gates of LTFS's IBM
-// backend, which compares the 4 revision bytes as a big-endian number.
+// backend, which compares the 4 revision bytes as a big-endian number
+// (LTO-5 at least "B170", LTO-8 at least "HB81"). The vendor and product
+// are those LTFS's supported-drive tables match as prefixes: "IBM"
+// ULT3580-TDn for LTO-5 to LTO-9, "HP" Ultrium n-SCSI for LTO-5 to LTO-7
+// and "HPE" Ultrium n-SCSI for LTO-8 and LTO-9 (the vendor string those
+// drives report).
 type Personality struct {
 	Name     string // config value of the personality key
 	Vendor   string // T10 vendor identification, at most 8
 	Product  string // at most 16
 	Revision string // at most 4
+	Note     string // what the help text says of the model besides its identity
 
 	// DefaultBlockSize is the block size at power-on and after a reset:
 	// 0 = variable-block mode. DDS drives wake up in fixed 1024-byte mode
@@ -145,7 +152,7 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 		parts = 2
 	}
 	max := uint32(maxBlockLTO)
-	if vendor == "HP" {
+	if vendor != "IBM" {
 		max = maxBlock24
 	}
 	return Personality{
@@ -159,6 +166,7 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 var personalities = []Personality{
 	{
 		Name: "generic", Vendor: "VSCSI", Product: "VTAPE", Revision: "0100",
+		Note:         "variable blocks",
 		MaxBlockSize: maxBlock24, Densities: []Density{densityGeneric},
 		MaxPartitions: 4, WORM: true,
 	},
@@ -170,10 +178,11 @@ var personalities = []Personality{
 	ltoPersonality("hp-lto5", "HP", "Ultrium 5-SCSI", "Z6ED", 5),
 	ltoPersonality("hp-lto6", "HP", "Ultrium 6-SCSI", "Z6ED", 6),
 	ltoPersonality("hp-lto7", "HP", "Ultrium 7-SCSI", "Z6ED", 7),
-	ltoPersonality("hp-lto8", "HP", "Ultrium 8-SCSI", "Z6ED", 8),
-	ltoPersonality("hp-lto9", "HP", "Ultrium 9-SCSI", "Z6ED", 9),
+	ltoPersonality("hp-lto8", "HPE", "Ultrium 8-SCSI", "Z6ED", 8),
+	ltoPersonality("hp-lto9", "HPE", "Ultrium 9-SCSI", "Z6ED", 9),
 	{
 		Name: "dat72", Vendor: "HP", Product: "DAT72", Revision: "A060",
+		Note:             "DDS, setmarks, fixed 1024-byte blocks at start",
 		DefaultBlockSize: 1024, MaxBlockSize: maxBlock24,
 		Densities: []Density{
 			withWritable(densityDDS3), withWritable(densityDDS4), withWritable(densityDAT72),
@@ -207,4 +216,19 @@ func personalityList() string {
 	n := PersonalityNames()
 	slices.Sort(n)
 	return strings.Join(n, " ")
+}
+
+// personalityHelp lists every personality with its INQUIRY vendor, product
+// and revision, one a line, indented for ConfigDesc.
+func personalityHelp(indent string) string {
+	var b strings.Builder
+	for i := range personalities {
+		p := &personalities[i]
+		line := fmt.Sprintf("%s%-8s %-5s %-15s %s", indent, p.Name, p.Vendor, p.Product, p.Revision)
+		if p.Note != "" {
+			line += " (" + p.Note + ")"
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }
