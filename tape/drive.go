@@ -187,6 +187,9 @@ func (d *Drive) initSPC() {
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
 	d.spc.Commands = commandInfos()
+	if d.pers.IBM {
+		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
+	}
 	d.applySenseFormat()
 }
 

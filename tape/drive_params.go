@@ -187,9 +187,28 @@ const (
 	echoBufferSize = 4096
 )
 
+// IBM LTO vendor diagnostics: SEND DIAGNOSTIC page 80h, whose bytes 4-5
+// are a diagnostic ID; 0160h forces a drive dump (what LTFS's IBM backend
+// sends before it reads the dump with READ BUFFER).
+const (
+	diagIBM       = 0x80
+	diagForceDump = 0x0160
+)
+
+// sendIBMDiagnostic performs diagnostic page 80h: the forced dump is
+// accepted (the dump READ BUFFER returns is always there); another
+// diagnostic ID is refused with 26/00 at byte 4.
+func (d *Drive) sendIBMDiagnostic(page []byte) error {
+	if len(page) < 6 || binary.BigEndian.Uint16(page[4:]) != diagForceDump {
+		return scsi.InvalidParameter(4, -1)
+	}
+	return nil
+}
+
 // readBuffer is READ BUFFER (SPC-5 6.23). It must not fail for what LTFS
-// sends, or LTFS's error-dump path loops until it is OOM-killed (mhvtl
-// 7f33c60). Modes: 00h header + data, 02h data, 03h descriptor, 0Ah echo
+// sends, or LTFS's error-dump path (SEND DIAGNOSTIC forced dump, then
+// READ BUFFER mode 03h and 02h of buffer 01h) loops until it is OOM-killed
+// (mhvtl 7f33c60). Modes: 00h header + data, 02h data, 03h descriptor, 0Ah echo
 // buffer, 0Bh echo buffer descriptor; the buffer reads as zeros. BUFFER
 // OFFSET bytes 3-5, ALLOCATION LENGTH bytes 6-8.
 func (d *Drive) readBuffer(cmd *scsi.Command) scsi.Response {

@@ -19,6 +19,8 @@ func FuzzSSC(f *testing.F) {
 	f.Add([]byte{0x08, 0x00, 0x00, 0x10, 0x00, 0x00}, []byte{}, uint16(4096))
 	f.Add([]byte{0x0a, 0x01, 0x00, 0x00, 0x02, 0x00}, make([]byte, 2048), uint16(0))
 	f.Add([]byte{0x11, 0x01, 0xff, 0xff, 0xff, 0x00}, []byte{}, uint16(0))
+	f.Add([]byte{0x1d, 0x10, 0x00, 0x00, 0x08, 0x00}, []byte{0x80, 0, 0, 4, 0x01, 0x60, 0, 0}, uint16(0))
+	f.Add([]byte{0x1d, 0x04, 0x00, 0x00, 0x00, 0x00}, []byte{}, uint16(0))
 	f.Fuzz(func(t *testing.T, c []byte, out []byte, inLen uint16) {
 		cfg, err := ParseConfig("memory=1;barcode=FUZZ01;capacity=1M;early_warning=64K;personality=dat72;max_block=65536;min_block=1")
 		if err != nil {

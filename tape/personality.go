@@ -63,6 +63,9 @@ type Personality struct {
 	// WORM media are supported (reported in VPD B0h and REPORT DENSITY
 	// SUPPORT medium types).
 	WORM bool
+	// IBM: the model has the IBM LTO vendor interfaces LTFS's IBM backend
+	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER).
+	IBM bool
 }
 
 // DefaultDensity is the drive's native density.
@@ -158,7 +161,7 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	return Personality{
 		Name: name, Vendor: vendor, Product: product, Revision: rev,
 		MaxBlockSize: max, Densities: ltoTable(gen),
-		MaxPartitions: parts, WORM: true,
+		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM",
 	}
 }
 
