@@ -1,6 +1,7 @@
 package tape
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,64 @@ func TestSendDiagnosticModels(t *testing.T) {
 		}
 		in := h.ok(cdb(0xa3, 0x0c, 0x01, 0x1d, 0, 0, 0, 0, 1, 0, 0, 0), nil, 256)
 		wantBytes(t, tt.model+" rsoc 1dh", in, hexBytes("00 03 0006 1d f7 00 ffff 07"))
+	}
+}
+
+// TestLTFSCartridgeType: LTFS's IBM backend reads the cartridge type from
+// the medium type of MODE SENSE(10) page 3Fh (byte 2) and the density
+// from the block descriptor (byte 8); an LTO drive reading an older
+// generation reports that cartridge's type.
+func TestLTFSCartridgeType(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  string
+		want string
+	}{
+		{"personality=lto6", "68 10 0000 0008 5a"},
+		{"personality=lto6;worm=1", "6c 10 0000 0008 5a"},
+		{"personality=lto8", "88 10 0000 0008 5e"},
+		{"personality=hp-lto6", "00 10 0000 0008 5a"},
+	} {
+		h := newHarness(t, tt.cfg)
+		in := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)
+		wantBytes(t, tt.cfg, in[2:9], hexBytes(tt.want))
+	}
+	// An LTO-7 drive with an LTO-5 cartridge (it reads two generations
+	// back).
+	h := newHarness(t, "personality=lto7")
+	h.d.info.Density = 0x58
+	h.d.spc.Modes.MediumType = h.d.mediumType()
+	in := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)
+	wantBytes(t, "lto7 with an LTO-5 cartridge", in[2:9], hexBytes("58 90 0000 0008 58"))
+	// Without a cartridge: 00h.
+	h.ok(cdb(0x1b, 0, 0, 0, 0, 0), nil, 0)
+	in = h.ok(cdb(0x5a, 0x08, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)
+	if in[2] != 0 {
+		t.Fatalf("empty drive: medium type %#x", in[2])
+	}
+}
+
+// TestLTFSDataProtectionPage: LTFS's IBM backend reads page 0Ah subpage
+// F0h (48 bytes with the block descriptor) and writes it back with LBP
+// METHOD, LENGTH and LBP_W/LBP_R at bytes 20-22 of the list: 00h (off) is
+// accepted, a method (01h Reed-Solomon, 02h CRC32C) refused.
+func TestLTFSDataProtectionPage(t *testing.T) {
+	h := newHarness(t, "personality=lto6")
+	in := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+	want := "002e 68 10 0000 0008 5a000000 00000000 4a f0 001c" + strings.Repeat("00", 28)
+	wantBytes(t, "page 0Ah/F0h", in, hexBytes(want))
+	in = h.ok(cdb(0x5a, 0x08, 0x4a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48) // changeable, no descriptor
+	wantBytes(t, "changeable", in, hexBytes("0026 68 10 0000 0000 4a f0 001c ff ff e0"+strings.Repeat("00", 25)))
+
+	list := hexBytes(want)
+	list[0], list[1] = 0, 0
+	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0) // LBP off
+	list[20], list[21], list[22] = 0x01, 0x04, 0xc0         // Reed-Solomon CRC on
+	s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0)
+	if want := "700005000000000a00000000260000800014"; s != want {
+		t.Fatalf("LBP on: sense %s, want %s", s, want)
+	}
+	in = h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+	if in[20] != 0 || in[21] != 0 || in[22] != 0 {
+		t.Fatalf("LBP fields after a refused select: % x", in[20:23])
 	}
 }

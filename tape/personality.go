@@ -23,6 +23,10 @@ type Density struct {
 	MediumName   string // MEDIUM TYPE NAME, 8 ASCII characters, e.g. "LTO9Data"
 	MediumDesc   string // DESCRIPTION of the medium type, 20 characters
 	MediumLength uint16 // metres
+	// CartridgeType is the medium type code IBM drives report in the
+	// mode parameter header for a data cartridge of this density (the
+	// generation in the high nibble, 8h; WORM adds 4h); 0 = none.
+	CartridgeType uint8
 }
 
 // A Personality is the identity and the fixed capabilities of an emulated
@@ -64,7 +68,8 @@ type Personality struct {
 	// SUPPORT medium types).
 	WORM bool
 	// IBM: the model has the IBM LTO vendor interfaces LTFS's IBM backend
-	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER).
+	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER)
+	// and the cartridge type as the mode header's medium type.
 	IBM bool
 }
 
@@ -86,25 +91,25 @@ func (p *Personality) density(code uint8) *Density {
 var (
 	densityLTO3 = Density{Code: 0x44, Name: "U-316", Description: "Ultrium 3/16T", Organization: "LTO-CVE",
 		BitsPerMM: 9638, Width: 127, Tracks: 704, CapacityMB: 400000,
-		MediumName: "LTO3Data", MediumDesc: "Ultrium 3 Data Tape", MediumLength: 680}
+		MediumName: "LTO3Data", MediumDesc: "Ultrium 3 Data Tape", MediumLength: 680, CartridgeType: 0x38}
 	densityLTO4 = Density{Code: 0x46, Name: "U-416", Description: "Ultrium 4/16T", Organization: "LTO-CVE",
 		BitsPerMM: 12725, Width: 127, Tracks: 896, CapacityMB: 800000,
-		MediumName: "LTO4Data", MediumDesc: "Ultrium 4 Data Tape", MediumLength: 820}
+		MediumName: "LTO4Data", MediumDesc: "Ultrium 4 Data Tape", MediumLength: 820, CartridgeType: 0x48}
 	densityLTO5 = Density{Code: 0x58, Name: "U-516", Description: "Ultrium 5/16T", Organization: "LTO-CVE",
 		BitsPerMM: 15142, Width: 127, Tracks: 1280, CapacityMB: 1500000,
-		MediumName: "LTO5Data", MediumDesc: "Ultrium 5 Data Tape", MediumLength: 846}
+		MediumName: "LTO5Data", MediumDesc: "Ultrium 5 Data Tape", MediumLength: 846, CartridgeType: 0x58}
 	densityLTO6 = Density{Code: 0x5a, Name: "U-616", Description: "Ultrium 6/16T", Organization: "LTO-CVE",
 		BitsPerMM: 15142, Width: 127, Tracks: 2176, CapacityMB: 2500000,
-		MediumName: "LTO6Data", MediumDesc: "Ultrium 6 Data Tape", MediumLength: 846}
+		MediumName: "LTO6Data", MediumDesc: "Ultrium 6 Data Tape", MediumLength: 846, CartridgeType: 0x68}
 	densityLTO7 = Density{Code: 0x5c, Name: "U-732", Description: "Ultrium 7/32T", Organization: "LTO-CVE",
 		BitsPerMM: 19107, Width: 127, Tracks: 3584, CapacityMB: 6000000,
-		MediumName: "LTO7Data", MediumDesc: "Ultrium 7 Data Tape", MediumLength: 960}
+		MediumName: "LTO7Data", MediumDesc: "Ultrium 7 Data Tape", MediumLength: 960, CartridgeType: 0x78}
 	densityLTO8 = Density{Code: 0x5e, Name: "U-832", Description: "Ultrium 8/32T", Organization: "LTO-CVE",
 		BitsPerMM: 20669, Width: 127, Tracks: 6656, CapacityMB: 12000000,
-		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960}
+		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960, CartridgeType: 0x88}
 	densityLTO9 = Density{Code: 0x60, Name: "U-932", Description: "Ultrium 9/32T", Organization: "LTO-CVE",
 		BitsPerMM: 21456, Width: 127, Tracks: 8960, CapacityMB: 18000000,
-		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035}
+		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035, CartridgeType: 0x98}
 )
 
 // DDS densities (3.81 mm helical scan: bits per mm does not apply).
