@@ -24,6 +24,8 @@ func commandList() []command {
 			usage: []byte{byte(scsi.Read6), 0x03, 0xff, 0xff, 0xff, ctl}},
 		{cdbLen: 6, medium: true, run: (*Drive).write6, timeout: 900,
 			usage: []byte{byte(scsi.Write6), 0x01, 0xff, 0xff, 0xff, ctl}},
+		{cdbLen: 6, medium: true, run: (*Drive).setCapacity, timeout: 780,
+			usage: []byte{byte(scsi.SetCapacity), 0x01, 0, 0xff, 0xff, ctl}},
 		{cdbLen: 6, medium: true, run: (*Drive).writeFilemarks6, timeout: 900,
 			usage: []byte{byte(scsi.WriteFilemarks6), 0x03, 0xff, 0xff, 0xff, ctl}},
 		{cdbLen: 6, medium: true, run: (*Drive).space6, timeout: 3600,

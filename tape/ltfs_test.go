@@ -107,3 +107,59 @@ func TestLTFSDataProtectionPage(t *testing.T) {
 		t.Fatalf("LBP fields after a refused select: % x", in[20:23])
 	}
 }
+
+// logValue returns the value of parameter code of LOG SENSE page data.
+func logValue(t *testing.T, data []byte, page byte, code uint16) []byte {
+	t.Helper()
+	p, ok := findParam(parseLogPage(t, data, page), code)
+	if !ok {
+		t.Fatalf("page %#x: no parameter %04x", page, code)
+	}
+	return p.val
+}
+
+// TestSetCapacity: LTFS resets the capacity proportion (SET CAPACITY
+// FFFFh) at BOP 0 before it formats; a smaller proportion leaves one
+// partition of that share of the native capacity, which LOG SENSE 31h and
+// REPORT DENSITY SUPPORT (MEDIA=1) report.
+func TestSetCapacity(t *testing.T) {
+	h := newHarness(t, "personality=lto5;capacity=100M")
+	capacity := func() (maxMiB []byte, densityMB []byte) {
+		in := h.ok(logSenseCDB(0x31, 0, 0), nil, 4096)
+		rds := h.ok(cdb(0x44, 0x01, 0, 0, 0, 0, 0, 0x10, 0, 0), nil, 4096)
+		return logValue(t, in, 0x31, 0x0003), rds[4+12 : 4+16]
+	}
+	h.ok(cdb(0x0b, 0, 0, 0xff, 0xff, 0), nil, 0)
+	m, mb := capacity()
+	wantBytes(t, "full: 31h max", m, hexBytes("00000064"))
+	wantBytes(t, "full: density capacity", mb, hexBytes("00000068")) // 104857600 bytes = 104 MB
+	h.writeBlocks(1000)
+	s, _ := h.fail(cdb(0x0b, 0x01, 0, 0x80, 0x00, 0), nil, 0) // not at BOP 0
+	if want := "700005000000000a000000003b0c00000000"; s != want {
+		t.Fatalf("past BOP: sense %s, want %s", s, want)
+	}
+	h.ok(rewindCDB(), nil, 0)
+	h.ok(cdb(0x0b, 0x01, 0, 0x40, 0x00, 0), nil, 0) // a quarter, IMMED
+	m, mb = capacity()
+	wantBytes(t, "quarter: 31h max", m, hexBytes("00000019"))
+	wantBytes(t, "quarter: density capacity", mb, hexBytes("0000001a"))
+	if p := h.pos(); p.Partition != 0 || p.Object != 0 {
+		t.Fatalf("position after SET CAPACITY %+v", p)
+	}
+	if h.d.med.Used(0) != 0 {
+		t.Fatal("SET CAPACITY kept the data")
+	}
+	h.ok(cdb(0x0b, 0, 0, 0xff, 0xff, 0), nil, 0) // and back
+	m, _ = capacity()
+	wantBytes(t, "reset: 31h max", m, hexBytes("00000064"))
+	h.ok(cdb(0x0b, 0, 0, 0, 0, 0), nil, 0) // the least capacity there is
+	if c := h.d.totalCapacity(); c <= 0 || c > 100<<20/0xffff+1 {
+		t.Fatalf("proportion 0: capacity %d", c)
+	}
+
+	h = newHarness(t, "personality=lto5;wp=1")
+	s, _ = h.fail(cdb(0x0b, 0, 0, 0xff, 0xff, 0), nil, 0)
+	if want := "700007000000000a00000000270000000000"; s != want {
+		t.Fatalf("write protected: sense %s, want %s", s, want)
+	}
+}
