@@ -163,3 +163,57 @@ func TestSetCapacity(t *testing.T) {
 		t.Fatalf("write protected: sense %s, want %s", s, want)
 	}
 }
+
+// TestLTFSPerformancePage: LTFS's IBM backend reads LOG SENSE 37h
+// parameter 0001h (media efficiency, 1 to 8 bytes) for the cartridge
+// health and 37h subpage 64h parameter 7113h (4 bytes) for an extended
+// attribute; the HP models have no page 37h.
+func TestLTFSPerformancePage(t *testing.T) {
+	h := newHarness(t, "personality=lto6")
+	in := h.ok(logSenseCDB(0x37, 0, 0), nil, 0xffff)
+	wantBytes(t, "37h", in, hexBytes("37 00 0005 0001 03 01 64"))
+	in = h.ok(logSenseCDB(0x37, 0x64, 0), nil, 0xffff)
+	wantBytes(t, "37h/64h", in, hexBytes("77 64 0008 7113 03 04 00000000"))
+	in = h.ok(logSenseCDB(0x00, 0, 0), nil, 4096)
+	wantBytes(t, "supported pages", in, hexBytes("00 00 0006 00 0c 17 2e 31 37"))
+	in = h.ok(logSenseCDB(0x00, 0xff, 0), nil, 4096)
+	wantBytes(t, "supported subpages", in, hexBytes("40 ff 0010 0000 00ff 0c00 1700 2e00 3100 3700 3764"))
+	h.fail(logSenseCDB(0x37, 0x65, 0), nil, 4096)
+
+	h = newHarness(t, "personality=hp-lto6")
+	s, _ := h.fail(logSenseCDB(0x37, 0, 0), nil, 4096)
+	if want := "700005000000000a000000002400 00 cd 0002"; s != strings.ReplaceAll(want, " ", "") {
+		t.Fatalf("hp 37h: sense %s", s)
+	}
+	h.fail(logSenseCDB(0x37, 0x64, 0), nil, 4096)
+}
+
+// TestLTFSVolumeStatistics: what LTFS's IBM backend parses from LOG SENSE
+// 17h. Its parser stops at the first parameter that starts at or past
+// PAGE LENGTH, so every parameter must be longer than its header. For the
+// EOD status it wants parameter 203h of exactly 16 bytes (two partition
+// records of length 07h) and reads FFFFFFFFh as a missing EOD; for the
+// capacity (LTO-6 and later) 202h and 204h, in MB.
+func TestLTFSVolumeStatistics(t *testing.T) {
+	h := newHarness(t, "personality=lto6;capacity=100M")
+	if err := h.d.med.Format([]int64{10e6, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.d.reformatted(); !ok {
+		t.Fatal("reformatted")
+	}
+	h.writeBlocks(1<<20, 1<<20, 1<<20)
+	in := h.ok(logSenseCDB(0x17, 0, 0), nil, 0xffff)
+	pageLen := int(in[2])<<8 | int(in[3])
+	off := 4
+	for _, p := range parseLogPage(t, in, 0x17) {
+		if off >= pageLen {
+			t.Errorf("parameter %04x at %d: LTFS stops at PAGE LENGTH %d", p.code, off, pageLen)
+		}
+		off += 4 + len(p.val)
+	}
+	wantBytes(t, "203h", logValue(t, in, 0x17, 0x0203), hexBytes("07 00 0000 00000003 07 00 0001 00000000"))
+	wantBytes(t, "202h", logValue(t, in, 0x17, 0x0202), hexBytes("07 00 0000 0000000a 07 00 0001 0000005e"))
+	// 204h: to early warning (1 MiB before the end of each partition).
+	wantBytes(t, "204h", logValue(t, in, 0x17, 0x0204), hexBytes("07 00 0000 00000005 07 00 0001 0000005d"))
+}
