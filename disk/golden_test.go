@@ -278,8 +278,22 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i < len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	want := hx("00 03 08 0a 12 15 1a 1b 1e 25 28 2a 2f 35 41 55 5a 88 8a 8f 91 93 9e a3 a8 aa af")
+	want := hx("00 03 08 0a 12 15 1a 1b 1d 1e 25 28 2a 2f 35 41 55 5a 88 8a 8f 91 93 9e a3 a8 aa af")
 	if string(ops) != string(want) {
 		t.Fatalf("supported opcodes\n got % x\nwant % x", ops, want)
 	}
+}
+
+// SEND DIAGNOSTIC is the common SPC one: the default and foreground
+// self-tests pass, a background one (no self-test results log page) and
+// a diagnostic page (the disk has none) are refused.
+func TestSendDiagnostic(t *testing.T) {
+	td := newDisk(t, "size=1M")
+	good(t, td.out(hx("1d 04 00 0000 00"), nil))
+	good(t, td.out(hx("1d a0 00 0000 00"), nil))
+	r := td.out(hx("1d 20 00 0000 00"), nil)
+	wantField(t, r, true, 1, 7)
+	r = td.out(hx("1d 10 00 0008 00"), hx("80 00 0004 0160 0000"))
+	wantField(t, r, false, 0, -1)
+	td.golden(hx("a3 0c 01 1d 0000 00000100 00 00"), 256, "00 03 0006 1d f7 00 ffff 04")
 }

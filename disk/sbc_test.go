@@ -607,8 +607,8 @@ func TestCommandNames(t *testing.T) {
 			t.Errorf("CommandName(%#02x) = %q, want %q", op, got, want)
 		}
 	}
-	if len(seen) != 28 {
-		t.Errorf("%d named commands, want 28", len(seen))
+	if len(seen) != 29 {
+		t.Errorf("%d named commands, want 29", len(seen))
 	}
 }
 

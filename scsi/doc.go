@@ -5,8 +5,8 @@
 // Sense.AppendDescriptor, ParseSense); the Command/Response/Buffer contract
 // between the TCMU transport and a handler; and SPC, the SPC-5 emulation
 // (INQUIRY with VPD pages, REQUEST SENSE, MODE SENSE/SELECT over a page
-// registry, REPORT SUPPORTED OPERATION CODES, unit attentions) that the disk
-// and tape handlers embed.
+// registry, REPORT SUPPORTED OPERATION CODES, SEND DIAGNOSTIC, unit
+// attentions) that the disk and tape handlers embed.
 //
 // The package does no I/O and imports only the standard library. Values of
 // the per-command path (Sense, Response, CDB helpers) are plain values that

@@ -5,7 +5,8 @@ import "slices"
 // The SPC type, its state and the helpers its command families share. The
 // commands are by family: INQUIRY and VPD (inquiry.go), REQUEST SENSE and
 // unit attentions (reqsense.go), MODE SENSE/SELECT (mode.go, standard pages
-// in modepages.go) and REPORT SUPPORTED OPERATION CODES (rsoc.go).
+// in modepages.go), REPORT SUPPORTED OPERATION CODES (rsoc.go) and SEND
+// DIAGNOSTIC (diag.go).
 
 // SPC is the common SPC-5 emulation a logical unit embeds. The owning
 // handler fills the exported fields at construction and serialises all
@@ -18,9 +19,10 @@ import "slices"
 // commands the methods do not allocate (unless a page's Append does).
 type SPC struct {
 	Identity    Identity
-	VPD         []VPDPage     // extra VPD pages (disk: 0xB0, 0xB1, ...)
-	Modes       ModePages     // MODE SENSE/SELECT registry
-	Commands    []CommandInfo // REPORT SUPPORTED OPERATION CODES
+	VPD         []VPDPage        // extra VPD pages (disk: 0xB0, 0xB1, ...)
+	Modes       ModePages        // MODE SENSE/SELECT registry
+	Commands    []CommandInfo    // REPORT SUPPORTED OPERATION CODES
+	Diagnostics []DiagnosticPage // SEND DIAGNOSTIC pages (diag.go)
 	UA          UnitAttentions
 	SenseFormat SenseFormat // D_SENSE of the control mode page
 

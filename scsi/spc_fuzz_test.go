@@ -60,6 +60,11 @@ var fuzzSeeds = []struct{ cdb, param string }{
 	{"a3 0c 80 00 0000 00001000 00 00", ""},
 	{"a3 0c 01 12 0000 00000200 00 00", ""},
 	{"a3 0c 83 9e 0010 00000200 00 00", ""},
+	{"1d 04 00 0000 00", ""},
+	{"1d a0 00 0000 00", ""},
+	{"1d 20 00 0000 00", ""},
+	{"1d 10 00 0008 00", forceDump},
+	{"1d 10 00 0008 00", "80 00 0005 0160 0000"},
 }
 
 // FuzzSPC runs random CDBs and parameter data through every SPC method of
@@ -74,11 +79,12 @@ func FuzzSPC(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, cdb, param []byte, size uint16, split uint8) {
 		tape := newTape()
+		withDump(tape.SPC)
 		units := []*scsi.SPC{tape.SPC, newDisk()}
 		size %= 8192
 		for _, s := range units {
 			methods := []func(*scsi.Command) scsi.Response{
-				s.Inquiry, s.ModeSense, s.ModeSelect, s.ReportSupportedOpCodes,
+				s.Inquiry, s.ModeSense, s.ModeSelect, s.ReportSupportedOpCodes, s.SendDiagnostic,
 				func(c *scsi.Command) scsi.Response {
 					cur, _ := scsi.ParseSense(param)
 					return s.RequestSense(c, cur)

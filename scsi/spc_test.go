@@ -906,16 +906,25 @@ func TestSPCDoesNotAllocate(t *testing.T) {
 			t.Errorf("%s: %v allocs per command", tt.name, n)
 		}
 	}
-	param := hx("00 00 00 08" + blockDesc + compPage)
-	seg := [][]byte{param}
-	cmd.CDB = hx("15 10 00 00 1c 00")
-	if n := testing.AllocsPerRun(100, func() {
-		buf.Reset(seg)
-		if r := f.ModeSelect(cmd); r.Status != scsi.StatusGood {
-			t.Fatal("MODE SELECT failed")
+	withDump(f.SPC)
+	for _, tt := range []struct {
+		name       string
+		fn         func(*scsi.Command) scsi.Response
+		cdb, param string
+	}{
+		{"mode select", f.ModeSelect, "15 10 00 00 1c 00", "00 00 00 08" + blockDesc + compPage},
+		{"send diagnostic", f.SendDiagnostic, "1d 10 00 0008 00", forceDump},
+	} {
+		seg := [][]byte{hx(tt.param)}
+		cmd.CDB = hx(tt.cdb)
+		if n := testing.AllocsPerRun(100, func() {
+			buf.Reset(seg)
+			if r := tt.fn(cmd); r.Status != scsi.StatusGood {
+				t.Fatalf("%s failed", tt.name)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocs per command", tt.name, n)
 		}
-	}); n != 0 {
-		t.Errorf("mode select: %v allocs per command", n)
 	}
 	cmd.CDB = hx("00 00 00 00 00 00")
 	if n := testing.AllocsPerRun(100, func() { f.TakeUnitAttention(cmd) }); n != 0 {

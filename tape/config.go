@@ -9,18 +9,21 @@ import (
 )
 
 // ConfigDesc documents the vtape cfgstring (shown by `targetcli help
-// create`). Keep it in step with ParseConfig.
-const ConfigDesc = `vtape: an SSC tape drive (st, mt-st, tar, LTFS).
+// create` and `vscsid --help`). Keep it in step with ParseConfig; the
+// personality list is generated from the personality table.
+var ConfigDesc = configDescHead + personalityHelp("               ") + configDescTail
+
+const configDescHead = `vtape: an SSC tape drive (st, mt-st, tar, LTFS).
 cfgstring: semicolon-separated key=value pairs, no commas or colons (spaces
 around keys and values and empty pairs are ignored), e.g.
   personality=lto9;media=/var/lib/vscsid/tapes;barcode=TAPE01L9
   personality=dat72;memory=1;capacity=256M;barcode=DDS001
 keys:
-  personality  drive model: generic (default; VSCSI VTAPE, variable blocks),
-               lto5..lto9 (IBM ULT3580-TDn), hp-lto5..hp-lto9 (HP Ultrium
-               n-SCSI), dat72 (HP DAT72, DDS: setmarks, starts in fixed
-               1024-byte block mode)
-  media        directory of cartridge images (required unless memory=1)
+  personality  drive model (default generic), with the INQUIRY vendor,
+               product and revision it reports:
+`
+
+const configDescTail = `  media        directory of cartridge images (required unless memory=1)
   barcode      cartridge loaded at start, 1-8 characters A-Z 0-9 (the
                cartridge library's rule); empty or absent = empty drive
   memory       1 = cartridges live in RAM (lost on exit; for tests and

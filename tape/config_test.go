@@ -1,6 +1,8 @@
 package tape
 
 import (
+	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -168,5 +170,69 @@ func TestPersonalities(t *testing.T) {
 	p, _ = LookupPersonality("lto9")
 	if p.Setmarks || p.DefaultBlockSize != 0 || p.Product != "ULT3580-TD9" {
 		t.Error("lto9 profile")
+	}
+}
+
+// The supported-drive tables LTFS's sg backend matches INQUIRY against
+// (vendor and product as prefixes, space padded) and the minimum
+// revisions its IBM backend requires, as LTFS's IBM backend expects.
+var ltfsDrives = []struct{ vendor, product, minRev string }{
+	{"IBM", "ULT3580-TD5", "B170"}, {"IBM", "ULT3580-TD6", ""}, {"IBM", "ULT3580-TD7", ""},
+	{"IBM", "ULT3580-TD8", "HB81"}, {"IBM", "ULT3580-TD9", ""},
+	{"HP", "Ultrium 5-SCSI", ""}, {"HP", "Ultrium 6-SCSI", ""}, {"HP", "Ultrium 7-SCSI", ""},
+	{"HPE", "Ultrium 8-SCSI", ""}, {"HPE", "Ultrium 9-SCSI", ""},
+}
+
+func TestLTOPersonalitiesMatchLTFSTables(t *testing.T) {
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", n-len(s)) }
+	for _, p := range personalities {
+		if !strings.Contains(p.Name, "lto") {
+			continue
+		}
+		vendor, product := pad(p.Vendor, 8), pad(p.Product, 16)
+		found := false
+		for _, d := range ltfsDrives {
+			if !strings.HasPrefix(vendor, d.vendor) || !strings.HasPrefix(product, d.product) {
+				continue
+			}
+			// The vendor also selects LTFS's table: "HP" is a prefix of
+			// "HPE", but the HP table is only searched by exact vendor.
+			if strings.TrimRight(vendor, " ") != d.vendor {
+				continue
+			}
+			found = true
+			if d.minRev != "" && p.Revision < d.minRev {
+				t.Errorf("%s: revision %q below LTFS's gate %q", p.Name, p.Revision, d.minRev)
+			}
+		}
+		if !found {
+			t.Errorf("%s: %q %q is not in LTFS's supported-drive tables", p.Name, p.Vendor, p.Product)
+		}
+	}
+}
+
+func TestHelpAndReadmeListEveryIdentity(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range personalities {
+		line := ""
+		for _, l := range strings.Split(ConfigDesc, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == p.Name {
+				line = l
+			}
+		}
+		for _, s := range []string{p.Vendor, p.Product, p.Revision} {
+			if !strings.Contains(line, s) {
+				t.Errorf("ConfigDesc line of %s %q lacks %q", p.Name, line, s)
+			}
+			if !bytes.Contains(readme, []byte(s)) {
+				t.Errorf("README.md does not mention %q of %s", s, p.Name)
+			}
+		}
+	}
+	if !bytes.Contains(readme, []byte("`hp-lto8`, `hp-lto9` HPE /")) {
+		t.Error("README.md does not give the HPE vendor of hp-lto8 and hp-lto9")
 	}
 }

@@ -191,6 +191,9 @@ func (d *Drive) initSPC() {
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
 	d.spc.Commands = commandInfos()
+	if d.pers.IBM {
+		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
+	}
 	d.applySenseFormat()
 }
 
@@ -549,10 +552,25 @@ func (d *Drive) inEW() bool {
 	return inEarlyWarning(d.med.Used(p), c, ew)
 }
 
-// mediumType is the MODE SENSE header medium type: 00h data, 01h WORM
-// (as LTO drives report it); 00h for the generic and DDS models.
+// mediumType is the MODE SENSE header medium type. IBM models report the
+// cartridge type code of the loaded cartridge's density (58h LTO-5 data
+// ... 98h LTO-9 data, 4h more for WORM), as LTFS's IBM backend reads it;
+// the other LTO models 00h data and 01h WORM (LTFS's HP backend derives
+// the cartridge type from the density code and reads WORM here); the
+// generic and DDS models 00h.
 func (d *Drive) mediumType() uint8 {
-	if d.info.WORM && d.pers.WORM {
+	worm := d.info.WORM && d.pers.WORM
+	if d.pers.IBM {
+		den := d.pers.density(d.mediumDensity())
+		if den == nil || den.CartridgeType == 0 {
+			return 0x00
+		}
+		if worm {
+			return den.CartridgeType | 0x04
+		}
+		return den.CartridgeType
+	}
+	if worm {
 		return 0x01
 	}
 	return 0x00

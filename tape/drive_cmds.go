@@ -24,6 +24,8 @@ func commandList() []command {
 			usage: []byte{byte(scsi.Read6), 0x03, 0xff, 0xff, 0xff, ctl}},
 		{cdbLen: 6, medium: true, run: (*Drive).write6, timeout: 900,
 			usage: []byte{byte(scsi.Write6), 0x01, 0xff, 0xff, 0xff, ctl}},
+		{cdbLen: 6, medium: true, run: (*Drive).setCapacity, timeout: 780,
+			usage: []byte{byte(scsi.SetCapacity), 0x01, 0, 0xff, 0xff, ctl}},
 		{cdbLen: 6, medium: true, run: (*Drive).writeFilemarks6, timeout: 900,
 			usage: []byte{byte(scsi.WriteFilemarks6), 0x03, 0xff, 0xff, 0xff, ctl}},
 		{cdbLen: 6, medium: true, run: (*Drive).space6, timeout: 3600,
@@ -38,6 +40,8 @@ func commandList() []command {
 			usage: []byte{byte(scsi.ModeSense6), 0x08, 0xff, 0xff, 0xff, ctl}},
 		{cdbLen: 6, run: (*Drive).loadUnload, timeout: 900,
 			usage: []byte{byte(scsi.LoadUnload), 0x01, 0, 0, 0x0f, ctl}},
+		{cdbLen: 6, run: (*Drive).sendDiagnostic, timeout: 600,
+			usage: []byte{byte(scsi.SendDiagnostic), 0xf7, 0, 0xff, 0xff, ctl}},
 		{cdbLen: 6, run: (*Drive).preventAllow,
 			usage: []byte{byte(scsi.PreventAllowMedium), 0, 0, 0, 0x03, ctl}},
 		{cdbLen: 10, medium: true, run: (*Drive).locate10, timeout: 3600,
@@ -79,8 +83,9 @@ func (d *Drive) requestSense(cmd *scsi.Command) scsi.Response {
 	return d.spc.RequestSense(cmd, d.notReadySense())
 }
 
-func (d *Drive) inquiry(cmd *scsi.Command) scsi.Response   { return d.spc.Inquiry(cmd) }
-func (d *Drive) modeSense(cmd *scsi.Command) scsi.Response { return d.spc.ModeSense(cmd) }
+func (d *Drive) inquiry(cmd *scsi.Command) scsi.Response        { return d.spc.Inquiry(cmd) }
+func (d *Drive) sendDiagnostic(cmd *scsi.Command) scsi.Response { return d.spc.SendDiagnostic(cmd) }
+func (d *Drive) modeSense(cmd *scsi.Command) scsi.Response      { return d.spc.ModeSense(cmd) }
 func (d *Drive) maintenanceIn(cmd *scsi.Command) scsi.Response {
 	if cmd.CDB.ServiceAction() != scsi.SAReportSupportedOpCodes {
 		return check(scsi.InvalidFieldSense(1, 4))

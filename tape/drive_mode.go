@@ -13,7 +13,9 @@ import (
 
 // Mode page codes (SSC-5 8.3, SPC-5 7.5).
 const (
-	pageControl       = 0x0a // SPC-5 7.5.8
+	pageControl       = 0x0a // SPC-5 7.5.8 (subpage F0h: control data protection, SSC-5 8.3.9)
+	subpageDataProt   = 0xf0
+	dataProtLen       = 0x1c // page length of the control data protection subpage
 	pageCompression   = 0x0f // SSC-5 8.3.2 data compression
 	pageDeviceConfig  = 0x10 // SSC-5 8.3.3 device configuration (subpage 01h: extension, 8.3.4)
 	pagePartition     = 0x11 // SSC-5 8.3.5 medium partition
@@ -28,6 +30,7 @@ func (d *Drive) modePages() scsi.ModePages {
 	return scsi.ModePages{
 		Pages: []scsi.ModePage{
 			{Code: pageControl, Append: d.appendControlPage, Select: d.selectControlPage},
+			{Code: pageControl, Subpage: subpageDataProt, Append: appendDataProtPage, Select: selectDataProtPage},
 			{Code: pageCompression, Append: d.appendCompressionPage, Select: d.selectCompressionPage},
 			{Code: pageDeviceConfig, Append: d.appendDeviceConfigPage, Select: d.selectDeviceConfigPage},
 			{Code: pageDeviceConfig, Subpage: 0x01, Append: d.appendDeviceConfigExtPage, Select: d.selectDeviceConfigExtPage},

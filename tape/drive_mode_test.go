@@ -17,9 +17,12 @@ func TestModeSenseAtOpen(t *testing.T) {
 		want string
 	}{
 		{"", "0b 00 10 08  80 000000 00 000000"},
-		{"personality=lto9", "0b 00 10 08  60 000000 00 000000"},
-		{"personality=dat72", "0b 00 10 08  47 000000 00 000400"}, // fixed 1024 at power-on, as DDS drives
-		{"wp=1", "0b 00 90 08  80 000000 00 000000"},              // WP bit: st opens read-only
+		{"personality=lto9", "0b 98 10 08  60 000000 00 000000"},        // IBM: LTO-9 data cartridge
+		{"personality=lto5;worm=1", "0b 5c 10 08  58 000000 00 000000"}, // LTO-5 WORM cartridge
+		{"personality=hp-lto8;worm=1", "0b 01 10 08  5e 000000 00 000000"},
+		{"personality=dat72;worm=1", "0b 00 10 08  47 000000 00 000400"}, // no WORM DDS
+		{"personality=dat72", "0b 00 10 08  47 000000 00 000400"},        // fixed 1024 at power-on, as DDS drives
+		{"wp=1", "0b 00 90 08  80 000000 00 000000"},                     // WP bit: st opens read-only
 		{"personality=hp-lto6;blksize=512", "0b 00 10 08  5a 000000 00 000200"},
 	} {
 		h := newHarness(t, tt.cfg)
@@ -116,7 +119,7 @@ func TestCompressionPage(t *testing.T) {
 	// st_compression: read page 0x0F with block descriptors, clear DCE,
 	// write it back with MODE SELECT(6), PF.
 	in := h.ok(cdb(0x1a, 0, 0x0f, 0, 255, 0), nil, 255)
-	wantBytes(t, "compression page", in, hexBytes("1b 00 10 08 5c 000000 00 000000 0f 0e c0 80 00000001 00000001 00000000"))
+	wantBytes(t, "compression page", in, hexBytes("1b 78 10 08 5c 000000 00 000000 0f 0e c0 80 00000001 00000001 00000000"))
 	in[0], in[1] = 0, 0
 	in[14] &^= 0x80
 	h.ok(cdb(0x15, 0x10, 0, 0, byte(len(in)), 0), in, 0)

@@ -43,6 +43,33 @@ func (d *Drive) selectControlPage(page []byte) error {
 	return nil
 }
 
+// appendDataProtPage is the control data protection subpage (0Ah/F0h,
+// SSC-5 8.3.9), page length 1Ch: LBP METHOD (byte 4), LBP INFORMATION
+// LENGTH (byte 5), LBP_W, LBP_R and RBDP (byte 6 bits 7..5). The drive
+// does not protect logical blocks, so the method is always 00h (none);
+// the fields are changeable so that MODE SELECT can say so.
+func appendDataProtPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, 0x40|pageControl, subpageDataProt, 0, dataProtLen)
+	b = extendZero(b, dataProtLen)
+	if pc == scsi.PCChangeable {
+		p := b[len(b)-dataProtLen:]
+		p[0], p[1], p[2] = 0xff, 0xff, 0xe0
+	}
+	return b
+}
+
+// selectDataProtPage accepts LBP METHOD 00h, logical block protection
+// off (what LTFS's IBM backend sets unless asked to protect blocks; the
+// length and the per-command bits mean nothing then), and refuses a
+// method with 26/00 at byte 4: neither the Reed-Solomon CRC nor CRC32C
+// is computed or checked.
+func selectDataProtPage(page []byte) error {
+	if page[4] != 0 {
+		return scsi.InvalidParameter(4, -1)
+	}
+	return nil
+}
+
 // appendCompressionPage is the data compression page (SSC-5 8.3.2), length
 // 0Eh: DCE (byte 2 bit 7, changeable; st's MTCOMPRESSION), DCC (bit 6:
 // compression is supported), DDE (byte 3 bit 7), compression and

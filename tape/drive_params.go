@@ -10,7 +10,8 @@ import (
 
 // This file is the drive's other parameter commands: READ BLOCK LIMITS and
 // REPORT DENSITY SUPPORT (what the drive records), FORMAT MEDIUM
-// (partitioning as the medium partition page set it up) and READ BUFFER.
+// (partitioning as the medium partition page set it up), SET CAPACITY,
+// SEND DIAGNOSTIC's IBM page and READ BUFFER.
 
 // readBlockLimits is READ BLOCK LIMITS (SSC-5 6.4): GRANULARITY 0 (any
 // length), MAXIMUM BLOCK LENGTH LIMIT (bytes 1-3) = max_block, MINIMUM
@@ -167,15 +168,9 @@ func (d *Drive) formatMedium(cmd *scsi.Command) scsi.Response {
 	if err := d.med.Format(sizes); err != nil {
 		return d.fault(err, dirWrite)
 	}
-	d.mode.pending = nil
-	d.info = d.med.Info()
-	d.vcrDone = false
-	d.bumpVCR()
-	if err := d.seek(0, 0); err != nil {
-		return d.fault(err, dirNone)
+	if r, ok := d.reformatted(); !ok {
+		return r
 	}
-	d.notePos()
-	d.noteUsed()
 	d.log.Info("cartridge formatted", zap.String("medium", d.barcode), zap.Int("partitions", d.info.Partitions))
 	return scsi.Good
 }
@@ -187,9 +182,89 @@ const (
 	echoBufferSize = 4096
 )
 
+// setCapacity is SET CAPACITY (SSC-5 7.11): byte 1 IMMED (bit 0; the
+// command completes before it returns anyway), CAPACITY PROPORTION VALUE
+// bytes 3-4. The medium is formatted as one partition of value/65535 of
+// its native capacity (FFFFh, what LTFS sends before it formats: all of
+// it), which READ POSITION, LOG SENSE 17h/31h and REPORT DENSITY SUPPORT
+// with MEDIA=1 then report. As for FORMAT MEDIUM, only at the beginning
+// of partition 0 (else ILLEGAL REQUEST 3B/0C), write protected → 27/00,
+// WORM with data → 30/0C, and all data is lost. A later FORMAT MEDIUM
+// lays its partitions out in the native capacity again. A proportion too
+// small for a partition → 24/00 at byte 3, the medium left formatted at
+// its full capacity.
+func (d *Drive) setCapacity(cmd *scsi.Command) scsi.Response {
+	v := int64(cmd.CDB.Uint16(3))
+	if d.info.WriteProtected {
+		return check(dataProtect(scsi.WriteProtected))
+	}
+	if p := d.med.Pos(); p.Partition != 0 || p.Object != 0 {
+		return check(illegal(scsi.PositionPastBeginningOfMedium))
+	}
+	if err := d.med.Format([]int64{0}); err != nil {
+		return d.fault(err, dirWrite)
+	}
+	var refused error
+	if v != 0xffff {
+		var native int64
+		for _, c := range d.med.Info().Capacity {
+			native += c
+		}
+		if err := d.med.Format([]int64{max(native*v/0xffff, 1)}); err != nil {
+			refused = err
+			if _, ok := scsi.SenseOf(err); !ok {
+				refused = scsi.InvalidField(3, -1) // the medium's minimum partition size
+			}
+		}
+	}
+	if r, ok := d.reformatted(); !ok {
+		return r
+	}
+	if refused != nil {
+		return d.fault(refused, dirWrite)
+	}
+	d.log.Info("cartridge capacity set", zap.String("medium", d.barcode), zap.Int64("proportion", v), zap.Int64("bytes", d.totalCapacity()))
+	return scsi.Good
+}
+
+// reformatted brings the drive in step with a medium that FORMAT MEDIUM or
+// SET CAPACITY formatted: no pending partitioning, the new layout, a new
+// VOLUME CHANGE REFERENCE, the position at BOP of partition 0.
+func (d *Drive) reformatted() (scsi.Response, bool) {
+	d.mode.pending = nil
+	d.info = d.med.Info()
+	d.vcrDone = false
+	d.bumpVCR()
+	if err := d.seek(0, 0); err != nil {
+		return d.fault(err, dirNone), false
+	}
+	d.notePos()
+	d.noteUsed()
+	return scsi.Good, true
+}
+
+// IBM LTO vendor diagnostics: SEND DIAGNOSTIC page 80h, whose bytes 4-5
+// are a diagnostic ID; 0160h forces a drive dump (what LTFS's IBM backend
+// sends before it reads the dump with READ BUFFER).
+const (
+	diagIBM       = 0x80
+	diagForceDump = 0x0160
+)
+
+// sendIBMDiagnostic performs diagnostic page 80h: the forced dump is
+// accepted (the dump READ BUFFER returns is always there); another
+// diagnostic ID is refused with 26/00 at byte 4.
+func (d *Drive) sendIBMDiagnostic(page []byte) error {
+	if len(page) < 6 || binary.BigEndian.Uint16(page[4:]) != diagForceDump {
+		return scsi.InvalidParameter(4, -1)
+	}
+	return nil
+}
+
 // readBuffer is READ BUFFER (SPC-5 6.23). It must not fail for what LTFS
-// sends, or LTFS's error-dump path loops until it is OOM-killed (mhvtl
-// 7f33c60). Modes: 00h header + data, 02h data, 03h descriptor, 0Ah echo
+// sends, or LTFS's error-dump path (SEND DIAGNOSTIC forced dump, then
+// READ BUFFER mode 03h and 02h of buffer 01h) loops until it is OOM-killed
+// (mhvtl 7f33c60). Modes: 00h header + data, 02h data, 03h descriptor, 0Ah echo
 // buffer, 0Bh echo buffer descriptor; the buffer reads as zeros. BUFFER
 // OFFSET bytes 3-5, ALLOCATION LENGTH bytes 6-8.
 func (d *Drive) readBuffer(cmd *scsi.Command) scsi.Response {

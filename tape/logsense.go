@@ -13,6 +13,17 @@ const (
 	logVolumeStats  = 0x17 // SSC-5 8.2.4 volume statistics
 	logTapeAlert    = 0x2e // SSC-5 8.2.5 TapeAlert
 	logTapeCapacity = 0x31 // tape capacity (IBM/HP LTO vendor page LTFS reads)
+	logPerformance  = 0x37 // IBM LTO performance characteristics (IBM models only)
+	subPerfCapacity = 0x64 // its capacity group, mount values, advanced counters
+)
+
+// Parameters of the IBM performance page that LTFS reads: the media
+// efficiency (cartridge condition, percent) of subpage 00h, and the
+// active capacity-loss rate while writing of subpage 64h (a 16.16 fixed
+// point ratio).
+const (
+	perfCartCondition = 0x0001
+	perfCQLossWrite   = 0x7113
 )
 
 var logPages = [...]uint8{logSupported, logSeqAccess, logVolumeStats, logTapeAlert, logTapeCapacity}
@@ -76,8 +87,9 @@ func (w *logWriter) perPartition(code uint16, n int, value func(p int) uint64) {
 // 00h for the supported pages and subpages list); PARAMETER POINTER bytes
 // 5-6; ALLOCATION LENGTH bytes 7-8. Pages: 00h supported pages, 0Ch
 // sequential-access device, 17h volume statistics, 2Eh TapeAlert (64
-// flags, all clear), 31h tape capacity. Without a cartridge the capacity
-// figures are zero.
+// flags, all clear), 31h tape capacity, and on the IBM models 37h
+// performance characteristics (subpages 00h and 64h, the parameters LTFS
+// reads). Without a cartridge the capacity figures are zero.
 func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	if c.Byte(1)&0x02 != 0 {
@@ -87,7 +99,7 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	page, sub := c.Byte(2)&0x3f, c.Byte(3)
-	if sub != 0 && !(page == logSupported && sub == 0xff) {
+	if sub != 0 && !(page == logSupported && sub == 0xff) && !(d.pers.IBM && page == logPerformance && sub == subPerfCapacity) {
 		return check(scsi.InvalidFieldSense(3, -1))
 	}
 	w := logWriter{b: append(d.buf[:0], page, sub, 0, 0), ptr: c.Uint16(5)}
@@ -105,6 +117,12 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 				}
 			}
 		}
+		if d.pers.IBM {
+			w.b = append(w.b, logPerformance)
+			if sub == 0xff {
+				w.b = append(w.b, 0, logPerformance, subPerfCapacity)
+			}
+		}
 	case logSeqAccess:
 		d.seqAccessPage(&w)
 	case logVolumeStats:
@@ -118,6 +136,15 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 			remaining, maximum := d.partitionMiB(p)
 			w.u32(uint16(1+p), ctlCounter, remaining)
 			w.u32(uint16(3+p), ctlCounter, maximum)
+		}
+	case logPerformance:
+		if !d.pers.IBM {
+			return check(scsi.InvalidFieldSense(2, 5))
+		}
+		if sub == subPerfCapacity {
+			w.u32(perfCQLossWrite, ctlBinary, 0) // no capacity lost
+		} else {
+			w.u8(perfCartCondition, ctlBinary, 100) // a cartridge in perfect condition
 		}
 	default:
 		return check(scsi.InvalidFieldSense(2, 5))
@@ -164,8 +191,10 @@ func (d *Drive) seqAccessPage(w *logWriter) {
 // volumeStatsPage is the volume statistics log page (SSC-5 8.2.4) with the
 // per-partition capacity parameters LTFS reads (202h approximate native
 // capacity, 203h approximate used native capacity, 204h remaining capacity
-// to early warning; MiB). LTFS rejects a zero capacity, so they are only
-// reported with a cartridge loaded.
+// to early warning), in megabytes (10^6 bytes) as SSC has them and as LTFS
+// converts them to MiB; LTFS reads 203h, two partitions of it, for the EOD
+// status (FFFFFFFFh would be a missing EOD). LTFS rejects a zero
+// capacity, so they are only reported with a cartridge loaded.
 func (d *Drive) volumeStatsPage(w *logWriter) {
 	w.u8(0x0000, ctlBinary, 1) // page valid
 	if d.state == stateEmpty {
@@ -179,18 +208,18 @@ func (d *Drive) volumeStatsPage(w *logWriter) {
 		used += d.med.Used(p)
 	}
 	w.u32(0x0001, ctlBinary, 1) // volume mounts: this one
-	w.u32(0x0016, ctlBinary, uint64(total)/mib)
-	w.u32(0x0017, ctlBinary, uint64(used)/mib)
+	w.u32(0x0016, ctlBinary, uint64(total)/1e6)
+	w.u32(0x0017, ctlBinary, uint64(used)/1e6)
 	var serial [32]byte
 	putASCII(serial[:], d.barcode)
 	w.param(0x0040, ctlASCII, serial[:]...)
 	w.u8(0x0080, ctlBinary, b2u8(d.info.WriteProtected))
 	w.u8(0x0081, ctlBinary, b2u8(d.info.WORM))
-	w.perPartition(0x0202, n, func(p int) uint64 { c, _ := d.capacity(p); return uint64(c) / mib })
-	w.perPartition(0x0203, n, func(p int) uint64 { return uint64(d.med.Used(p)) / mib })
+	w.perPartition(0x0202, n, func(p int) uint64 { c, _ := d.capacity(p); return uint64(c) / 1e6 })
+	w.perPartition(0x0203, n, func(p int) uint64 { return uint64(d.med.Used(p)) / 1e6 })
 	w.perPartition(0x0204, n, func(p int) uint64 {
 		c, ew := d.capacity(p)
-		return uint64(max(c-ew-d.med.Used(p), 0)) / mib
+		return uint64(max(c-ew-d.med.Used(p), 0)) / 1e6
 	})
 }
 

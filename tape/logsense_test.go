@@ -54,9 +54,9 @@ func TestLogSensePages(t *testing.T) {
 	h := newHarness(t, "personality=lto8;capacity=1G")
 	h.writeBlocks(1<<20, 1<<20) // the default max_block is 1 MiB
 	in := h.ok(logSenseCDB(0x00, 0, 0), nil, 4096)
-	wantBytes(t, "supported pages", in, hexBytes("00 00 00 05 00 0c 17 2e 31"))
+	wantBytes(t, "supported pages", in, hexBytes("00 00 00 06 00 0c 17 2e 31 37"))
 	in = h.ok(logSenseCDB(0x00, 0xff, 0), nil, 4096)
-	wantBytes(t, "supported subpages", in, hexBytes("40 ff 00 0c 00 00 00 ff 0c 00 17 00 2e 00 31 00"))
+	wantBytes(t, "supported subpages", in, hexBytes("40 ff 00 10 00 00 00 ff 0c 00 17 00 2e 00 31 00 37 00 37 64"))
 
 	ta := parseLogPage(t, h.ok(logSenseCDB(0x2e, 0, 0), nil, 4096), 0x2e)
 	if len(ta) != 64 || ta[0].code != 1 || ta[63].code != 64 {
@@ -78,7 +78,7 @@ func TestLogSensePages(t *testing.T) {
 
 	vs := parseLogPage(t, h.ok(logSenseCDB(0x17, 0, 0), nil, 4096), 0x17)
 	p, ok := findParam(vs, 0x0202)
-	if !ok || len(p.val) != 8 || p.val[0] != 7 || binary.BigEndian.Uint32(p.val[4:]) != 1024 {
+	if !ok || len(p.val) != 8 || p.val[0] != 7 || binary.BigEndian.Uint32(p.val[4:]) != 1073 { // 1 GiB in MB
 		t.Fatalf("native capacity of partitions % x", p.val)
 	}
 	p, _ = findParam(vs, 0x0203)

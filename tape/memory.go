@@ -23,14 +23,19 @@ import (
 //
 // Like every Medium, it is used by one drive goroutine at a time.
 type MemoryMedium struct {
-	info  MediumInfo
-	ew    int64 // early-warning size requested at creation, reapplied by Format
-	parts []memPart
-	cur   int // current partition
-	pos   int // object index in the current partition (len(objs) = EOD)
-	attrs map[uint16][]byte
-	open  bool
-	lib   *MemoryLibrary
+	info MediumInfo
+	ew   int64 // early-warning size requested at creation, reapplied by Format
+	// native is the capacity at creation, all partitions together: Format
+	// lays partitions out in it (as a cartridge image does), so partitions
+	// that leave room unused, or SET CAPACITY, do not shrink the medium
+	// for good.
+	native int64
+	parts  []memPart
+	cur    int // current partition
+	pos    int // object index in the current partition (len(objs) = EOD)
+	attrs  map[uint16][]byte
+	open   bool
+	lib    *MemoryLibrary
 }
 
 type memPart struct {
@@ -78,7 +83,11 @@ func NewMemoryMedium(info MediumInfo) (*MemoryMedium, error) {
 	}
 	info.EarlyWarning = ew
 	info.Partitions = n
-	return &MemoryMedium{info: info, ew: ew[0], parts: make([]memPart, n), attrs: map[uint16][]byte{}, open: true}, nil
+	var native int64
+	for _, c := range info.Capacity {
+		native += c
+	}
+	return &MemoryMedium{info: info, ew: ew[0], native: native, parts: make([]memPart, n), attrs: map[uint16][]byte{}, open: true}, nil
 }
 
 var errMemoryClosed error = &ClosedError{Object: "tape: memory medium"}
@@ -313,10 +322,7 @@ func (m *MemoryMedium) Format(sizes []int64) error {
 	case len(sizes) < 1 || len(sizes) > 4:
 		return fmt.Errorf("tape: memory medium: %d partitions, want 1 to 4", len(sizes))
 	}
-	var total int64
-	for _, c := range m.info.Capacity {
-		total += c
-	}
+	total := m.native
 	capacity := make([]int64, len(sizes))
 	var sum int64
 	for i, s := range sizes {

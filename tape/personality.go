@@ -1,6 +1,7 @@
 package tape
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -22,6 +23,10 @@ type Density struct {
 	MediumName   string // MEDIUM TYPE NAME, 8 ASCII characters, e.g. "LTO9Data"
 	MediumDesc   string // DESCRIPTION of the medium type, 20 characters
 	MediumLength uint16 // metres
+	// CartridgeType is the medium type code IBM drives report in the
+	// mode parameter header for a data cartridge of this density (the
+	// generation in the high nibble, 8h; WORM adds 4h); 0 = none.
+	CartridgeType uint8
 }
 
 // A Personality is the identity and the fixed capabilities of an emulated
@@ -31,12 +36,18 @@ type Density struct {
 // The table values (density codes, bits per mm, tracks, nominal capacities,
 // medium lengths) are the public LTO/DDS figures drives report; the
 // revisions are chosen to pass the firmware-level gates of LTFS's IBM
-// backend, which compares the 4 revision bytes as a big-endian number.
+// backend, which compares the 4 revision bytes as a big-endian number
+// (LTO-5 at least "B170", LTO-8 at least "HB81"). The vendor and product
+// are those LTFS's supported-drive tables match as prefixes: "IBM"
+// ULT3580-TDn for LTO-5 to LTO-9, "HP" Ultrium n-SCSI for LTO-5 to LTO-7
+// and "HPE" Ultrium n-SCSI for LTO-8 and LTO-9 (the vendor string those
+// drives report).
 type Personality struct {
 	Name     string // config value of the personality key
 	Vendor   string // T10 vendor identification, at most 8
 	Product  string // at most 16
 	Revision string // at most 4
+	Note     string // what the help text says of the model besides its identity
 
 	// DefaultBlockSize is the block size at power-on and after a reset:
 	// 0 = variable-block mode. DDS drives wake up in fixed 1024-byte mode
@@ -56,6 +67,10 @@ type Personality struct {
 	// WORM media are supported (reported in VPD B0h and REPORT DENSITY
 	// SUPPORT medium types).
 	WORM bool
+	// IBM: the model has the IBM LTO vendor interfaces LTFS's IBM backend
+	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER)
+	// and the cartridge type as the mode header's medium type.
+	IBM bool
 }
 
 // DefaultDensity is the drive's native density.
@@ -76,25 +91,25 @@ func (p *Personality) density(code uint8) *Density {
 var (
 	densityLTO3 = Density{Code: 0x44, Name: "U-316", Description: "Ultrium 3/16T", Organization: "LTO-CVE",
 		BitsPerMM: 9638, Width: 127, Tracks: 704, CapacityMB: 400000,
-		MediumName: "LTO3Data", MediumDesc: "Ultrium 3 Data Tape", MediumLength: 680}
+		MediumName: "LTO3Data", MediumDesc: "Ultrium 3 Data Tape", MediumLength: 680, CartridgeType: 0x38}
 	densityLTO4 = Density{Code: 0x46, Name: "U-416", Description: "Ultrium 4/16T", Organization: "LTO-CVE",
 		BitsPerMM: 12725, Width: 127, Tracks: 896, CapacityMB: 800000,
-		MediumName: "LTO4Data", MediumDesc: "Ultrium 4 Data Tape", MediumLength: 820}
+		MediumName: "LTO4Data", MediumDesc: "Ultrium 4 Data Tape", MediumLength: 820, CartridgeType: 0x48}
 	densityLTO5 = Density{Code: 0x58, Name: "U-516", Description: "Ultrium 5/16T", Organization: "LTO-CVE",
 		BitsPerMM: 15142, Width: 127, Tracks: 1280, CapacityMB: 1500000,
-		MediumName: "LTO5Data", MediumDesc: "Ultrium 5 Data Tape", MediumLength: 846}
+		MediumName: "LTO5Data", MediumDesc: "Ultrium 5 Data Tape", MediumLength: 846, CartridgeType: 0x58}
 	densityLTO6 = Density{Code: 0x5a, Name: "U-616", Description: "Ultrium 6/16T", Organization: "LTO-CVE",
 		BitsPerMM: 15142, Width: 127, Tracks: 2176, CapacityMB: 2500000,
-		MediumName: "LTO6Data", MediumDesc: "Ultrium 6 Data Tape", MediumLength: 846}
+		MediumName: "LTO6Data", MediumDesc: "Ultrium 6 Data Tape", MediumLength: 846, CartridgeType: 0x68}
 	densityLTO7 = Density{Code: 0x5c, Name: "U-732", Description: "Ultrium 7/32T", Organization: "LTO-CVE",
 		BitsPerMM: 19107, Width: 127, Tracks: 3584, CapacityMB: 6000000,
-		MediumName: "LTO7Data", MediumDesc: "Ultrium 7 Data Tape", MediumLength: 960}
+		MediumName: "LTO7Data", MediumDesc: "Ultrium 7 Data Tape", MediumLength: 960, CartridgeType: 0x78}
 	densityLTO8 = Density{Code: 0x5e, Name: "U-832", Description: "Ultrium 8/32T", Organization: "LTO-CVE",
 		BitsPerMM: 20669, Width: 127, Tracks: 6656, CapacityMB: 12000000,
-		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960}
+		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960, CartridgeType: 0x88}
 	densityLTO9 = Density{Code: 0x60, Name: "U-932", Description: "Ultrium 9/32T", Organization: "LTO-CVE",
 		BitsPerMM: 21456, Width: 127, Tracks: 8960, CapacityMB: 18000000,
-		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035}
+		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035, CartridgeType: 0x98}
 )
 
 // DDS densities (3.81 mm helical scan: bits per mm does not apply).
@@ -145,13 +160,13 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 		parts = 2
 	}
 	max := uint32(maxBlockLTO)
-	if vendor == "HP" {
+	if vendor != "IBM" {
 		max = maxBlock24
 	}
 	return Personality{
 		Name: name, Vendor: vendor, Product: product, Revision: rev,
 		MaxBlockSize: max, Densities: ltoTable(gen),
-		MaxPartitions: parts, WORM: true,
+		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM",
 	}
 }
 
@@ -159,6 +174,7 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 var personalities = []Personality{
 	{
 		Name: "generic", Vendor: "VSCSI", Product: "VTAPE", Revision: "0100",
+		Note:         "variable blocks",
 		MaxBlockSize: maxBlock24, Densities: []Density{densityGeneric},
 		MaxPartitions: 4, WORM: true,
 	},
@@ -170,10 +186,11 @@ var personalities = []Personality{
 	ltoPersonality("hp-lto5", "HP", "Ultrium 5-SCSI", "Z6ED", 5),
 	ltoPersonality("hp-lto6", "HP", "Ultrium 6-SCSI", "Z6ED", 6),
 	ltoPersonality("hp-lto7", "HP", "Ultrium 7-SCSI", "Z6ED", 7),
-	ltoPersonality("hp-lto8", "HP", "Ultrium 8-SCSI", "Z6ED", 8),
-	ltoPersonality("hp-lto9", "HP", "Ultrium 9-SCSI", "Z6ED", 9),
+	ltoPersonality("hp-lto8", "HPE", "Ultrium 8-SCSI", "Z6ED", 8),
+	ltoPersonality("hp-lto9", "HPE", "Ultrium 9-SCSI", "Z6ED", 9),
 	{
 		Name: "dat72", Vendor: "HP", Product: "DAT72", Revision: "A060",
+		Note:             "DDS, setmarks, fixed 1024-byte blocks at start",
 		DefaultBlockSize: 1024, MaxBlockSize: maxBlock24,
 		Densities: []Density{
 			withWritable(densityDDS3), withWritable(densityDDS4), withWritable(densityDAT72),
@@ -207,4 +224,19 @@ func personalityList() string {
 	n := PersonalityNames()
 	slices.Sort(n)
 	return strings.Join(n, " ")
+}
+
+// personalityHelp lists every personality with its INQUIRY vendor, product
+// and revision, one a line, indented for ConfigDesc.
+func personalityHelp(indent string) string {
+	var b strings.Builder
+	for i := range personalities {
+		p := &personalities[i]
+		line := fmt.Sprintf("%s%-8s %-5s %-15s %s", indent, p.Name, p.Vendor, p.Product, p.Revision)
+		if p.Note != "" {
+			line += " (" + p.Note + ")"
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }
