@@ -203,3 +203,7 @@ func wantBytes(t testing.TB, what string, got, want []byte) {
 func tag(barcode string) string {
 	return hex.EncodeToString(appendVolTag(nil, barcode))
 }
+
+func createImage(dir, barcode string) error {
+	return cartridge.Create(dir, barcode, cartridge.Options{Capacity: cartridge.MinPartitionSize * 4})
+}
