@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vscsid/vscsid/scsi"
@@ -54,7 +55,7 @@ func newLab(t testing.TB, extra string, barcodes ...string) *lab {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := tape.Open(name, dcfg, lib, zaptest.NewLogger(t))
+		d, err := tape.Open(name, dcfg, lib, logger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func (l *lab) resolve(name string) (Drive, error) {
 // open (re)opens the changer over the lab's directory, as a restart does.
 func (l *lab) open() {
 	l.t.Helper()
-	c, err := Open("lib0", l.cfg, l.resolve, zaptest.NewLogger(l.t))
+	c, err := Open("lib0", l.cfg, l.resolve, logger(l.t))
 	if err != nil {
 		l.t.Fatalf("Open: %v", err)
 	}
@@ -202,6 +203,15 @@ func wantBytes(t testing.TB, what string, got, want []byte) {
 // tag is a 36-byte primary volume tag of barcode, as hex.
 func tag(barcode string) string {
 	return hex.EncodeToString(appendVolTag(nil, barcode))
+}
+
+// logger logs to the test, but not from a fuzz target, which must not
+// log through the *testing.F.
+func logger(tb testing.TB) *zap.Logger {
+	if _, ok := tb.(*testing.F); ok {
+		return zap.NewNop()
+	}
+	return zaptest.NewLogger(tb)
 }
 
 func createImage(dir, barcode string) error {
