@@ -444,6 +444,13 @@ func TestCommandSetNames(t *testing.T) {
 		{scsi.SSC, scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, true, "report_supported_opcodes"},
 		{scsi.SSC, scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, false, "maintenance_in"},
 		{scsi.SSC, scsi.MaintenanceOut, scsi.SASetTimestamp, true, "set_timestamp"},
+		{scsi.SMC, scsi.InitElementStatus, 0, false, "initialize_element_status"},
+		{scsi.SBC, scsi.ReassignBlocks, 0, false, "reassign_blocks"},
+		{scsi.SMC, scsi.PositionToElement, 0, false, "position_to_element"},
+		{scsi.SSC, scsi.Locate10, 0, false, "locate_10"},
+		{scsi.SMC, scsi.InitElemStatusRange, 0, false, "initialize_element_status_with_range"},
+		{scsi.SMC, scsi.MoveMedium, 0, false, "move_medium"},
+		{scsi.SMC, scsi.ReadElementStatus, 0, false, "read_element_status"},
 	} {
 		if got := tt.cs.CommandName(tt.op, tt.sa, tt.hasSA); got != tt.want {
 			t.Errorf("%s.CommandName(%#02x, %#02x, %v) = %q, want %q", tt.cs, uint8(tt.op), tt.sa, tt.hasSA, got, tt.want)

@@ -18,7 +18,8 @@ const (
 	FormatUnit            OpCode = 0x04 // SBC; FORMAT MEDIUM in SSC
 	FormatMedium          OpCode = 0x04 // SSC; same byte as FORMAT UNIT
 	ReadBlockLimits       OpCode = 0x05
-	ReassignBlocks        OpCode = 0x07 // SBC
+	ReassignBlocks        OpCode = 0x07 // SBC; INITIALIZE ELEMENT STATUS in SMC
+	InitElementStatus     OpCode = 0x07 // SMC; same byte as REASSIGN BLOCKS
 	Read6                 OpCode = 0x08
 	Write6                OpCode = 0x0a
 	SetCapacity           OpCode = 0x0b // SSC
@@ -43,12 +44,14 @@ const (
 	Read10                OpCode = 0x28
 	Write10               OpCode = 0x2a
 	Locate10              OpCode = 0x2b // SSC; SEEK(10) in SBC (obsolete)
+	PositionToElement     OpCode = 0x2b // SMC; same byte as LOCATE(10)
 	WriteAndVerify10      OpCode = 0x2e
 	Verify10              OpCode = 0x2f
 	ReadPosition          OpCode = 0x34 // SSC; PRE-FETCH(10) in SBC
 	PreFetch10            OpCode = 0x34 // SBC; same byte as READ POSITION
 	SynchronizeCache10    OpCode = 0x35
 	ReadDefectData10      OpCode = 0x37
+	InitElemStatusRange   OpCode = 0x37 // SMC INITIALIZE ELEMENT STATUS WITH RANGE; same byte as READ DEFECT DATA(10)
 	WriteBuffer           OpCode = 0x3b
 	ReadBuffer            OpCode = 0x3c
 	ReadLong10            OpCode = 0x3e
@@ -141,26 +144,44 @@ type CommandSet uint8
 const (
 	SBC CommandSet = iota // direct-access block device (disk)
 	SSC                   // sequential-access device (tape drive)
+	SMC                   // medium changer (tape library)
 )
 
 func (cs CommandSet) String() string {
-	if cs == SSC {
+	switch cs {
+	case SSC:
 		return "ssc"
+	case SMC:
+		return "smc"
 	}
 	return "sbc"
 }
 
 // sscNames are the bytes SSC assigns to a command of its own where String
 // gives the SBC command.
-var sscNames = [...]struct {
-	op   OpCode
-	name string
-}{
+var sscNames = [...]opName{
 	{FormatMedium, "format_medium"},
 	{LoadUnload, "load_unload"},
 	{ReadPosition, "read_position"},
 	{Space16, "space_16"},
 	{Erase16, "erase_16"},
+}
+
+// opName is a command set's own name of an opcode.
+type opName struct {
+	op   OpCode
+	name string
+}
+
+// ownNames are the names each command set gives its own bytes.
+var ownNames = [...][]opName{SSC: sscNames[:], SMC: smcNames[:]}
+
+// smcNames are the bytes SMC-3 assigns to a command of its own where
+// String gives another command set's.
+var smcNames = [...]opName{
+	{InitElementStatus, "initialize_element_status"},
+	{PositionToElement, "position_to_element"},
+	{InitElemStatusRange, "initialize_element_status_with_range"},
 }
 
 // saNames name the service actions a device serves as commands of their
@@ -184,12 +205,14 @@ var saNames = [...]struct {
 
 // Name returns the snake_case name of op in cs: op.String(), except for
 // the bytes where SSC defines its own command (0x04 format_medium, 0x1b
-// load_unload, 0x34 read_position, 0x91 space_16, 0x93 erase_16).
+// load_unload, 0x34 read_position, 0x91 space_16, 0x93 erase_16) and
+// those where SMC does (0x07 initialize_element_status, 0x2b
+// position_to_element, 0x37 initialize_element_status_with_range).
 func (cs CommandSet) Name(op OpCode) string {
-	if cs == SSC {
-		for i := range sscNames {
-			if sscNames[i].op == op {
-				return sscNames[i].name
+	if int(cs) < len(ownNames) {
+		for _, n := range ownNames[cs] {
+			if n.op == op {
+				return n.name
 			}
 		}
 	}

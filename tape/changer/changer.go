@@ -1,0 +1,362 @@
+package changer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"slices"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
+)
+
+// Drive is what the changer needs of a data transfer element. *tape.Drive
+// satisfies it.
+type Drive interface {
+	// Load inserts and loads the cartridge (MOVE MEDIUM into the drive).
+	Load(barcode string) error
+	// Unload ejects the cartridge; it fails with tape.ErrRemovalPrevented
+	// while the drive's initiator prevents medium removal.
+	Unload() error
+	// Stats reports the cartridge in the drive (Barcode, "" if none).
+	Stats() tape.Stats
+	// Personality and UnitSerial identify the drive for DVCID.
+	Personality() tape.Personality
+	UnitSerial() string
+}
+
+var _ Drive = (*tape.Drive)(nil)
+
+// A Resolver returns the drive of a device name (an element of
+// Config.Drives). The changer calls it whenever it needs the drive, so
+// drives may come and go; an error means the drive is not there now.
+type Resolver func(name string) (Drive, error)
+
+// Errors of the operator API.
+var (
+	ErrPrevented   = errors.New("changer: an initiator prevents medium removal (PREVENT ALLOW MEDIUM REMOVAL)")
+	ErrNoFreeSlot  = errors.New("changer: no free mail slot")
+	ErrInLibrary   = errors.New("changer: the cartridge is already in the library")
+	ErrEmptySlot   = errors.New("changer: the mail slot is empty")
+	ErrNoSuchSlot  = errors.New("changer: no such mail slot")
+	ErrClosed      = errors.New("changer: closed")
+	errNoDriveName = errors.New("changer: no drive resolver")
+)
+
+// Changer is an emulated SMC medium changer: one logical unit that
+// satisfies scsi.Handler and target.CommandNamer. Commands are served one
+// at a time (a mutex serialises them with the operator methods Import,
+// Export and Close). A command that moves a cartridge completes, the
+// drive loaded or unloaded and the inventory saved, before HandleCommand
+// returns.
+type Changer struct {
+	name    string
+	cfg     Config
+	pers    *Personality
+	lib     *cartridge.Library
+	resolve Resolver
+	log     *zap.Logger
+	store   store
+
+	mu      sync.Mutex
+	closed  bool
+	spc     scsi.SPC
+	inv     Inventory
+	prevent bool
+	order   [4]ElementType // element types by first address
+	buf     []byte
+	empty   scsi.Buffer
+}
+
+// Open returns the changer name (the device name: the inventory file and
+// the default serial number derive from it) over the media directory of
+// cfg. It reads the saved inventory, removes what an interrupted save
+// left, reconciles the inventory with the directory and the drives
+// (Reconcile; what changed is logged) and saves it when that changed
+// anything. resolve may be nil (no drive is ever found).
+func Open(name string, cfg Config, resolve Resolver, log *zap.Logger) (*Changer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	}
+	if !deviceNameRE.MatchString(name) {
+		return nil, fmt.Errorf("vlibrary %q: not a device name", name)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	lib, err := cartridge.MakeLibrary(cfg.Media)
+	if err != nil {
+		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	}
+	p, _ := LookupPersonality(cfg.Personality)
+	c := &Changer{name: name, cfg: cfg, pers: p, lib: lib, resolve: resolve, log: log,
+		store: store{dir: lib.Dir(), name: name}}
+	c.order = [4]ElementType{Transport, Storage, ImportExport, DataTransfer}
+	slices.SortFunc(c.order[:], func(a, b ElementType) int { return int(c.base(a)) - int(c.base(b)) })
+	if err := c.store.removeTemps(); err != nil {
+		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	}
+	saved, _, err := c.store.load()
+	if err != nil {
+		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	}
+	c.inv = saved
+	if err := c.reconcile(); err != nil {
+		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	}
+	c.initSPC()
+	c.spc.UA.Add(scsi.PowerOnResetOrBusDeviceReset)
+	c.buf = make([]byte, 0, 4096)
+	log.Info("library ready", zap.String("personality", p.Name), zap.Int("slots", cfg.Slots),
+		zap.Int("mailslots", cfg.MailSlots), zap.Strings("drives", cfg.Drives))
+	return c, nil
+}
+
+// layout is the configured element counts.
+func (c *Changer) layout() Layout {
+	return Layout{Storage: c.cfg.Slots, Mail: c.cfg.MailSlots, Drives: len(c.cfg.Drives)}
+}
+
+// reconcile runs Reconcile against the media directory and the drives,
+// logs what it changed and saves the result if it differs from c.inv.
+func (c *Changer) reconcile() error {
+	images, err := c.lib.List()
+	if err != nil {
+		return fmt.Errorf("list the media directory: %w", err)
+	}
+	loaded := make([]string, len(c.cfg.Drives))
+	for i := range loaded {
+		if d, err := c.drive(i); err == nil {
+			loaded[i] = d.Stats().Barcode
+		}
+	}
+	inv, rep := Reconcile(c.inv, c.layout(), images, loaded)
+	if len(rep.Missing) > 0 {
+		c.log.Warn("cartridges in the inventory have no image; their elements are shown empty", zap.Strings("media", rep.Missing))
+	}
+	if len(rep.Duplicates) > 0 {
+		c.log.Warn("cartridges were in more than one element; kept in the first", zap.Strings("media", rep.Duplicates))
+	}
+	if len(rep.Unplaced) > 0 {
+		c.log.Warn("no free slot for cartridges; they are not in the library", zap.Strings("media", rep.Unplaced))
+	}
+	if len(rep.Placed) > 0 {
+		c.log.Info("cartridges placed in free slots", zap.Strings("media", rep.Placed))
+	}
+	if len(rep.FromDrive) > 0 {
+		c.log.Info("cartridges found loaded in drives", zap.Strings("media", rep.FromDrive))
+	}
+	if reflect.DeepEqual(inv, c.inv) {
+		return nil
+	}
+	old := c.inv
+	c.inv = inv
+	if err := c.store.save(&c.inv); err != nil {
+		c.inv = old
+		return err
+	}
+	return nil
+}
+
+// drive resolves data transfer element i.
+func (c *Changer) drive(i int) (Drive, error) {
+	if c.resolve == nil {
+		return nil, errNoDriveName
+	}
+	d, err := c.resolve(c.cfg.Drives[i])
+	if err == nil && d == nil {
+		err = fmt.Errorf("changer: drive %s not found", c.cfg.Drives[i])
+	}
+	return d, err
+}
+
+func (c *Changer) serial() string {
+	if c.cfg.Serial != "" {
+		return c.cfg.Serial
+	}
+	h := fnv.New64a()
+	h.Write([]byte("vlibrary/" + c.name))
+	return fmt.Sprintf("%010d", h.Sum64()%1e10)
+}
+
+// UnitSerial is the unit serial number of VPD page 80h.
+func (c *Changer) UnitSerial() string { return c.serial() }
+
+func (c *Changer) initSPC() {
+	h := fnv.New64a()
+	h.Write([]byte("vlibrary/" + c.serial()))
+	c.spc.Identity = scsi.Identity{
+		PeripheralType: 0x08, // medium changer
+		Removable:      true,
+		Vendor:         c.pers.Vendor,
+		Product:        c.pers.Product,
+		Revision:       c.pers.Revision,
+		Serial:         c.serial(),
+		NAA:            scsi.NAARegistered(0x001405, h.Sum64()),
+		Versions:       []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSMC3},
+	}
+	c.spc.Modes = c.modePages()
+	c.spc.Commands = commandInfos()
+	c.spc.SenseFormat = scsi.FixedFormat
+	if c.cfg.DSense {
+		c.spc.SenseFormat = scsi.DescriptorFormat
+	}
+}
+
+// Personality returns the library model.
+func (c *Changer) Personality() Personality { return *c.pers }
+
+// Inventory returns a copy of where every cartridge is.
+func (c *Changer) Inventory() Inventory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inv.clone()
+}
+
+// HandleCommand implements scsi.Handler.
+func (c *Changer) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	c.mu.Lock()
+	r := c.handle(cmd).WithFormat(c.spc.SenseFormat)
+	c.mu.Unlock()
+	return r
+}
+
+func (c *Changer) handle(cmd *scsi.Command) scsi.Response {
+	if cmd.Data == nil {
+		c.empty.Reset(nil)
+		cmd = &scsi.Command{CDB: cmd.CDB, Data: &c.empty}
+	}
+	if c.closed {
+		return scsi.CheckCondition(scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitNotReadyCause})
+	}
+	if r, ok := c.spc.TakeUnitAttention(cmd); ok {
+		return r
+	}
+	e := &commands[cmd.CDB.OpCode()]
+	if e.run == nil {
+		return scsi.ResponseFor(scsi.ErrInvalidOpCode)
+	}
+	if len(cmd.CDB) < len(e.usage) {
+		return scsi.CheckCondition(scsi.InvalidFieldSense(len(cmd.CDB), -1))
+	}
+	return e.run(c, cmd)
+}
+
+// CommandName implements target.CommandNamer: the name of op in SMC
+// (scsi.SMC), or "" for an opcode the changer does not support.
+func (c *Changer) CommandName(op scsi.OpCode) string {
+	e := &commands[op]
+	if e.run == nil {
+		return ""
+	}
+	return scsi.SMC.CommandName(op, e.sa, e.hasSA)
+}
+
+// Reset is the LUN RESET task management function: UNIT ATTENTION 29/00,
+// PREVENT MEDIUM REMOVAL cleared, D_SENSE back to the configuration's.
+func (c *Changer) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spc.UA.Add(scsi.PowerOnResetOrBusDeviceReset)
+	c.prevent = false
+	c.spc.SenseFormat = scsi.FixedFormat
+	if c.cfg.DSense {
+		c.spc.SenseFormat = scsi.DescriptorFormat
+	}
+}
+
+// Close makes the changer refuse further commands with NOT READY. The
+// inventory is already saved; the drives are not touched.
+func (c *Changer) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	return nil
+}
+
+// Import is the operator putting the cartridge barcode, whose image is in
+// the media directory, into the first free mail slot: the slot shows it
+// with IMPEXP set, and the changer reports UNIT ATTENTION 28/01 (IMPORT
+// OR EXPORT ELEMENT ACCESSED) so that the initiator rereads the element
+// status. It returns the mail slot's index (0-based).
+func (c *Changer) Import(barcode string) (int, error) {
+	if err := cfgstring.Barcode(barcode); err != nil {
+		return 0, fmt.Errorf("vlibrary %s: import %q: barcode: %w", c.name, barcode, err)
+	}
+	if err := c.lib.Check(barcode); err != nil {
+		return 0, fmt.Errorf("vlibrary %s: import: %w", c.name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.operatorAccess(); err != nil {
+		return 0, err
+	}
+	if at, ok := c.inv.Where(barcode); ok {
+		return 0, fmt.Errorf("vlibrary %s: import %s: %w (%s %d)", c.name, barcode, ErrInLibrary, at.Type, at.Index)
+	}
+	i := slices.IndexFunc(c.inv.Mail, func(s Slot) bool { return s.Barcode == "" })
+	if i < 0 {
+		return 0, fmt.Errorf("vlibrary %s: import %s: %w", c.name, barcode, ErrNoFreeSlot)
+	}
+	outside := c.inv.Outside
+	c.inv.Mail[i] = Slot{Barcode: barcode, ImpExp: true}
+	c.inv.Outside = slices.DeleteFunc(slices.Clone(outside), func(b string) bool { return b == barcode })
+	if err := c.store.save(&c.inv); err != nil {
+		c.inv.Mail[i], c.inv.Outside = Slot{}, outside
+		return 0, fmt.Errorf("vlibrary %s: import %s: %w", c.name, barcode, err)
+	}
+	c.spc.UA.Add(scsi.ImportOrExportElementAccessed)
+	c.log.Info("cartridge imported", zap.String("medium", barcode), zap.Int("mailslot", i))
+	return i, nil
+}
+
+// Export is the operator taking the cartridge out of mail slot slot
+// (0-based): it leaves the library (its image stays in the media
+// directory, and reconciliation does not bring it back until Import), and
+// the changer reports UNIT ATTENTION 28/01.
+func (c *Changer) Export(slot int) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.operatorAccess(); err != nil {
+		return "", err
+	}
+	if slot < 0 || slot >= len(c.inv.Mail) {
+		return "", fmt.Errorf("vlibrary %s: export %d: %w (%d mail slots)", c.name, slot, ErrNoSuchSlot, len(c.inv.Mail))
+	}
+	old := c.inv.Mail[slot]
+	if old.Barcode == "" {
+		return "", fmt.Errorf("vlibrary %s: export %d: %w", c.name, slot, ErrEmptySlot)
+	}
+	outside := c.inv.Outside
+	c.inv.Mail[slot] = Slot{}
+	c.inv.Outside = append(slices.Clone(outside), old.Barcode)
+	if err := c.store.save(&c.inv); err != nil {
+		c.inv.Mail[slot], c.inv.Outside = old, outside
+		return "", fmt.Errorf("vlibrary %s: export %d: %w", c.name, slot, err)
+	}
+	c.spc.UA.Add(scsi.ImportOrExportElementAccessed)
+	c.log.Info("cartridge exported", zap.String("medium", old.Barcode), zap.Int("mailslot", slot))
+	return old.Barcode, nil
+}
+
+func (c *Changer) operatorAccess() error {
+	switch {
+	case c.closed:
+		return ErrClosed
+	case c.prevent:
+		return ErrPrevented
+	}
+	return nil
+}
+
+// String describes the changer for logs.
+func (c *Changer) String() string {
+	return "vlibrary " + c.name + " (" + c.pers.Name + ", serial " + c.serial() + ")"
+}

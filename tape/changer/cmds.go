@@ -1,0 +1,378 @@
+package changer
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+)
+
+// command is one entry of the dispatch table; its name is
+// scsi.SMC.CommandName of its opcode and service action. The CDB must be
+// at least len(usage) bytes.
+type command struct {
+	run     func(c *Changer, cmd *scsi.Command) scsi.Response
+	usage   []byte // REPORT SUPPORTED OPERATION CODES usage bitmap (len = CDB length)
+	hasSA   bool
+	sa      uint16
+	timeout uint32 // nominal timeout reported by RSOC, seconds
+}
+
+// commands is the dispatch table, indexed by opcode.
+var commands [256]command
+
+func init() {
+	for _, e := range commandList() {
+		commands[e.usage[0]] = e
+	}
+}
+
+// commandList is the changer's command set: the handler and the CDB usage
+// bitmap (SPC-5 6.35.3: a bit set for every CDB bit the changer looks
+// at; the CONTROL byte is 07h).
+func commandList() []command {
+	const ctl = 0x07
+	return []command{
+		{run: (*Changer).testUnitReady, usage: []byte{byte(scsi.TestUnitReady), 0, 0, 0, 0, ctl}},
+		{run: (*Changer).requestSense, usage: []byte{byte(scsi.RequestSense), 0x01, 0, 0, 0xff, ctl}},
+		{run: (*Changer).initElementStatus, timeout: 600,
+			usage: []byte{byte(scsi.InitElementStatus), 0, 0, 0, 0, ctl}},
+		{run: (*Changer).inquiry, usage: []byte{byte(scsi.Inquiry), 0x03, 0xff, 0xff, 0xff, ctl}},
+		{run: (*Changer).modeSelect, usage: []byte{byte(scsi.ModeSelect6), 0x11, 0, 0, 0xff, ctl}},
+		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense6), 0x08, 0xff, 0xff, 0xff, ctl}},
+		{run: (*Changer).preventAllow, usage: []byte{byte(scsi.PreventAllowMedium), 0, 0, 0, 0x03, ctl}},
+		{run: (*Changer).positionToElement, timeout: 60,
+			usage: []byte{byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
+		{run: (*Changer).initElementStatusRange, timeout: 600,
+			usage: []byte{byte(scsi.InitElemStatusRange), 0x03, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, ctl}},
+		{run: (*Changer).modeSelect, usage: []byte{byte(scsi.ModeSelect10), 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, ctl}},
+		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense10), 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, ctl}},
+		{run: (*Changer).maintenanceIn, hasSA: true, sa: scsi.SAReportSupportedOpCodes,
+			usage: []byte{byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, ctl}},
+		{run: (*Changer).moveMedium, timeout: 300,
+			usage: []byte{byte(scsi.MoveMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
+		{run: (*Changer).readElementStatus, timeout: 120,
+			usage: []byte{byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, ctl}},
+	}
+}
+
+// commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
+// dispatch table, in opcode order.
+func commandInfos() []scsi.CommandInfo {
+	var infos []scsi.CommandInfo
+	for op := range commands {
+		e := &commands[op]
+		if e.run == nil {
+			continue
+		}
+		infos = append(infos, scsi.CommandInfo{OpCode: scsi.OpCode(op), Usage: e.usage, Timeout: e.timeout,
+			HasSA: e.hasSA, ServiceAction: e.sa})
+	}
+	return infos
+}
+
+// The conditions of MOVE MEDIUM, as real libraries report them.
+var (
+	errSourceEmpty = scsi.NewError(scsi.IllegalRequest, scsi.MediumSourceElementEmpty)
+	errDestFull    = scsi.NewError(scsi.IllegalRequest, scsi.MediumDestinationElementFull)
+	// errStillLoaded: autounload=0 and the source drive has the cartridge
+	// loaded; the initiator must unload it (mt offline) first.
+	errStillLoaded = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPrevented)
+	// errDrivePrevents: the drive's initiator prevents medium removal.
+	errDrivePrevents = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPreventedByDTE)
+	// errLoadFailed: the drive is not there, or refused the load or the
+	// unload for another reason.
+	errLoadFailed = scsi.NewError(scsi.HardwareError, scsi.MediumLoadOrEjectFailed)
+)
+
+// invalidElement is 21/01 INVALID ELEMENT ADDRESS pointing at the address
+// field at byte off of the CDB.
+func invalidElement(off int) scsi.Sense {
+	return scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidElementAddress,
+		Pointer: scsi.FieldPointer{Valid: true, CDB: true, Field: uint16(off)}}
+}
+
+func (c *Changer) testUnitReady(*scsi.Command) scsi.Response { return scsi.Good }
+
+func (c *Changer) requestSense(cmd *scsi.Command) scsi.Response {
+	return c.spc.RequestSense(cmd, scsi.Sense{})
+}
+
+func (c *Changer) inquiry(cmd *scsi.Command) scsi.Response    { return c.spc.Inquiry(cmd) }
+func (c *Changer) modeSense(cmd *scsi.Command) scsi.Response  { return c.spc.ModeSense(cmd) }
+func (c *Changer) modeSelect(cmd *scsi.Command) scsi.Response { return c.spc.ModeSelect(cmd) }
+
+func (c *Changer) maintenanceIn(cmd *scsi.Command) scsi.Response {
+	if cmd.CDB.ServiceAction() != scsi.SAReportSupportedOpCodes {
+		return scsi.CheckCondition(scsi.InvalidFieldSense(1, 4))
+	}
+	return c.spc.ReportSupportedOpCodes(cmd)
+}
+
+// Mode page codes of SMC-3 7.3.
+const (
+	pageElementAddress = 0x1d
+	pageTransportGeom  = 0x1e
+	pageCapabilities   = 0x1f
+)
+
+// modePages are the Control page (D_SENSE) and the three SMC pages,
+// fixed for the configured layout.
+func (c *Changer) modePages() scsi.ModePages {
+	ea := make([]byte, 20)
+	ea[0], ea[1] = pageElementAddress, 18
+	for i, t := range [...]ElementType{Transport, Storage, ImportExport, DataTransfer} {
+		binary.BigEndian.PutUint16(ea[2+4*i:], c.base(t))
+		binary.BigEndian.PutUint16(ea[4+4*i:], uint16(c.count(t)))
+	}
+	// One transport, no rotation (no double-sided media).
+	geom := []byte{pageTransportGeom, 2, 0, 0}
+	// Device capabilities: cartridges rest in storage, mail slots and
+	// drives (not the transport), and MOVE MEDIUM moves from any of them
+	// to any of them; EXCHANGE MEDIUM is not supported.
+	const stDtIe = 0x0e // STOR/ST→ bits: storage 1, import/export 2, data transfer 3
+	caps := make([]byte, 20)
+	caps[0], caps[1] = pageCapabilities, 18
+	caps[2] = stDtIe
+	caps[4], caps[5], caps[6], caps[7] = stDtIe, stDtIe, stDtIe, stDtIe
+	return scsi.ModePages{Pages: []scsi.ModePage{
+		c.spc.ControlModePage(),
+		scsi.FixedModePage(ea),
+		scsi.FixedModePage(geom),
+		scsi.FixedModePage(caps),
+	}}
+}
+
+// preventAllow is PREVENT ALLOW MEDIUM REMOVAL (SPC-5 6.16, SMC-3 6.13):
+// PREVENT 01b locks the mail slots against the operator (Import and
+// Export fail); the transport still moves cartridges in and out of them.
+func (c *Changer) preventAllow(cmd *scsi.Command) scsi.Response {
+	switch cmd.CDB.Byte(4) & 0x03 {
+	case 0:
+		c.prevent = false
+	case 1:
+		c.prevent = true
+	default:
+		return scsi.CheckCondition(scsi.InvalidFieldSense(4, 1))
+	}
+	return scsi.Good
+}
+
+// checkTransport validates a TRANSPORT ELEMENT ADDRESS: the transport's,
+// or 0 for the default transport (SMC-3 6.6).
+func (c *Changer) checkTransport(addr uint16) bool {
+	return addr == 0 || addr == c.pers.Transport
+}
+
+// element returns the element at the address field at byte off of the
+// CDB, which must not be the transport.
+func (c *Changer) element(cdb scsi.CDB, off int) (Loc, bool) {
+	l, ok := c.lookup(cdb.Uint16(off))
+	return l, ok && l.Type != Transport
+}
+
+// positionToElement is POSITION TO ELEMENT (SMC-3 6.10): there is no arm
+// to move; the addresses are checked.
+func (c *Changer) positionToElement(cmd *scsi.Command) scsi.Response {
+	cdb := cmd.CDB
+	switch {
+	case !c.checkTransport(cdb.Uint16(2)):
+		return scsi.CheckCondition(invalidElement(2))
+	case cdb.Byte(8)&0x01 != 0:
+		return scsi.CheckCondition(scsi.InvalidFieldSense(8, 0)) // INVERT
+	}
+	if _, ok := c.element(cdb, 4); !ok {
+		return scsi.CheckCondition(invalidElement(4))
+	}
+	return scsi.Good
+}
+
+// initElementStatus is INITIALIZE ELEMENT STATUS (SMC-3 6.3): the
+// inventory is reconciled with the media directory and the drives.
+func (c *Changer) initElementStatus(*scsi.Command) scsi.Response {
+	if err := c.reconcile(); err != nil {
+		c.log.Error("initialize element status failed", zap.Error(err))
+		return scsi.ResponseFor(scsi.ErrInternal)
+	}
+	return scsi.Good
+}
+
+// initElementStatusRange is INITIALIZE ELEMENT STATUS WITH RANGE (SMC-3
+// 6.4). With RANGE set the starting address must be an element's; the
+// whole library is reconciled either way (it costs one directory read).
+func (c *Changer) initElementStatusRange(cmd *scsi.Command) scsi.Response {
+	if cmd.CDB.Byte(1)&0x01 != 0 {
+		if _, ok := c.lookup(cmd.CDB.Uint16(2)); !ok {
+			return scsi.CheckCondition(invalidElement(2))
+		}
+	}
+	return c.initElementStatus(cmd)
+}
+
+// moveMedium is MOVE MEDIUM (SMC-3 6.6).
+func (c *Changer) moveMedium(cmd *scsi.Command) scsi.Response {
+	cdb := cmd.CDB
+	if cdb.Byte(10)&0x01 != 0 {
+		return scsi.CheckCondition(scsi.InvalidFieldSense(10, 0)) // INVERT: single-sided media
+	}
+	if !c.checkTransport(cdb.Uint16(2)) {
+		return scsi.CheckCondition(invalidElement(2))
+	}
+	src, ok := c.element(cdb, 4)
+	if !ok {
+		return scsi.CheckCondition(invalidElement(4))
+	}
+	dst, ok := c.element(cdb, 6)
+	if !ok {
+		return scsi.CheckCondition(invalidElement(6))
+	}
+	return scsi.ResponseFor(c.move(src, dst))
+}
+
+// move moves the cartridge in src to dst: the drive at either end is
+// unloaded or loaded, then the inventory is saved; only then is the move
+// done. A failure leaves the inventory as it was.
+func (c *Changer) move(src, dst Loc) error {
+	ss, ds := c.slot(src), c.slot(dst)
+	if ss.Barcode == "" {
+		return errSourceEmpty
+	}
+	if ds.Barcode != "" {
+		return errDestFull
+	}
+	var to Drive
+	if dst.Type == DataTransfer {
+		d, err := c.drive(dst.Index)
+		if err != nil {
+			c.log.Warn("move into a drive that is not there", zap.String("drive", c.cfg.Drives[dst.Index]), zap.Error(err))
+			return errLoadFailed
+		}
+		if d.Stats().Barcode != "" {
+			return errDestFull // loaded outside the library
+		}
+		to = d
+	}
+	if src.Type == DataTransfer {
+		if err := c.takeFromDrive(src.Index); err != nil {
+			return err
+		}
+	}
+	moved := Slot{Barcode: ss.Barcode, Source: ss.Source}
+	if src.Type != DataTransfer || ss.Source == nil {
+		moved.Source = &Loc{src.Type, src.Index}
+	}
+	if to != nil {
+		if err := to.Load(moved.Barcode); err != nil {
+			c.log.Warn("drive refused the cartridge", zap.String("drive", c.cfg.Drives[dst.Index]),
+				zap.String("medium", moved.Barcode), zap.Error(err))
+			return errLoadFailed
+		}
+	}
+	oldS := *ss
+	*ds, *ss = moved, Slot{}
+	if err := c.store.save(&c.inv); err != nil {
+		*ss, *ds = oldS, Slot{}
+		c.log.Error("inventory not saved; move undone", zap.String("medium", moved.Barcode), zap.Error(err))
+		if to != nil {
+			to.Unload() // best effort: the inventory has it back in src
+		}
+		return errLoadFailed
+	}
+	return nil
+}
+
+// takeFromDrive readies drive i's cartridge for the transport: an
+// ejected (or absent) drive is ready; a loaded one is unloaded with
+// autounload=1 and refused otherwise.
+func (c *Changer) takeFromDrive(i int) error {
+	d, err := c.drive(i)
+	if err != nil {
+		return nil // no drive holds the image: the transport takes it
+	}
+	if d.Stats().Barcode == "" {
+		return nil
+	}
+	if !c.cfg.AutoUnload {
+		return errStillLoaded
+	}
+	switch err := d.Unload(); {
+	case err == nil, errors.Is(err, tape.ErrNoMedium):
+		return nil
+	case errors.Is(err, tape.ErrRemovalPrevented):
+		return errDrivePrevents
+	default:
+		c.log.Warn("drive did not unload", zap.String("drive", c.cfg.Drives[i]), zap.Error(err))
+		return errLoadFailed
+	}
+}
+
+// readElementStatus is READ ELEMENT STATUS (SMC-3 6.11): from the
+// STARTING ELEMENT ADDRESS on, at most NUMBER OF ELEMENTS descriptors of
+// the ELEMENT TYPE CODE (0: every type), one element status page per
+// type in address order. VOLTAG adds the primary volume tag (PVOLTAG;
+// there are no alternate tags), DVCID the drives' device identifiers;
+// CURDATA changes nothing (the status is always current). The header's
+// byte count is that of the whole report, however much the allocation
+// length lets through, so that the initiator can ask again.
+//
+// Errors: a reserved element type code → 24/00 (byte 1); no element of
+// the type at or after the starting address → 21/01 (byte 2).
+func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
+	cdb := cmd.CDB
+	voltag := cdb.Byte(1)&0x10 != 0
+	want := ElementType(cdb.Byte(1) & 0x0f)
+	if want > DataTransfer {
+		return scsi.CheckCondition(scsi.InvalidFieldSense(1, 3))
+	}
+	start, max := cdb.Uint16(2), int(cdb.Uint16(4))
+	dvcid := cdb.Byte(6)&0x01 != 0
+	alloc := int(cdb.Uint24(7))
+
+	b := append(c.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0)
+	first, n, any := start, 0, false
+	for _, t := range c.order {
+		if want != AllElements && t != want {
+			continue
+		}
+		base, count := c.base(t), c.count(t)
+		i0 := 0
+		if start > base {
+			i0 = int(start - base)
+		}
+		if i0 >= count {
+			continue
+		}
+		any = true
+		k := min(count-i0, max-n)
+		if k <= 0 {
+			break
+		}
+		if n == 0 {
+			first = base + uint16(i0)
+		}
+		dl := c.descLen(t, voltag, dvcid)
+		var flags byte
+		if voltag {
+			flags = pVolTag
+		}
+		size := k * dl
+		b = append(b, byte(t), flags, byte(dl>>8), byte(dl), 0, byte(size>>16), byte(size>>8), byte(size))
+		for i := i0; i < i0+k; i++ {
+			b = c.appendDescriptor(b, Loc{t, i}, voltag, dvcid)
+		}
+		n += k
+	}
+	if !any {
+		return scsi.CheckCondition(invalidElement(2))
+	}
+	binary.BigEndian.PutUint16(b[0:], first)
+	binary.BigEndian.PutUint16(b[2:], uint16(n))
+	size := len(b) - 8
+	b[5], b[6], b[7] = byte(size>>16), byte(size>>8), byte(size)
+	c.buf = b
+	scsi.WriteParameterData(cmd.Data, b, alloc)
+	return scsi.Good
+}

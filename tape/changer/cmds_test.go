@@ -1,0 +1,317 @@
+package changer
+
+import (
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+func TestInquiry(t *testing.T) {
+	l := newLab(t, "personality=ibm-ts3100;serial=LIB0001", "A00001")
+	std := l.ok(cdb(0x12, 0, 0, 0, 74, 0), 74)
+	wantBytes(t, "standard inquiry head", std[:8], hexBytes("08 80 06 12 45 00 00 00"))
+	if got := string(std[8:36]); got != "IBM     3573-TL         6.50" {
+		t.Errorf("identity %q", got)
+	}
+	wantBytes(t, "version descriptors", std[58:64], hexBytes("00a0 0460 0480"))
+	wantBytes(t, "VPD 00h", l.ok(cdb(0x12, 1, 0x00, 0, 255, 0), 255), hexBytes("08 00 00 03 00 80 83"))
+	wantBytes(t, "VPD 80h", l.ok(cdb(0x12, 1, 0x80, 0, 255, 0), 255), append(hexBytes("08 80 00 07"), "LIB0001"...))
+	vpd83 := l.ok(cdb(0x12, 1, 0x83, 0, 255, 0), 255)
+	wantBytes(t, "VPD 83h NAA", vpd83[:8], hexBytes("08 83 00 1f 01 03 00 08"))
+	if !strings.HasSuffix(string(vpd83), "IBM     LIB0001") {
+		t.Errorf("VPD 83h T10 designator: % x", vpd83)
+	}
+	if s := l.fail(cdb(0x12, 0, 0x80, 0, 255, 0)); s != "700005000000000a00000000240000c00002" {
+		t.Errorf("INQUIRY page without EVPD: %s", s)
+	}
+}
+
+func TestTestUnitReadyAndRequestSense(t *testing.T) {
+	l := newLab(t, "", "A00001")
+	l.c.Reset()
+	wantBytes(t, "request sense reports the reset", l.ok(cdb(0x03, 0, 0, 0, 18, 0), 18),
+		hexBytes("70 00 06 00 00 00 00 0a 00 00 00 00 29 00 00 00 00 00"))
+	l.ok(cdb(0x00, 0, 0, 0, 0, 0), 0)
+	wantBytes(t, "request sense, nothing pending", l.ok(cdb(0x03, 1, 0, 0, 8, 0), 8), hexBytes("72 00 00 00 00 00 00 00"))
+	l.c.Close()
+	l.wantSense(cdb(0x00, 0, 0, 0, 0, 0), scsi.NotReady, scsi.LogicalUnitNotReadyCause)
+}
+
+func TestModeSense(t *testing.T) {
+	l := newLab(t, "slots=3;mailslots=1;drives=tape0+tape1")
+	// mtx and ch: MODE SENSE(6) DBD=1 of the element address assignment page.
+	wantBytes(t, "1Dh, DBD", l.ok(cdb(0x1a, 0x08, 0x1d, 0, 255, 0), 255),
+		hexBytes("17 00 00 00  1d 12 0000 0001 1000 0003 0010 0001 0001 0002 0000"))
+	wantBytes(t, "1Eh (10)", l.ok(cdb(0x5a, 0x08, 0x1e, 0, 0, 0, 0, 0, 255, 0), 255),
+		hexBytes("00 0a 00 00 00 00 00 00  1e 02 00 00"))
+	wantBytes(t, "1Fh", l.ok(cdb(0x1a, 0, 0x1f, 0, 255, 0), 255),
+		hexBytes("17 00 00 00  1f 12 0e 00 0e 0e 0e 0e 00 00 00 00 00 00 00 00 00 00 00 00"))
+	all := l.ok(cdb(0x1a, 0, 0x3f, 0, 255, 0), 255)
+	if len(all) != 4+12+20+4+20 || all[4] != 0x0a || all[16] != 0x1d || all[36] != 0x1e || all[40] != 0x1f {
+		t.Errorf("3Fh: % x", all)
+	}
+	wantBytes(t, "truncated to the allocation length", l.ok(cdb(0x1a, 0x08, 0x1d, 0, 6, 0), 255), hexBytes("17 00 00 00 1d 12"))
+	l.wantSense(cdb(0x1a, 0, 0x1c, 0, 255, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+	l.wantSense(cdb(0x1a, 0, 0xdd, 0, 255, 0), scsi.IllegalRequest, scsi.SavingParametersNotSupported)
+}
+
+// TestReadElementStatusAll is the whole generic library, every type, no
+// tags: pages in address order (transport 0, drive 1, mail 10h, storage
+// 1000h), 16-byte descriptors.
+func TestReadElementStatusAll(t *testing.T) {
+	l := newLab(t, "slots=3;mailslots=1;drives=tape0", "A00001", "A00002")
+	got := l.ok(res(0, false, 0, 0xffff, false, 1024), 1024)
+	want := hexBytes(`
+		0000 0006 00 000080
+		01 00 0010 00 000010  0000 00 00 0000 000000 00 0000 00000000
+		04 00 0010 00 000010  0001 08 00 0000 000000 00 0000 00000000
+		03 00 0010 00 000010  0010 38 00 0000 000000 00 0000 00000000
+		02 00 0010 00 000030  1000 09 00 0000 000000 00 0000 00000000
+		                      1001 09 00 0000 000000 00 0000 00000000
+		                      1002 08 00 0000 000000 00 0000 00000000`)
+	wantBytes(t, "element status", got, want)
+
+	// Allocation length: the header still counts the whole report.
+	short := l.ok(res(0, false, 0, 0xffff, false, 8), 1024)
+	wantBytes(t, "header only", short, want[:8])
+	// A filter, a starting address and a number of elements.
+	wantBytes(t, "storage from 1001h, one element", l.ok(res(2, false, 0x1001, 1, false, 1024), 1024), hexBytes(`
+		1001 0001 00 000018
+		02 00 0010 00 000010  1001 09 00 0000 000000 00 0000 00000000`))
+	wantBytes(t, "all types from 0002h, two elements: mail then storage", l.ok(res(0, false, 2, 2, false, 1024), 1024), hexBytes(`
+		0010 0002 00 000030
+		03 00 0010 00 000010  0010 38 00 0000 000000 00 0000 00000000
+		02 00 0010 00 000010  1000 09 00 0000 000000 00 0000 00000000`))
+	wantBytes(t, "no element asked for", l.ok(res(0, false, 0, 0, false, 1024), 1024), hexBytes("0000 0000 00 000000"))
+	l.wantSense(res(4, false, 2, 1, false, 1024), scsi.IllegalRequest, scsi.InvalidElementAddress)
+	l.wantSense(res(5, false, 0, 1, false, 1024), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+}
+
+// TestReadElementStatusTagsAndDVCID: volume tags (barcode, 32 bytes
+// space-padded, then reserved and sequence number), SValid with the
+// source of a loaded drive, and both DVCID styles.
+func TestReadElementStatusTagsAndDVCID(t *testing.T) {
+	for _, tt := range []struct {
+		pers, dvcid string
+	}{
+		{"generic", "02 00 00 20"},
+		{"ibm-ts3100", "02 01 00 22" + hex.EncodeToString([]byte("VSCSI   VTAPE           "))},
+	} {
+		t.Run(tt.pers, func(t *testing.T) {
+			l := newLab(t, "personality="+tt.pers+";slots=2;mailslots=0;drives=tape0", "A00001")
+			p := l.c.Personality()
+			l.ok(move(p.Storage, p.Drive), 0)
+			serial := l.drives["tape0"].UnitSerial()
+			n := p.SerialLen
+			id := tt.dvcid + hex.EncodeToString([]byte(serial+strings.Repeat(" ", n-len(serial))))
+			dl := 12 + 36 + 4 + p.dvcidLen()
+			want := hexBytes(hex.EncodeToString([]byte{byte(p.Drive >> 8), byte(p.Drive), 0, 1, 0, 0, 0, byte(8 + dl)}) +
+				"04 80" + hex.EncodeToString([]byte{0, byte(dl)}) + "00 0000" + hex.EncodeToString([]byte{byte(dl)}) +
+				hex.EncodeToString([]byte{byte(p.Drive >> 8), byte(p.Drive)}) + "09 00 0000 000000 80" +
+				hex.EncodeToString([]byte{byte(p.Storage >> 8), byte(p.Storage)}) + tag("A00001") + id)
+			wantBytes(t, "drive, VOLTAG and DVCID", l.ok(res(4, true, 0, 1, true, 1024), 1024), want)
+
+			st := l.ok(res(2, true, 0, 9, true, 1024), 1024)
+			wantBytes(t, "storage page: PVOLTAG, 52-byte descriptors, no identifier", st[:16],
+				append([]byte{byte(p.Storage >> 8), byte(p.Storage)}, hexBytes("0002 00 000070  02 80 0034 00 000068")...))
+			if got := hex.EncodeToString(st[16+12 : 16+52]); got != strings.Repeat("00", 40) {
+				t.Errorf("empty slot's tag and identifier: %s", got)
+			}
+			if st[16+52+2] != 0x08 || st[16+52+9] != 0 {
+				t.Errorf("emptied slot flags % x", st[16+52:16+52+12])
+			}
+		})
+	}
+}
+
+func TestMoveMedium(t *testing.T) {
+	l := newLab(t, "slots=3;mailslots=1;drives=tape0+tape1", "A00001", "A00002", "A00003")
+	d0 := l.drives["tape0"]
+	// Storage 1000h → drive 1: the drive loads it and says so itself.
+	l.ok(move(0x1000, 0x0001), 0)
+	if s := d0.Stats(); !s.Loaded || s.Barcode != "A00001" {
+		t.Fatalf("drive after the move: %+v", s)
+	}
+	if r := d0.HandleCommand(t.Context(), &scsi.Command{CDB: cdb(0, 0, 0, 0, 0, 0), Data: scsi.NewBuffer()}); r.Sense.ASC != scsi.PowerOnResetOrBusDeviceReset && r.Sense.ASC != scsi.NotReadyToReadyChange {
+		t.Errorf("drive's first command after the load: %+v", r)
+	}
+	if at := l.where("A00001"); at != (Loc{DataTransfer, 0}) {
+		t.Fatalf("A00001 at %+v", at)
+	}
+	// The conditions.
+	l.wantSense(move(0x1000, 0x1002), scsi.IllegalRequest, scsi.MediumSourceElementEmpty)
+	l.wantSense(move(0x1001, 0x0001), scsi.IllegalRequest, scsi.MediumDestinationElementFull)
+	l.wantSense(move(0x1001, 0x1002+1), scsi.IllegalRequest, scsi.InvalidElementAddress)
+	if s := l.fail(move(0x1001, 0x1003)); s != "700005000000000a00000000210100c00006" {
+		t.Errorf("invalid destination: %s, want the field pointer at byte 6", s)
+	}
+	if s := l.fail(move(0x0000, 0x1002)); s != "700005000000000a00000000210100c00004" {
+		t.Errorf("the transport as source: %s", s)
+	}
+	bad := move(0x1001, 0x1002)
+	bad[2], bad[3] = 0x10, 0x00
+	if s := l.fail(bad); s != "700005000000000a00000000210100c00002" {
+		t.Errorf("a storage element as transport: %s", s)
+	}
+	inv := move(0x1001, 0x1002)
+	inv[10] = 1
+	if s := l.fail(inv); s != "700005000000000a00000000240000c8000a" {
+		t.Errorf("INVERT: %s", s)
+	}
+	// Drive → drive: unloaded from one, loaded into the other; the source
+	// is still the storage slot it came from.
+	l.ok(move(0x0001, 0x0002), 0)
+	if d0.Stats().Barcode != "" || l.drives["tape1"].Stats().Barcode != "A00001" {
+		t.Fatal("drive to drive did not move the cartridge")
+	}
+	if s := l.c.Inventory().Drives[1].Source; s == nil || *s != (Loc{Storage, 0}) {
+		t.Errorf("source after drive to drive: %+v", s)
+	}
+	// Drive → mail slot (autounload), and the move is on disk.
+	l.ok(move(0x0002, 0x0010), 0)
+	if l.drives["tape1"].Stats().Barcode != "" {
+		t.Fatal("not unloaded")
+	}
+	b, err := os.ReadFile(l.c.store.path())
+	if err != nil || !strings.Contains(string(b), `"mail": [`+"\n\t\t{\n\t\t\t\"barcode\": \"A00001\"") {
+		t.Errorf("inventory file after the move: %s, %v", b, err)
+	}
+	l.open()
+	if at := l.where("A00001"); at != (Loc{ImportExport, 0}) {
+		t.Errorf("after a restart A00001 is at %+v", at)
+	}
+}
+
+func TestMoveOutOfLoadedDrive(t *testing.T) {
+	t.Run("strict", func(t *testing.T) {
+		l := newLab(t, "slots=2;mailslots=0;drives=tape0;autounload=0", "A00001")
+		l.ok(move(0x1000, 0x0001), 0)
+		if got := l.ok(res(4, false, 1, 1, false, 64), 64); got[16+2] != 0x01 {
+			t.Errorf("loaded drive in strict mode: flags %02x, want FULL without ACCESS", got[16+2])
+		}
+		if s := l.fail(move(0x0001, 0x1001)); s != "700005000000000a00000000530200000000" {
+			t.Errorf("strict: %s", s)
+		}
+		if err := l.drives["tape0"].Unload(); err != nil {
+			t.Fatal(err)
+		}
+		l.ok(move(0x0001, 0x1001), 0)
+		if at := l.where("A00001"); at != (Loc{Storage, 1}) {
+			t.Errorf("A00001 at %+v", at)
+		}
+	})
+	t.Run("drive prevents removal", func(t *testing.T) {
+		l := newLab(t, "slots=2;mailslots=0;drives=tape0", "A00001")
+		l.ok(move(0x1000, 0x0001), 0)
+		d := l.drives["tape0"]
+		for range 3 { // the drive's unit attentions, then PREVENT
+			d.HandleCommand(t.Context(), &scsi.Command{CDB: cdb(0x1e, 0, 0, 0, 1, 0), Data: scsi.NewBuffer()})
+		}
+		if s := l.fail(move(0x0001, 0x1001)); s != "700005000000000a00000000530300000000" {
+			t.Errorf("prevented: %s", s)
+		}
+		if at := l.where("A00001"); at != (Loc{DataTransfer, 0}) {
+			t.Errorf("A00001 at %+v", at)
+		}
+	})
+	t.Run("drive not there", func(t *testing.T) {
+		l := newLab(t, "slots=2;mailslots=0;drives=tape0", "A00001")
+		delete(l.drives, "tape0")
+		l.wantSense(move(0x1000, 0x0001), scsi.HardwareError, scsi.MediumLoadOrEjectFailed)
+		l.where("A00001")
+	})
+}
+
+func TestImportExport(t *testing.T) {
+	l := newLab(t, "slots=1;mailslots=2", "A00001", "A00002")
+	// A00002 found no storage slot: reconciliation put it in mail slot 0.
+	if at := l.where("A00002"); at != (Loc{ImportExport, 0}) {
+		t.Fatalf("A00002 at %+v", at)
+	}
+	bc, err := l.c.Export(0)
+	if err != nil || bc != "A00002" {
+		t.Fatalf("Export = %q, %v", bc, err)
+	}
+	l.wantSense(cdb(0, 0, 0, 0, 0, 0), scsi.UnitAttention, scsi.ImportOrExportElementAccessed)
+	l.ok(cdb(0x07, 0, 0, 0, 0, 0), 0) // INITIALIZE ELEMENT STATUS does not bring it back
+	if inv := l.c.Inventory(); len(inv.Barcodes()) != 1 || inv.Outside[0] != "A00002" {
+		t.Fatal("exported cartridge came back")
+	}
+	if _, err := l.c.Export(0); !errors.Is(err, ErrEmptySlot) {
+		t.Errorf("Export of an empty slot: %v", err)
+	}
+	if _, err := l.c.Import("A00001"); !errors.Is(err, ErrInLibrary) {
+		t.Errorf("Import of a cartridge in the library: %v", err)
+	}
+	if _, err := l.c.Import("NOSUCH"); err == nil {
+		t.Error("Import of a missing image")
+	}
+	l.ok(cdb(0x1e, 0, 0, 0, 1, 0), 0) // PREVENT
+	if _, err := l.c.Import("A00002"); !errors.Is(err, ErrPrevented) {
+		t.Errorf("Import while prevented: %v", err)
+	}
+	l.ok(cdb(0x1e, 0, 0, 0, 0, 0), 0)
+	l.wantSense(cdb(0x1e, 0, 0, 0, 2, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+	if i, err := l.c.Import("A00002"); err != nil || i != 0 {
+		t.Fatalf("Import = %d, %v", i, err)
+	}
+	l.wantSense(cdb(0, 0, 0, 0, 0, 0), scsi.UnitAttention, scsi.ImportOrExportElementAccessed)
+	got := l.ok(res(3, true, 0, 1, false, 1024), 1024)
+	if got[16+2] != 0x3b {
+		t.Errorf("imported mail slot flags %02x, want INENAB EXENAB ACCESS IMPEXP FULL", got[16+2])
+	}
+	l.open()
+	if at := l.where("A00002"); at != (Loc{ImportExport, 0}) {
+		t.Errorf("after restart A00002 at %+v", at)
+	}
+}
+
+func TestInitializeElementStatus(t *testing.T) {
+	l := newLab(t, "slots=3;mailslots=0", "A00001")
+	if err := os.Remove(l.dir + "/A00001.vtape"); err != nil {
+		t.Fatal(err)
+	}
+	if err := createImage(l.dir, "B00001"); err != nil {
+		t.Fatal(err)
+	}
+	l.ok(cdb(0x37, 0x01, 0x10, 0x00, 0, 0, 0, 1, 0, 0), 0)
+	inv := l.c.Inventory()
+	if inv.Storage[0].Barcode != "B00001" || len(inv.Barcodes()) != 1 {
+		t.Errorf("after INITIALIZE ELEMENT STATUS WITH RANGE: %+v", inv)
+	}
+	l.wantSense(cdb(0x37, 0x01, 0x20, 0x00, 0, 0, 0, 1, 0, 0), scsi.IllegalRequest, scsi.InvalidElementAddress)
+	l.ok(cdb(0x2b, 0, 0, 0, 0x10, 0x02, 0, 0, 0, 0), 0) // POSITION TO ELEMENT
+	l.wantSense(cdb(0x2b, 0, 0, 0, 0x10, 0x03, 0, 0, 0, 0), scsi.IllegalRequest, scsi.InvalidElementAddress)
+	l.wantSense(cdb(0x2b, 0, 0, 0, 0x10, 0x02, 0, 0, 1, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+}
+
+func TestReportSupportedOpCodes(t *testing.T) {
+	l := newLab(t, "")
+	got := l.ok(cdb(0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0), 256)
+	var ops []byte
+	for i := 4; i+8 <= len(got); i += 8 {
+		ops = append(ops, got[i])
+	}
+	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 1a 1e 2b 37 55 5a a3 a5 b8"))
+	wantBytes(t, "MOVE MEDIUM usage", l.ok(cdb(0xa3, 0x0c, 0x01, 0xa5, 0, 0, 0, 0, 1, 0, 0, 0), 256),
+		hexBytes("00 03 00 0c a5 00 ff ff ff ff ff ff 00 00 01 07"))
+	for op, name := range map[scsi.OpCode]string{0x07: "initialize_element_status", 0x2b: "position_to_element",
+		0x37: "initialize_element_status_with_range", 0xb8: "read_element_status", 0xa3: "report_supported_opcodes", 0x08: ""} {
+		if got := l.c.CommandName(op); got != name {
+			t.Errorf("CommandName(%#02x) = %q, want %q", op, got, name)
+		}
+	}
+	l.wantSense(cdb(0x08, 0, 0, 0, 0, 0), scsi.IllegalRequest, scsi.InvalidCommandOperationCode)
+	l.wantSense(cdb(0xb8, 0, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+}
+
+func TestDSense(t *testing.T) {
+	l := newLab(t, "dsense=1")
+	if s := l.fail(move(0x1000, 0x1001)); s != "72053b0e00000000" {
+		t.Errorf("descriptor sense: %s", s)
+	}
+}

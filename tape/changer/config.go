@@ -1,0 +1,182 @@
+package changer
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
+)
+
+// ConfigDesc documents the vlibrary cfgstring (shown by `targetcli help
+// create`). Keep it in step with ParseConfig.
+const ConfigDesc = `vlibrary: an SMC medium changer (ch, mtx, Bacula/Bareos mtx-changer).
+cfgstring: semicolon-separated key=value pairs, no commas or colons (spaces
+around keys and values and empty pairs are ignored), e.g.
+  media=/var/lib/vscsid/tapes;slots=20;mailslots=4;drives=tape0+tape1
+  personality=ibm-ts3100;media=/var/lib/vscsid/tapes;drives=lto0;autounload=0
+keys:
+  personality  library model: generic (default; VSCSI VLIBRARY: transport
+               0, drives from 1, mail slots from 10h, storage from 1000h,
+               drives identified by serial number), ibm-ts3100 (IBM
+               3573-TL: transport 1, mail slots from 10h, drives from
+               100h, storage from 1000h, drives identified by vendor,
+               product and serial)
+  media        directory of cartridge images, shared with the drives
+               (required); the inventory is <media>/.library-<name>.json
+  slots        storage elements, 1-4096, default 20
+  mailslots    import/export elements, 0-240, default 4
+  drives       device names of the vtape drives of this daemon, in data
+               transfer element order, separated by '+' (the kernel
+               splits cfgstrings on ',' and rtslib forbids ':'), e.g.
+               tape0+tape1; empty or absent = no drives; at most 15
+               (generic) or 16 (ibm-ts3100)
+  autounload   1 (default) = MOVE MEDIUM out of a drive that still has the
+               cartridge loaded unloads it; 0 = refused (05/53/02) until
+               the drive is unloaded (mt offline)
+  serial       unit serial number (VPD 80h), [A-Za-z0-9._-], 1-32
+               characters; default derived from the device name
+  dsense       1 = descriptor-format sense data (default 0 = fixed)
+Booleans (autounload, dsense) are 0|1, true|false, yes|no, on|off.`
+
+// Defaults.
+const (
+	DefaultSlots     = 20
+	DefaultMailSlots = 4
+	maxSerialLen     = 32
+	// DriveSeparator separates the device names of drives=.
+	DriveSeparator = "+"
+)
+
+// Config is a parsed vlibrary cfgstring. Use ParseConfig, or fill every
+// field as it would and call Validate.
+type Config struct {
+	Personality string   // personality name, default "generic"
+	Media       string   // media directory (required)
+	Slots       int      // storage elements
+	MailSlots   int      // import/export elements
+	Drives      []string // device names of the data transfer elements, in order
+	AutoUnload  bool     // MOVE MEDIUM out of a loaded drive unloads it
+	Serial      string   // "" = derived from the device name
+	DSense      bool
+}
+
+var (
+	// deviceNameRE is a configfs storage object name (target.DeviceSpec).
+	deviceNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+	serialRE     = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}$`)
+)
+
+// ParseConfig parses a cfgstring strictly: an unknown or repeated key, a
+// malformed or out-of-range value, or a missing media= is an error that
+// names the key.
+func ParseConfig(s string) (Config, error) {
+	c := Config{Personality: "generic", Slots: DefaultSlots, MailSlots: DefaultMailSlots, AutoUnload: true}
+	pairs, err := cfgstring.Split(s)
+	if err != nil {
+		return Config{}, fmt.Errorf("vlibrary config: %w", err)
+	}
+	for _, p := range pairs {
+		k, v := p.Key, p.Value
+		if !p.HasValue {
+			return Config{}, fmt.Errorf("vlibrary config: %q: want key=value", k)
+		}
+		var err error
+		var n uint64
+		switch k {
+		case "personality":
+			c.Personality = v
+		case "media":
+			c.Media = v
+		case "slots":
+			n, err = cfgstring.Uint(v, 1, 1<<16)
+			c.Slots = int(n)
+		case "mailslots":
+			n, err = cfgstring.Uint(v, 0, 1<<16)
+			c.MailSlots = int(n)
+		case "drives":
+			c.Drives = nil
+			if v != "" {
+				c.Drives = strings.Split(v, DriveSeparator)
+			}
+		case "autounload":
+			c.AutoUnload, err = cfgstring.Bool(v)
+		case "serial":
+			c.Serial = v
+		case "dsense":
+			c.DSense, err = cfgstring.Bool(v)
+		default:
+			return Config{}, fmt.Errorf("vlibrary config: unknown key %q", k)
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("vlibrary config: %s=%q: %w", k, v, err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("vlibrary config: %w", err)
+	}
+	return c, nil
+}
+
+// Validate checks a Config the way ParseConfig checks a parsed one.
+func (c Config) Validate() error {
+	p, ok := LookupPersonality(c.Personality)
+	if !ok {
+		return fmt.Errorf("personality: unknown library model %q (want one of: %s)", c.Personality, personalityList())
+	}
+	if c.Media == "" {
+		return errors.New("media: required (the cartridge directory the drives use)")
+	}
+	if c.Slots < 1 || c.Slots > p.MaxStorage {
+		return fmt.Errorf("slots: %d outside 1..%d", c.Slots, p.MaxStorage)
+	}
+	if c.MailSlots < 0 || c.MailSlots > p.MaxMail {
+		return fmt.Errorf("mailslots: %d outside 0..%d", c.MailSlots, p.MaxMail)
+	}
+	if len(c.Drives) > p.MaxDrives {
+		return fmt.Errorf("drives: %d drives, the %s has room for %d", len(c.Drives), p.Name, p.MaxDrives)
+	}
+	for i, d := range c.Drives {
+		if !deviceNameRE.MatchString(d) {
+			return fmt.Errorf("drives: %q is not a device name (want 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-'; names are separated by %q)", d, DriveSeparator)
+		}
+		for _, e := range c.Drives[:i] {
+			if e == d {
+				return fmt.Errorf("drives: %s given twice", d)
+			}
+		}
+	}
+	if c.Serial != "" && !serialRE.MatchString(c.Serial) {
+		return fmt.Errorf("serial: %q: want 1 to %d characters of A-Z a-z 0-9 . _ -, not starting with '.'", c.Serial, maxSerialLen)
+	}
+	return nil
+}
+
+// String returns the canonical cfgstring: personality and media first,
+// then the keys that differ from their defaults, in a fixed order.
+// ParseConfig accepts it and returns an equal Config.
+func (c Config) String() string {
+	var b cfgstring.Builder
+	b.Add("personality", c.Personality)
+	b.Add("media", c.Media)
+	if c.Slots != DefaultSlots {
+		b.Uint("slots", uint64(c.Slots))
+	}
+	if c.MailSlots != DefaultMailSlots {
+		b.Uint("mailslots", uint64(c.MailSlots))
+	}
+	if len(c.Drives) > 0 {
+		b.Add("drives", strings.Join(c.Drives, DriveSeparator))
+	}
+	if !c.AutoUnload {
+		b.Bool("autounload", false)
+	}
+	if c.Serial != "" {
+		b.Add("serial", c.Serial)
+	}
+	if c.DSense {
+		b.Bool("dsense", true)
+	}
+	return b.String()
+}
