@@ -34,16 +34,16 @@ type Zeroer interface {
 type FakeRW struct{}
 
 // ReadAt zero-fills p.
-func (FakeRW) ReadAt(p []byte, off int64) (int, error) {
+func (FakeRW) ReadAt(p []byte, _ int64) (int, error) {
 	clear(p)
 	return len(p), nil
 }
 
 // WriteAt discards p.
-func (FakeRW) WriteAt(p []byte, off int64) (int, error) { return len(p), nil }
+func (FakeRW) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
 
 // Zero does nothing: FakeRW always reads zeros.
-func (FakeRW) Zero(off, n int64) error { return nil }
+func (FakeRW) Zero(_, _ int64) error { return nil }
 
 // storeChunkShift sets the allocation unit of the RAM store: 64 KiB, so a
 // 4 KiB write costs at most 64 KiB of memory, and the chunk table of the
@@ -91,7 +91,7 @@ func newStore(size, limit int64) (*Store, error) {
 // Like ReadAt and WriteAt, it must not run concurrently with them.
 func (s *Store) resize(n int64) {
 	if n < s.size {
-		s.Zero(n, s.size-n) // in range: cannot fail
+		_ = s.Zero(n, s.size-n) // in range: cannot fail
 	}
 	s.chunks = s.chunks[:(n+storeChunkSize-1)>>storeChunkShift]
 	s.size = n

@@ -35,7 +35,9 @@ func TestStoreLazyAllocation(t *testing.T) {
 		t.Fatalf("Allocated = %d, want 128 KiB", got)
 	}
 	r := make([]byte, 8192)
-	s.ReadAt(r, off-2048)
+	if _, err := s.ReadAt(r, off-2048); err != nil {
+		t.Fatal(err)
+	}
 	want := append(append(make([]byte, 2048), w...), make([]byte, 2048)...)
 	if !bytes.Equal(r, want) {
 		t.Fatal("read-back across the chunk boundary differs")
@@ -45,7 +47,9 @@ func TestStoreLazyAllocation(t *testing.T) {
 func TestStoreZero(t *testing.T) {
 	s, _ := disk.NewStore(256 << 10) // 4 chunks
 	all := bytes.Repeat([]byte{1}, 256<<10)
-	s.WriteAt(all, 0)
+	if _, err := s.WriteAt(all, 0); err != nil {
+		t.Fatal(err)
+	}
 	if s.Allocated() != 256<<10 {
 		t.Fatalf("Allocated = %d", s.Allocated())
 	}
@@ -64,7 +68,9 @@ func TestStoreZero(t *testing.T) {
 		t.Fatalf("Allocated after freeing 2 chunks = %d, want 128 KiB", s.Allocated())
 	}
 	got := make([]byte, 256<<10)
-	s.ReadAt(got, 0)
+	if _, err := s.ReadAt(got, 0); err != nil {
+		t.Fatal(err)
+	}
 	for i, b := range got {
 		want := byte(1)
 		if (i >= 1000 && i < 1000+64<<10) || i >= 128<<10 {
@@ -80,7 +86,9 @@ func TestStoreOddSizeLastChunk(t *testing.T) {
 	// A store whose size is not a chunk multiple: zeroing through its end
 	// frees the partial last chunk.
 	s, _ := disk.NewStore(64<<10 + 512)
-	s.WriteAt([]byte{1}, 64<<10)
+	if _, err := s.WriteAt([]byte{1}, 64<<10); err != nil {
+		t.Fatal(err)
+	}
 	if s.Allocated() != 64<<10 {
 		t.Fatalf("Allocated = %d", s.Allocated())
 	}
@@ -132,21 +140,29 @@ func TestStoreRandomAgainstModel(t *testing.T) {
 			for i := range p {
 				p[i] = byte(rng.Uint32())
 			}
-			s.WriteAt(p, off)
+			if _, err := s.WriteAt(p, off); err != nil {
+				t.Fatal(err)
+			}
 			copy(model[off:], p)
 		case 1:
-			s.Zero(off, n)
+			if err := s.Zero(off, n); err != nil {
+				t.Fatal(err)
+			}
 			clear(model[off : off+n])
 		case 2:
 			p := make([]byte, n)
-			s.ReadAt(p, off)
+			if _, err := s.ReadAt(p, off); err != nil {
+				t.Fatal(err)
+			}
 			if !bytes.Equal(p, model[off:off+n]) {
 				t.Fatalf("read %d@%d differs from model", n, off)
 			}
 		}
 	}
 	got := make([]byte, size)
-	s.ReadAt(got, 0)
+	if _, err := s.ReadAt(got, 0); err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(got, model) {
 		t.Fatal("final store differs from model")
 	}

@@ -294,12 +294,12 @@ func (c Config) Validate() error {
 
 func (c Config) lbp() bool { return c.LBPU || c.LBPWS || c.LBPWS10 }
 
-func checkASCII(key, s string, max int) error {
+func checkASCII(key, s string, maxLen int) error {
 	if s == "" {
 		return fmt.Errorf("%s: empty", key)
 	}
-	if len(s) > max {
-		return fmt.Errorf("%s: %q is longer than %d characters", key, s, max)
+	if len(s) > maxLen {
+		return fmt.Errorf("%s: %q is longer than %d characters", key, s, maxLen)
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {

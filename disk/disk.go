@@ -202,7 +202,7 @@ func identity(name string, cfg Config) scsi.Identity {
 
 // UnitSerial is the unit serial number of VPD page 80h (the transport
 // gives the backstore the same one).
-func (d *Disk) UnitSerial() string { return d.SPC.Identity.Serial }
+func (d *Disk) UnitSerial() string { return d.Identity.Serial }
 
 // defaultSerial is the device name when it is a usable serial number
 // (printable ASCII without spaces, at most 64 bytes), so that

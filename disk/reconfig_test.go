@@ -243,7 +243,10 @@ func TestReconfigureConcurrent(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			td.d.SetWriteCache(i%2 == 0)
+			if err := td.d.SetWriteCache(i%2 == 0); err != nil {
+				t.Error(err)
+				return
+			}
 			_ = td.d.Stats()
 		}
 	}()

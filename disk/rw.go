@@ -269,7 +269,7 @@ func (d *Disk) verify(cmd *scsi.Command, lba, n uint64, lenOff int) error {
 			if err := d.load(d.cmpA[:c], lba+uint64(done/lbs)); err != nil {
 				return err
 			}
-			cmd.Data.Read(d.cmpB[:c])
+			_, _ = cmd.Data.Read(d.cmpB[:c]) // cannot be short: Len was checked against want
 			if i := mismatch(d.cmpA[:c], d.cmpB[:c]); i >= 0 {
 				return miscompare(done + int64(i))
 			}
@@ -278,7 +278,7 @@ func (d *Disk) verify(cmd *scsi.Command, lba, n uint64, lenOff int) error {
 		return nil
 	}
 	pat := d.cmpB[:lbs]
-	cmd.Data.Read(pat)
+	_, _ = cmd.Data.Read(pat) // cannot be short: Len was checked against want
 	// Each distinct backend block needs comparing once.
 	total := min(n, d.wrapBlk)
 	per := uint64(int64(len(d.cmpA)) / lbs)

@@ -72,7 +72,7 @@ func (d *Disk) writeSame(cmd *scsi.Command, lba, n uint64, lenOff int, ndob bool
 			cmd.Data.Discard(int(d.lbs))
 			return nil
 		}
-		cmd.Data.Read(d.block)
+		_, _ = cmd.Data.Read(d.block) // cannot be short: Len was checked above
 		zero = mismatch(d.block, zeroBlock[:d.lbs]) < 0
 	}
 	if d.fake {

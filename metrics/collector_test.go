@@ -206,6 +206,44 @@ func TestCollectAndLint(t *testing.T) {
 	}
 }
 
+// Fault rules and sense codes as the daemon's adapter produces them for a
+// disk with a config rule and a tape drive with a runtime rule (its test,
+// in cmd/vscsid, checks that it produces these values): the rule IDs are
+// per device, the sense codes are named.
+func TestCollectAdaptedFaults(t *testing.T) {
+	d0 := metrics.Device{Name: "d0", Type: metrics.TypeDisk, Subtype: "vdisk", HBA: 1, UIO: "uio0",
+		Disk:  &metrics.Disk{Blocks: 2048, LogicalBlockSize: 512, PhysicalBlockSize: 512},
+		Fault: &metrics.Fault{Rules: []metrics.FaultRule{{ID: 1, Action: "sense", Matched: 1, Injected: 1}}, Delays: hist(delayBounds, 0, nil)},
+	}
+	d0.Transport.CheckConditions[3] = 1
+	d0.Transport.SenseCodes = []metrics.SenseCode{{Code: 0x1100, Count: 1}, {Code: 0x2900, Count: 1}}
+	t0 := metrics.Device{Name: "t0", Type: metrics.TypeTape, Subtype: "vtape", HBA: 2, UIO: "uio1",
+		Tape:  &metrics.Tape{Loaded: true, Barcode: "VSC001"},
+		Fault: &metrics.Fault{Rules: []metrics.FaultRule{{ID: 1, Action: "busy", Matched: 1, Injected: 1}}, Delays: hist(delayBounds, 0, nil)},
+	}
+	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return []metrics.Device{d0, t0} }))
+	want := `# HELP vscsi_fault_injected_total Times an installed fault rule applied its action, by rule ID and action.
+# TYPE vscsi_fault_injected_total counter
+vscsi_fault_injected_total{action="busy",device="t0",rule="1"} 1
+vscsi_fault_injected_total{action="sense",device="d0",rule="1"} 1
+# HELP vscsi_scsi_sense_codes_total Commands completed with CHECK CONDITION, by additional sense code (a fixed set of names; others are "other").
+# TYPE vscsi_scsi_sense_codes_total counter
+vscsi_scsi_sense_codes_total{asc="power_on_reset_or_bus_device_reset",device="d0"} 1
+vscsi_scsi_sense_codes_total{asc="unrecovered_read_error",device="d0"} 1
+# HELP vscsi_fault_held_total Commands a timeout rule held without completing them (the kernel times them out).
+# TYPE vscsi_fault_held_total counter
+vscsi_fault_held_total{device="d0"} 0
+vscsi_fault_held_total{device="t0"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
+		"vscsi_fault_injected_total", "vscsi_scsi_sense_codes_total", "vscsi_fault_held_total"); err != nil {
+		t.Error(err)
+	}
+	if probs, err := testutil.CollectAndLint(c); err != nil || len(probs) > 0 {
+		t.Errorf("lint: %v %+v", err, probs)
+	}
+}
+
 // Describe and Collect agree: a pedantic registry checks that every
 // collected metric matches a described Desc, and the registry's own
 // consistency checks (one help and type per name, unique label sets).

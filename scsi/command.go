@@ -188,7 +188,7 @@ func (b *Buffer) WriteFromAt(r io.ReaderAt, off int64, n int) (int, error) {
 			b.wseg++
 			b.woff = 0
 		}
-		if err != nil && !(errors.Is(err, io.EOF) && m == c) {
+		if err != nil && (!errors.Is(err, io.EOF) || m != c) {
 			return done, err
 		}
 	}

@@ -75,29 +75,16 @@ func fieldPointer(cdb bool, byteOff, bit int) FieldPointer {
 }
 
 // SenseOf returns the sense data err carries: that of the first *Error in
-// its chain (errors.As). ok is false for nil and for an error that carries
+// its chain (errors.AsType). ok is false for nil and for an error that carries
 // none (a failed backend, an I/O error): what that means is the handler's
 // choice. An *Error, or one wrapped by fmt.Errorf's %w, is found without
 // allocating.
 func SenseOf(err error) (s Sense, ok bool) {
-	for e := err; e != nil; {
-		if se, ok := e.(*Error); ok {
-			return se.Sense, true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
-	}
-	if err == nil {
+	se, ok := errors.AsType[*Error](err) // allocates only for an As method
+	if !ok {
 		return Sense{}, false
 	}
-	var se *Error
-	if errors.As(err, &se) { // a tree (errors.Join, several %w)
-		return se.Sense, true
-	}
-	return Sense{}, false
+	return se.Sense, true
 }
 
 // ResponseFor is the one place an error becomes a Response: nil → GOOD;

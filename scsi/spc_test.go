@@ -76,7 +76,7 @@ func newTape() *tapeFixture {
 			scsi.FixedModePage(controlExtension),
 		},
 		DeviceSpecific: func() uint8 { return 0x10 }, // buffered mode 1
-		BlockDescriptor: func(b []byte, long bool) []byte {
+		BlockDescriptor: func(b []byte, _ bool) []byte {
 			d := [8]byte{0: 0x40}
 			d[5], d[6], d[7] = byte(f.blockSize>>16), byte(f.blockSize>>8), byte(f.blockSize)
 			return append(b, d[:]...)

@@ -23,7 +23,7 @@ func quietDrive(tb testing.TB) *Drive {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { d.Close() })
+	tb.Cleanup(func() { _ = d.Close() })
 	h := &harness{t: tb, d: d}
 	h.clearUA()
 	return d

@@ -208,9 +208,9 @@ func (c Config) validate(memoryOnly []string) error {
 	case c.Memory && (c.EarlyWarning < 0 || c.EarlyWarning >= c.Capacity):
 		return fmt.Errorf("early_warning: %d must be less than capacity %d", c.EarlyWarning, c.Capacity)
 	case c.Barcode != "" && cfgstring.Barcode(c.Barcode) != nil:
-		return fmt.Errorf("barcode: %v", cfgstring.Barcode(c.Barcode))
+		return fmt.Errorf("barcode: %w", cfgstring.Barcode(c.Barcode))
 	case c.Serial != "" && checkName(c.Serial, maxSerialLen) != nil:
-		return fmt.Errorf("serial: %v", checkName(c.Serial, maxSerialLen))
+		return fmt.Errorf("serial: %w", checkName(c.Serial, maxSerialLen))
 	}
 	return nil
 }
@@ -287,16 +287,16 @@ func parseSize(v string) (int64, error) {
 
 // checkName validates a serial: 1..max characters from [A-Za-z0-9._-],
 // not starting with '.'. Barcodes follow cfgstring.Barcode.
-func checkName(v string, max int) error {
-	if v == "" || len(v) > max {
-		return fmt.Errorf("want 1 to %d characters", max)
+func checkName(v string, maxLen int) error {
+	if v == "" || len(v) > maxLen {
+		return fmt.Errorf("want 1 to %d characters", maxLen)
 	}
 	if v[0] == '.' {
 		return errors.New("must not start with '.'")
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
 			return fmt.Errorf("character %q not allowed (want A-Z a-z 0-9 . _ -)", c)
 		}
 	}

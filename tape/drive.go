@@ -153,11 +153,11 @@ func (d *Drive) memoryTemplate() MediumInfo {
 	}
 }
 
-// serial returns the configured or derived unit serial number.
 // UnitSerial is the unit serial number of VPD page 80h (the transport
 // gives the backstore the same one).
 func (d *Drive) UnitSerial() string { return d.serial() }
 
+// serial returns the configured or derived unit serial number.
 func (d *Drive) serial() string {
 	if d.cfg.Serial != "" {
 		return d.cfg.Serial
@@ -274,7 +274,7 @@ func commandInfos() []scsi.CommandInfo {
 }
 
 // HandleCommand implements target.Handler.
-func (d *Drive) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+func (d *Drive) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
 	d.mu.Lock()
 	r := d.handle(cmd).WithFormat(d.spc.SenseFormat)
 	d.mu.Unlock()
@@ -384,11 +384,11 @@ func (d *Drive) Load(barcode string) error {
 	}
 	info := m.Info()
 	if info.Partitions < 1 || info.Partitions > 4 {
-		m.Close()
+		_ = m.Close() // best effort: the error below is the one to report
 		return fmt.Errorf("vtape %s: load %s: cartridge reports %d partitions", d.name, barcode, info.Partitions)
 	}
 	if err := m.Locate(0, 0); err != nil && !errors.Is(err, ErrEndOfData) {
-		m.Close()
+		_ = m.Close() // best effort: the error below is the one to report
 		return fmt.Errorf("vtape %s: load %s: rewind: %w", d.name, barcode, err)
 	}
 	d.med, d.ra, d.info, d.barcode = m, m, info, barcode

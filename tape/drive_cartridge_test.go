@@ -117,7 +117,7 @@ func TestDriveOnCartridgeImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d2.Close()
+	defer func() { _ = d2.Close() }()
 	for range 2 {
 		run(t, d2, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
 	}

@@ -36,7 +36,7 @@ func newHarness(t testing.TB, extra string) *harness {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { d.Close() })
+	t.Cleanup(func() { _ = d.Close() })
 	h := &harness{t: t, d: d}
 	h.clearUA()
 	return h

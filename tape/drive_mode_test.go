@@ -159,7 +159,6 @@ func TestDeviceConfigurationLong(t *testing.T) {
 	s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, byte(len(list)), 0), list, 0)
 	wantBytes(t, "short page", hexBytes(s), hexBytes("70 00 05 00 00 00 00 0a 00 00 00 00 26 00 00 80 00 09"))
 	// RSMK set through the long page sticks.
-	list = append(make([]byte, 8), long...)
 	long[8] |= 0x20
 	list = append(make([]byte, 8), long...)
 	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, byte(len(list)), 0), list, 0)

@@ -112,10 +112,10 @@ func (d *Drive) appendMediumType(b []byte, den *Density, worm bool) []byte {
 	return b
 }
 
-func replaceWord(s, old, new string) string {
+func replaceWord(s, old, repl string) string {
 	for i := 0; i+len(old) <= len(s); i++ {
 		if s[i:i+len(old)] == old {
-			return s[:i] + new + s[i+len(old):]
+			return s[:i] + repl + s[i+len(old):]
 		}
 	}
 	return s

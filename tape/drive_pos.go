@@ -33,7 +33,7 @@ func (d *Drive) seek(part int, obj uint64) error {
 // rewind is REWIND (SSC-5 7.8): the beginning of partition 0 (BOM, as LTO
 // drives define it). IMMED (byte 1 bit 0) changes nothing: the rewind is
 // instant.
-func (d *Drive) rewind(cmd *scsi.Command) scsi.Response {
+func (d *Drive) rewind(_ *scsi.Command) scsi.Response {
 	if err := d.seek(0, 0); err != nil {
 		return d.fault(err, dirNone)
 	}

@@ -32,7 +32,7 @@ func memoryDrive(t *testing.T, cfg string) *tape.Drive {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
+	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
 

@@ -270,7 +270,7 @@ func (d *Drive) writeFilemarks6(cmd *scsi.Command) scsi.Response {
 // forms end the data at the current position: the short form writes end of
 // data there, the long one erases to the end of the partition, which for an
 // image is the same thing. The position does not move.
-func (d *Drive) erase6(cmd *scsi.Command) scsi.Response {
+func (d *Drive) erase6(_ *scsi.Command) scsi.Response {
 	if r, ok := d.checkWritable(); !ok {
 		return r
 	}

@@ -3,6 +3,7 @@ package tape
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -276,7 +277,7 @@ func TestUnitAttentions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	h := &harness{t: t, d: d}
 	tur := cdb(0, 0, 0, 0, 0, 0)
 	// Power on, then the cartridge loaded at start.
@@ -337,7 +338,7 @@ func TestNoMedium(t *testing.T) {
 	h.ok(cdb(0x05, 0, 0, 0, 0, 0), nil, 6)
 	h.ok(cdb(0x12, 0, 0, 0, 36, 0), nil, 36)
 	h.ok(cdb(0x1a, 0, 0, 0, 12, 0), nil, 12)
-	if err := d.Unload(); err != ErrNoMedium {
+	if err := d.Unload(); !errors.Is(err, ErrNoMedium) {
 		t.Fatalf("Unload of an empty drive: %v", err)
 	}
 	if !strings.Contains(d.String(), "generic") {
@@ -389,7 +390,7 @@ func TestCommandNames(t *testing.T) {
 			t.Errorf("opcode %#x: no name in scsi's table (%q)", op, name)
 		}
 		for _, r := range name {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
 				t.Errorf("%s: not snake_case", name)
 			}
 		}
@@ -450,7 +451,7 @@ func TestPreventAllow(t *testing.T) {
 	h.ok(cdb(0x1e, 0, 0, 0, 1, 0), nil, 0)
 	s, _ := h.fail(cdb(0x1b, 0, 0, 0, 0, 0), nil, 0)
 	wantBytes(t, "unload while prevented", hexBytes(s), hexBytes("70 00 05 00 00 00 00 0a 00 00 00 00 53 02 00 00 00 00"))
-	if err := h.d.Unload(); err != ErrRemovalPrevented {
+	if err := h.d.Unload(); !errors.Is(err, ErrRemovalPrevented) {
 		t.Fatalf("operator Unload while prevented: %v", err)
 	}
 	h.ok(cdb(0x1e, 0, 0, 0, 0, 0), nil, 0)
@@ -514,7 +515,7 @@ func TestCloseRefusesCommands(t *testing.T) {
 	if !strings.Contains(s, "0400") {
 		t.Fatalf("after Close: %s", s)
 	}
-	if err := h.d.Load("X"); err != ErrClosed {
+	if err := h.d.Load("X"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Load after Close: %v", err)
 	}
 	if err := h.d.Close(); err != nil {

@@ -2,6 +2,7 @@ package tape
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"go.uber.org/zap"
@@ -32,7 +33,7 @@ func FuzzSSC(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer d.Close()
+		defer func() { _ = d.Close() }()
 		h := &harness{t: t, d: d}
 		h.clearUA()
 		// B B F B S B F F (fixed 1024-byte blocks), rewound.
@@ -67,7 +68,7 @@ func FuzzSSC(f *testing.F) {
 			}
 		}
 		d.Reset()
-		if err := d.Unload(); err != nil && err != ErrRemovalPrevented && err != ErrNoMedium {
+		if err := d.Unload(); err != nil && !errors.Is(err, ErrRemovalPrevented) && !errors.Is(err, ErrNoMedium) {
 			t.Fatalf("unload after fuzzing: %v", err)
 		}
 	})

@@ -99,7 +99,7 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	page, sub := c.Byte(2)&0x3f, c.Byte(3)
-	if sub != 0 && !(page == logSupported && sub == 0xff) && !(d.pers.IBM && page == logPerformance && sub == subPerfCapacity) {
+	if sub != 0 && (page != logSupported || sub != 0xff) && (!d.pers.IBM || page != logPerformance || sub != subPerfCapacity) {
 		return check(scsi.InvalidFieldSense(3, -1))
 	}
 	w := logWriter{b: append(d.buf[:0], page, sub, 0, 0), ptr: c.Uint16(5)}

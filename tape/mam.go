@@ -221,7 +221,7 @@ func (d *Drive) readAttribute(cmd *scsi.Command) scsi.Response {
 			}
 			found = found || id == first
 			v, _ := d.attribute(id, part)
-			var flags byte = attrFormat(id)
+			flags := attrFormat(id)
 			if id < 0x0800 {
 				flags |= 0x80 // READ ONLY
 			}

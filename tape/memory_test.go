@@ -40,7 +40,7 @@ func TestMemoryMedium(t *testing.T) {
 	}
 	buf := make([]byte, 10)
 	n, err := m.ReadAt(buf, 2)
-	if n != 4 || err != io.EOF || string(buf[:4]) != "rld!" {
+	if n != 4 || err != io.EOF || string(buf[:4]) != "rld!" { //nolint:errorlint // io.ReaderAt's contract: io.EOF itself, unwrapped (callers compare with ==)
 		t.Fatalf("ReadAt: %d %v %q", n, err, buf[:n])
 	}
 	o, err := m.Prev()
@@ -123,7 +123,9 @@ func TestMemoryMediumProtection(t *testing.T) {
 	if err := worm.WriteMark(KindFilemark); err != nil {
 		t.Fatal(err)
 	}
-	worm.Locate(0, 0)
+	if err := worm.Locate(0, 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := worm.WriteMark(KindFilemark); !errors.Is(err, ErrWORMOverwrite) {
 		t.Fatalf("WORM overwrite: %v", err)
 	}
@@ -149,8 +151,12 @@ func TestMemoryLibrary(t *testing.T) {
 	if _, err := lib.Open("A"); err == nil {
 		t.Fatal("opened twice")
 	}
-	m.WriteMark(KindFilemark)
-	m.Close()
+	if err := m.WriteMark(KindFilemark); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	m, err = lib.Open("A")
 	if err != nil {
 		t.Fatal(err)

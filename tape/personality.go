@@ -159,13 +159,13 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	if gen == 5 {
 		parts = 2
 	}
-	max := uint32(maxBlockLTO)
+	maxBlock := uint32(maxBlockLTO)
 	if vendor != "IBM" {
-		max = maxBlock24
+		maxBlock = maxBlock24
 	}
 	return Personality{
 		Name: name, Vendor: vendor, Product: product, Revision: rev,
-		MaxBlockSize: max, Densities: ltoTable(gen),
+		MaxBlockSize: maxBlock, Densities: ltoTable(gen),
 		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM",
 	}
 }

@@ -13,7 +13,7 @@ func TestPositionFollowsTheMedium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	if p, o, f := d.Position(); p != 0 || o != 0 || f != 0 {
 		t.Fatalf("at BOT: %d/%d/%d", p, o, f)
 	}

@@ -32,7 +32,7 @@ func (d *Drive) snapshot() {
 	d.closedState = Snapshot{Barcode: d.barcode, Partition: p.Partition, Object: p.Object, BlockSize: d.mode.blockSize}
 }
 
-// ErrSnapshotMismatch: Resume was given the state of another cartridge.
+// ErrSnapshotMismatch means Resume was given the state of another cartridge.
 var ErrSnapshotMismatch = errors.New("snapshot is of another cartridge")
 
 // Resume puts a freshly loaded drive back into the state s, taken by

@@ -51,7 +51,7 @@ func TestResumeAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d2.Close()
+	defer func() { _ = d2.Close() }()
 	if err := d2.Resume(s); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,9 @@ func TestResumeRefuses(t *testing.T) {
 	if err := d.Resume(tape.Snapshot{Barcode: "RES002"}); err != nil {
 		t.Errorf("Resume at BOT of an empty cartridge: %v", err)
 	}
-	d.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Resume(tape.Snapshot{Barcode: "RES002"}); !errors.Is(err, tape.ErrNoMedium) {
 		t.Errorf("Resume of a closed drive: %v", err)
 	}
@@ -116,6 +118,6 @@ func newMemDrive(t *testing.T, cfgstring string) *tape.Drive {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
+	t.Cleanup(func() { _ = d.Close() })
 	return d
 }

@@ -42,7 +42,7 @@ func streamDrive(b *testing.B) *targettest.Kernel {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { d.Close() })
+	b.Cleanup(func() { _ = d.Close() })
 	k := targettest.NewKernel(b, targettest.Config{DataSize: 4 << 20})
 	k.ServeLogger(d, zap.NewNop())
 	for i := 0; i < 4; i++ { // power-on and load unit attentions

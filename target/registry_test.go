@@ -41,7 +41,7 @@ func TestHandlerRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	ctx := context.Background()
 	own := func(dc DeviceConfig, _ *zap.Logger) (Handler, error) {
 		return wrapper{wrapper{&named{name: "spec:" + dc.Name}}}, nil
@@ -126,7 +126,7 @@ func TestUnitSerialBeforeExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	defer func() { _ = tg.Close() }()
 	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "t0", Subtype: "vtape", Config: "memory=1", Size: 1 << 30, BlockSize: 512}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +155,8 @@ func TestPreparePR(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dbroot, "pr")); err != nil || !st.IsDir() {
 			t.Fatalf("<dbroot>/pr: %v", err)
 		}
-		tg.Close()
+		if err := tg.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -533,7 +533,7 @@ func (t *Target) Devices() []DeviceStatus {
 	return out
 }
 
-// ErrAmbiguous: two devices of that name are served (another tool made
+// ErrAmbiguous means two devices of that name are served (another tool made
 // them on different core/user_N HBAs); a name does not say which.
 var ErrAmbiguous = errors.New("more than one device of that name")
 

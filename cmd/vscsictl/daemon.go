@@ -38,7 +38,7 @@ func parseDaemonCmd(s subcommand, args []string, stderr io.Writer, n int, setup 
 	fs := flag.NewFlagSet(s.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s\n\n%s\n\nflags:\n", s.name, s.args, strings.TrimSpace(s.help))
+		_, _ = fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s\n\n%s\n\nflags:\n", s.name, s.args, strings.TrimSpace(s.help))
 		fs.PrintDefaults()
 	}
 	setup(fs)
@@ -138,7 +138,8 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writeJSONOut(stdout, devs)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tSUBTYPE\tORIGIN\tADDRESS\tNODE\tSG\tUIO\tMEDIUM\tSTATE")
+	p := &printer{w: tw}
+	p.println("NAME\tTYPE\tSUBTYPE\tORIGIN\tADDRESS\tNODE\tSG\tUIO\tMEDIUM\tSTATE")
 	for _, d := range devs {
 		state := "ok"
 		if d.Failed {
@@ -151,10 +152,10 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if d.Type == "tape" && d.Barcode == "" {
 			medium = "(empty)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Type, d.Subtype, d.Origin,
+		p.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Type, d.Subtype, d.Origin,
 			dash(d.Address), dash(d.Node), dash(d.Generic), dash(d.UIO), medium, state)
 	}
-	return tw.Flush()
+	return p.done(tw.Flush)
 }
 
 func dash(s string) string {
@@ -195,7 +196,9 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		} else {
 			if watch > 0 {
-				fmt.Fprintf(stdout, "--- %s\n", time.Now().Format(time.TimeOnly))
+				if _, err := fmt.Fprintf(stdout, "--- %s\n", time.Now().Format(time.TimeOnly)); err != nil {
+					return err
+				}
 			}
 			if err := printStats(stdout, &s); err != nil {
 				return err
@@ -217,19 +220,21 @@ func printStats(w io.Writer, s *control.Stats) error {
 	if s.Failed {
 		state = ", FAILED"
 	}
-	fmt.Fprintf(w, "%s: %s read, %s written, %d in flight, %d aborted%s\n\n", s.Name,
+	p := &printer{w: w}
+	p.printf("%s: %s read, %s written, %d in flight, %d aborted%s\n\n", s.Name,
 		formatSize(int64(s.ReadBytes)), formatSize(int64(s.WriteBytes)), s.InFlight, s.Aborted, state)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "COMMAND\tOPCODE\tCOUNT\tCHECK\tMEAN\tP50\tP99\t")
+	t := &printer{w: tw}
+	t.println("COMMAND\tOPCODE\tCOUNT\tCHECK\tMEAN\tP50\tP99\t")
 	for _, c := range s.Commands {
 		name := c.Name
 		if name == "" {
 			name = "?"
 		}
-		fmt.Fprintf(tw, "%s\t%#02x\t%d\t%d\t%s\t%s\t%s\t\n", name, c.OpCode, c.Count, c.CheckConditions,
+		t.printf("%s\t%#02x\t%d\t%d\t%s\t%s\t%s\t\n", name, c.OpCode, c.Count, c.CheckConditions,
 			formatSeconds(c.MeanSeconds), bound(c.P50Seconds), bound(c.P99Seconds))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.done(tw.Flush); err != nil {
 		return err
 	}
 	if len(s.CheckConditions) > 0 {
@@ -242,9 +247,9 @@ func printStats(w io.Writer, s *control.Stats) error {
 		for i, k := range keys {
 			parts[i] = fmt.Sprintf("%s %d", k, s.CheckConditions[k])
 		}
-		fmt.Fprintf(w, "\ncheck conditions by sense key: %s\n", strings.Join(parts, ", "))
+		p.printf("\ncheck conditions by sense key: %s\n", strings.Join(parts, ", "))
 	}
-	return nil
+	return p.err
 }
 
 // bound prints a quantile's bucket bound.
@@ -274,8 +279,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := control.NewClient(df.socket).Load(ctx, pos[0], pos[1]); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: loaded %s\n", pos[0], pos[1])
-	return nil
+	_, err = fmt.Fprintf(stdout, "%s: loaded %s\n", pos[0], pos[1])
+	return err
 }
 
 func runUnload(ctx context.Context, s subcommand, args []string, stdout, stderr io.Writer) error {
@@ -287,8 +292,8 @@ func runUnload(ctx context.Context, s subcommand, args []string, stdout, stderr 
 	if err := control.NewClient(df.socket).Unload(ctx, pos[0]); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: unloaded\n", pos[0])
-	return nil
+	_, err = fmt.Fprintf(stdout, "%s: unloaded\n", pos[0])
+	return err
 }
 
 var createCmd = subcommand{
@@ -340,8 +345,8 @@ func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if df.json {
 		return writeJSONOut(stdout, dev)
 	}
-	fmt.Fprintf(stdout, "%s: created %s at %s (%s, %s)\n", dev.Name, dev.Subtype, dash(dev.Address), dash(dev.Node), dash(dev.Generic))
-	return nil
+	_, err = fmt.Fprintf(stdout, "%s: created %s at %s (%s, %s)\n", dev.Name, dev.Subtype, dash(dev.Address), dash(dev.Node), dash(dev.Generic))
+	return err
 }
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -353,6 +358,6 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := control.NewClient(df.socket).Remove(ctx, pos[0]); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: removed\n", pos[0])
-	return nil
+	_, err = fmt.Fprintf(stdout, "%s: removed\n", pos[0])
+	return err
 }

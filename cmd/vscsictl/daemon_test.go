@@ -26,7 +26,7 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	d := &fakeDaemon{socket: filepath.Join(dir, "vscsid.sock")}
 	l, err := net.Listen("unix", d.socket)
 	if err != nil {
@@ -34,21 +34,21 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/devices", func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, `[{"name":"tape0","type":"tape","subtype":"vtape","origin":"config","hba":2,"uio":"uio1","scsi_address":"3:0:1:0","node":"/dev/nst0","generic":"sg2","barcode":"A1","failed":false},`+
+		_, _ = io.WriteString(w, `[{"name":"tape0","type":"tape","subtype":"vtape","origin":"config","hba":2,"uio":"uio1","scsi_address":"3:0:1:0","node":"/dev/nst0","generic":"sg2","barcode":"A1","failed":false},`+
 			`{"name":"tc0","type":"disk","subtype":"vdisk","origin":"attached","hba":5,"uio":"uio2","failed":true,"error":"ring corrupt"}]`+"\n")
 	})
 	mux.HandleFunc("GET /v1/devices/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("name") != "tape0" {
 			w.WriteHeader(404)
-			io.WriteString(w, `{"error":"no such device: no device \"`+r.PathValue("name")+`\"","errno":"ENODEV"}`)
+			_, _ = io.WriteString(w, `{"error":"no such device: no device \"`+r.PathValue("name")+`\"","errno":"ENODEV"}`)
 			return
 		}
-		io.WriteString(w, `{"name":"tape0","commands":[{"opcode":8,"name":"READ(6)","count":3,"check_conditions":1,"mean_seconds":0.000012,"p50_seconds":0.000016,"p99_seconds":0.000064},`+
+		_, _ = io.WriteString(w, `{"name":"tape0","commands":[{"opcode":8,"name":"READ(6)","count":3,"check_conditions":1,"mean_seconds":0.000012,"p50_seconds":0.000016,"p99_seconds":0.000064},`+
 			`{"opcode":10,"name":"WRITE(6)","count":5,"check_conditions":0,"mean_seconds":0.002,"p50_seconds":0.004096,"p99_seconds":-1}],`+
 			`"read_bytes":1048576,"write_bytes":2097152,"check_conditions":{"medium_error":1},"in_flight":0,"aborted":0,"failed":false}`)
 	})
-	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"name":"d0","timing":"latency=1ms","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":250,"injected":2,"spent":false},`+
+	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"name":"d0","timing":"latency=1ms","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":250,"injected":2,"spent":false},`+
 			`{"id":3,"rule":"op=read;count=1;sense=medium_error","action":"sense","matched":1,"injected":1,"spent":true}],"delayed":10,"clamped":0,"held":2,"interrupted":0}`)
 	})
 	faultCall := func(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +57,7 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 		d.calls = append(d.calls, r.Method+" "+r.URL.Path+" "+string(b))
 		d.mu.Unlock()
 		if r.Method == "POST" {
-			io.WriteString(w, `{"id":4}`)
+			_, _ = io.WriteString(w, `{"id":4}`)
 			return
 		}
 		w.WriteHeader(204)
@@ -73,7 +73,7 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 		d.mu.Unlock()
 		if strings.Contains(string(b), "NOPE") {
 			w.WriteHeader(404)
-			io.WriteString(w, `{"error":"no such file or directory: cartridge NOPE: file does not exist","errno":"ENOENT"}`)
+			_, _ = io.WriteString(w, `{"error":"no such file or directory: cartridge NOPE: file does not exist","errno":"ENOENT"}`)
 			return
 		}
 		w.WriteHeader(204)
@@ -86,13 +86,13 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 		switch {
 		case strings.Contains(string(b), `"lbs=3"`):
 			w.WriteHeader(400)
-			io.WriteString(w, `{"error":"invalid argument: lbs: 3: want 512, 1024, 2048 or 4096","errno":"EINVAL"}`)
+			_, _ = io.WriteString(w, `{"error":"invalid argument: lbs: 3: want 512, 1024, 2048 or 4096","errno":"EINVAL"}`)
 		case r.Method == "POST":
 			w.WriteHeader(201)
-			io.WriteString(w, `{"name":"d9","type":"disk","subtype":"vdisk","origin":"config","hba":5,"uio":"uio4","scsi_address":"7:0:1:0","node":"/dev/sdc","generic":"sg4","failed":false}`)
+			_, _ = io.WriteString(w, `{"name":"d9","type":"disk","subtype":"vdisk","origin":"config","hba":5,"uio":"uio4","scsi_address":"7:0:1:0","node":"/dev/sdc","generic":"sg4","failed":false}`)
 		case r.PathValue("name") == "tc0":
 			w.WriteHeader(403)
-			io.WriteString(w, `{"error":"operation not permitted: device tc0: device created by another tool: remove it with that tool (targetcli)","errno":"EPERM"}`)
+			_, _ = io.WriteString(w, `{"error":"operation not permitted: device tc0: device created by another tool: remove it with that tool (targetcli)","errno":"EPERM"}`)
 		default:
 			w.WriteHeader(204)
 		}
@@ -100,8 +100,8 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 	mux.HandleFunc("POST /v1/devices", devCall)
 	mux.HandleFunc("DELETE /v1/devices/{name}", devCall)
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	go func() { _ = srv.Serve(l) }() // ErrServerClosed at the cleanup
+	t.Cleanup(func() { _ = srv.Close() })
 	return d
 }
 
@@ -169,7 +169,7 @@ func TestStatsWatchStopsOnCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"stats", "tape0", "--watch", "100ms", "--socket", d.socket}, pw, io.Discard)
-		pw.Close()
+		_ = pw.Close() // always nil
 	}()
 	buf := make([]byte, 4096)
 	for strings.Count(out.String(), "--- ") < 2 {
@@ -180,7 +180,7 @@ func TestStatsWatchStopsOnCancel(t *testing.T) {
 		out.Write(buf[:n])
 	}
 	cancel()
-	go io.Copy(io.Discard, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

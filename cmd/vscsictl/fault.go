@@ -50,8 +50,8 @@ func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr i
 		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
 			return usagef("help takes no arguments")
 		}
-		fmt.Fprintf(stdout, "%s\n\n%s\n", fault.RuleDesc, fault.TimingDesc)
-		return nil
+		_, err := fmt.Fprintf(stdout, "%s\n\n%s\n", fault.RuleDesc, fault.TimingDesc)
+		return err
 	}
 	n := map[string]int{"list": 1, "add": 2, "del": 2, "clear": 1, "timing": 2}[s.name]
 	var df daemonFlags
@@ -74,27 +74,31 @@ func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr i
 		if timing == "" {
 			timing = "(none)"
 		}
-		fmt.Fprintf(stdout, "%s: timing %s; %d commands delayed (%d clamped to cmd_time_out), %d held\n", f.Name, timing, f.Delayed, f.Clamped, f.Held)
+		if _, err := fmt.Fprintf(stdout, "%s: timing %s; %d commands delayed (%d clamped to cmd_time_out), %d held\n", f.Name, timing, f.Delayed, f.Clamped, f.Held); err != nil {
+			return err
+		}
 		if len(f.Rules) == 0 {
-			fmt.Fprintln(stdout, "no rules")
-			return nil
+			_, err := fmt.Fprintln(stdout, "no rules")
+			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tACTION\tMATCHED\tINJECTED\tRULE")
+		p := &printer{w: tw}
+		p.println("ID\tACTION\tMATCHED\tINJECTED\tRULE")
 		for _, r := range f.Rules {
 			action := r.Action
 			if r.Spent {
 				action += " (spent)"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\n", r.ID, action, r.Matched, r.Injected, r.Rule)
+			p.printf("%d\t%s\t%d\t%d\t%s\n", r.ID, action, r.Matched, r.Injected, r.Rule)
 		}
-		return tw.Flush()
+		return p.done(tw.Flush)
 	case "fault add":
 		id, err := c.AddFault(ctx, pos[0], pos[1])
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: rule %d added\n", pos[0], id)
+		_, err = fmt.Fprintf(stdout, "%s: rule %d added\n", pos[0], id)
+		return err
 	case "fault del":
 		id, err := strconv.ParseUint(pos[1], 10, 64)
 		if err != nil {
@@ -103,17 +107,20 @@ func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr i
 		if err := c.RemoveFault(ctx, pos[0], id); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: rule %d removed\n", pos[0], id)
+		_, err = fmt.Fprintf(stdout, "%s: rule %d removed\n", pos[0], id)
+		return err
 	case "fault clear":
 		if err := c.ClearFaults(ctx, pos[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: rules cleared\n", pos[0])
+		_, err = fmt.Fprintf(stdout, "%s: rules cleared\n", pos[0])
+		return err
 	case "fault timing":
 		if err := c.SetTiming(ctx, pos[0], pos[1]); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: timing set\n", pos[0])
+		_, err = fmt.Fprintf(stdout, "%s: timing set\n", pos[0])
+		return err
 	}
 	return nil
 }

@@ -97,11 +97,11 @@ func run1(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: vscsictl <command> [arguments]\n\ncommands:")
+	_, _ = fmt.Fprintln(w, "usage: vscsictl <command> [arguments]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		_, _ = fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'vscsictl <command> --help' for the command's subcommands.")
+	_, _ = fmt.Fprintln(w, "\nRun 'vscsictl <command> --help' for the command's subcommands.")
 }
 
 // subcommand is a leaf command with its own flag set.
@@ -116,11 +116,11 @@ type subcommand struct {
 // dispatch runs the subcommand named by args[0] from subs.
 func dispatch(ctx context.Context, group string, subs []subcommand, args []string, stdout, stderr io.Writer) error {
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: vscsictl %s <subcommand> [flags]\n\nsubcommands:\n", group)
+		_, _ = fmt.Fprintf(w, "usage: vscsictl %s <subcommand> [flags]\n\nsubcommands:\n", group)
 		for _, s := range subs {
-			fmt.Fprintf(w, "  %-8s %s\n", s.name, s.summary)
+			_, _ = fmt.Fprintf(w, "  %-8s %s\n", s.name, s.summary)
 		}
-		fmt.Fprintf(w, "\nRun 'vscsictl %s <subcommand> --help' for its flags.\n", group)
+		_, _ = fmt.Fprintf(w, "\nRun 'vscsictl %s <subcommand> --help' for its flags.\n", group)
 	}
 	if len(args) == 0 {
 		usage(stderr)
@@ -155,11 +155,11 @@ func newFlagSet(group string, s subcommand, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(group+" "+s.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s %s\n\n%s\n", group, s.name, s.args, strings.TrimSpace(s.help))
+		_, _ = fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s %s\n\n%s\n", group, s.name, s.args, strings.TrimSpace(s.help))
 		n := 0
 		fs.VisitAll(func(*flag.Flag) { n++ })
 		if n > 0 {
-			fmt.Fprintln(fs.Output(), "\nflags:")
+			_, _ = fmt.Fprintln(fs.Output(), "\nflags:")
 			fs.PrintDefaults()
 		}
 	}

@@ -133,7 +133,9 @@ func TestMissingAndBadCartridge(t *testing.T) {
 	if _, _, err := vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "../x"); !isUsage(err) {
 		t.Errorf("path in barcode: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, "JUNK.vtape"), []byte("not a cartridge"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "JUNK.vtape"), []byte("not a cartridge"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, _, err = vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "JUNK")
 	if err == nil || !strings.Contains(err.Error(), "cartridge JUNK in "+dir) || !errors.Is(err, tape.ErrCorrupt) {
 		t.Errorf("junk cartridge: %v", err)
@@ -166,7 +168,9 @@ func tapFile(t *testing.T, padded bool) (string, []byte) {
 	fm()
 	fm()
 	path := filepath.Join(t.TempDir(), "in.tap")
-	os.WriteFile(path, b, 0o600)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return path, b
 }
 
@@ -225,7 +229,9 @@ func TestImportFailureRemovesCartridge(t *testing.T) {
 	dir := t.TempDir()
 	_, orig := tapFile(t, true)
 	bad := filepath.Join(t.TempDir(), "bad.tap")
-	os.WriteFile(bad, orig[:len(orig)-30], 0o600)
+	if err := os.WriteFile(bad, orig[:len(orig)-30], 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "BAD1", bad)
 	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 removed") {
 		t.Errorf("import of a truncated file: %v", err)
@@ -249,7 +255,7 @@ func TestImportWriteProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	if !m.Info().WriteProtected || m.Used(0) == 0 {
 		t.Errorf("imported write-protected: %+v used %d", m.Info(), m.Used(0))
 	}
@@ -272,7 +278,7 @@ func TestSetAndInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	if out := mustRun(t, "media", "list", "--dir", dir); !strings.Contains(out, "S1        in use\n") {
 		t.Errorf("list while loaded:\n%s", out)
 	}
@@ -322,9 +328,16 @@ func TestDumpReportsBadChecksum(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := tapFile(t, true)
 	mustRun(t, "media", "import", "--dir", dir, "--barcode", "C1", in)
-	f, _ := os.OpenFile(cartridge.Path(dir, "C1"), os.O_RDWR, 0)
-	f.WriteAt([]byte{0xAA}, 76048+64+100) // inside object 3's data
-	f.Close()
+	f, err := os.OpenFile(cartridge.Path(dir, "C1"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xAA}, 76048+64+100); err != nil { // inside object 3's data
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	out, _, err := vsctl(t, "media", "dump", "--dir", dir, "--barcode", "C1")
 	if err == nil || err.Error() != "media dump: 1 blocks do not match their checksum" {
 		t.Errorf("dump of a damaged cartridge: %v", err)

@@ -24,8 +24,8 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cartridge.Create(cf.dir, cf.barcode, kf.options()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, cf.barcode))
-	return nil
+	_, err := fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, cf.barcode))
+	return err
 }
 
 type listEntry struct {
@@ -70,7 +70,7 @@ func mediaList(_ context.Context, args []string, stdout, stderr io.Writer) error
 				e.Used += m.Used(i)
 			}
 			e.Partitions, e.Density, e.Flags = info.Partitions, info.Density, flagNames(m.Stat())
-			m.Close()
+			_ = m.Close() // read-only
 		}
 		entries = append(entries, e)
 	}
@@ -78,16 +78,17 @@ func mediaList(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return writeJSON(stdout, entries)
 	}
 	w := bufio.NewWriter(stdout)
-	fmt.Fprintf(w, "%-8s  %10s  %10s  %5s  %-7s  %s\n", "BARCODE", "CAPACITY", "USED", "PARTS", "DENSITY", "FLAGS")
+	p := &printer{w: w}
+	p.printf("%-8s  %10s  %10s  %5s  %-7s  %s\n", "BARCODE", "CAPACITY", "USED", "PARTS", "DENSITY", "FLAGS")
 	for _, e := range entries {
 		if e.State != "ok" {
-			fmt.Fprintf(w, "%-8s  %s\n", e.Barcode, e.State)
+			p.printf("%-8s  %s\n", e.Barcode, e.State)
 			continue
 		}
-		fmt.Fprintf(w, "%-8s  %10s  %10s  %5d  %-7s  %s\n", e.Barcode, formatSize(e.Capacity), formatSize(e.Used),
+		p.printf("%-8s  %10s  %10s  %5d  %-7s  %s\n", e.Barcode, formatSize(e.Capacity), formatSize(e.Used),
 			e.Partitions, fmt.Sprintf("%#02x", e.Density), strings.Join(e.Flags, ","))
 	}
-	return w.Flush()
+	return p.done(w.Flush)
 }
 
 func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -106,15 +107,15 @@ func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }() // for the error returns; the Close below is checked
 	if err := m.SetWriteProtected(wp.v); err != nil {
 		return err
 	}
 	if err := m.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: write-protect %v\n", cf.barcode, wp.v)
-	return nil
+	_, err = fmt.Fprintf(stdout, "%s: write-protect %v\n", cf.barcode, wp.v)
+	return err
 }
 
 // optBool is a boolean flag that knows whether it was given.

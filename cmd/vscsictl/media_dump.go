@@ -47,7 +47,7 @@ func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }() // read-only
 	st := m.Stat()
 	out := inspectOutput{Stat: st}
 	for _, ps := range st.Partitions {
@@ -61,7 +61,9 @@ func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) er
 		return writeJSON(stdout, out)
 	}
 	w := bufio.NewWriter(stdout)
-	printInspect(w, out, *maxFiles)
+	if err := printInspect(w, out, *maxFiles); err != nil {
+		return err
+	}
 	return w.Flush()
 }
 
@@ -96,42 +98,43 @@ func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
 	}
 }
 
-func printInspect(w io.Writer, out inspectOutput, maxFiles int) {
+func printInspect(w io.Writer, out inspectOutput, maxFiles int) error {
+	pr := &printer{w: w}
 	st := out.Stat
-	fmt.Fprintf(w, "cartridge   %s  (%s)\n", st.Barcode, st.Path)
-	fmt.Fprintf(w, "serial      %s\n", st.Serial)
-	fmt.Fprintf(w, "created     %s\n", st.Created.UTC().Format(time.RFC3339))
-	fmt.Fprintf(w, "density     %#02x\n", st.Density)
+	pr.printf("cartridge   %s  (%s)\n", st.Barcode, st.Path)
+	pr.printf("serial      %s\n", st.Serial)
+	pr.printf("created     %s\n", st.Created.UTC().Format(time.RFC3339))
+	pr.printf("density     %#02x\n", st.Density)
 	flags := flagNames(st)
 	if len(flags) == 0 {
 		flags = append(flags, "none")
 	}
-	fmt.Fprintf(w, "flags       %s\n", strings.Join(flags, " "))
-	fmt.Fprintf(w, "capacity    %s (%d bytes), early warning %s\n", formatSize(st.Capacity), st.Capacity, formatSize(st.EarlyWarning))
-	fmt.Fprintf(w, "loads       %d, formats %d, volume change reference %d\n", st.LoadCount, st.FormatCount, st.VolumeChangeReference)
-	fmt.Fprintf(w, "header      format version %d, slot %s, sequence %d\n", st.Version, st.HeaderSlot, st.HeaderSequence)
-	fmt.Fprintf(w, "partitions  %d\n", len(out.Partitions))
+	pr.printf("flags       %s\n", strings.Join(flags, " "))
+	pr.printf("capacity    %s (%d bytes), early warning %s\n", formatSize(st.Capacity), st.Capacity, formatSize(st.EarlyWarning))
+	pr.printf("loads       %d, formats %d, volume change reference %d\n", st.LoadCount, st.FormatCount, st.VolumeChangeReference)
+	pr.printf("header      format version %d, slot %s, sequence %d\n", st.Version, st.HeaderSlot, st.HeaderSequence)
+	pr.printf("partitions  %d\n", len(out.Partitions))
 	for _, p := range out.Partitions {
 		pct := 0.0
 		if p.Capacity > 0 {
 			pct = 100 * float64(p.Used) / float64(p.Capacity)
 		}
-		fmt.Fprintf(w, "\npartition %d\n", p.Index)
-		fmt.Fprintf(w, "  capacity  %s, early warning %s, region at offset %d\n", formatSize(p.Capacity), formatSize(p.EarlyWarning), p.Start)
-		fmt.Fprintf(w, "  used      %s (%d bytes, %.1f%%)\n", formatSize(p.Used), p.Used, pct)
-		fmt.Fprintf(w, "  objects   %d: %d blocks (%s of data), %d filemarks, %d setmarks\n",
+		pr.printf("\npartition %d\n", p.Index)
+		pr.printf("  capacity  %s, early warning %s, region at offset %d\n", formatSize(p.Capacity), formatSize(p.EarlyWarning), p.Start)
+		pr.printf("  used      %s (%d bytes, %.1f%%)\n", formatSize(p.Used), p.Used, pct)
+		pr.printf("  objects   %d: %d blocks (%s of data), %d filemarks, %d setmarks\n",
 			p.Objects, p.Blocks, formatSize(int64(p.BlockBytes)), p.Filemarks, p.Setmarks)
-		fmt.Fprintf(w, "  recovery  %s\n", describeRecovery(p.Recovery))
+		pr.printf("  recovery  %s\n", describeRecovery(p.Recovery))
 		if p.WalkError != "" {
-			fmt.Fprintf(w, "  ERROR     walking the records: %s\n", p.WalkError)
+			pr.printf("  ERROR     walking the records: %s\n", p.WalkError)
 		}
 		if maxFiles == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "  files     %d\n", len(p.Files))
+		pr.printf("  files     %d\n", len(p.Files))
 		for i, f := range p.Files {
 			if i == maxFiles {
-				fmt.Fprintf(w, "    ... %d more (--max-files)\n", len(p.Files)-maxFiles)
+				pr.printf("    ... %d more (--max-files)\n", len(p.Files)-maxFiles)
 				break
 			}
 			end := "filemark"
@@ -142,15 +145,16 @@ func printInspect(w io.Writer, out inspectOutput, maxFiles int) {
 			if f.Setmarks > 0 {
 				sm = fmt.Sprintf(", %d setmarks", f.Setmarks)
 			}
-			fmt.Fprintf(w, "    file %-5d object %-8d %s, %s%s (%s)\n", f.File, f.First, plural(f.Blocks, "block"), formatSize(int64(f.Bytes)), sm, end)
+			pr.printf("    file %-5d object %-8d %s, %s%s (%s)\n", f.File, f.First, plural(f.Blocks, "block"), formatSize(int64(f.Bytes)), sm, end)
 		}
 	}
 	if len(st.Attributes) > 0 {
-		fmt.Fprintf(w, "\nattributes (host)\n")
+		pr.printf("\nattributes (host)\n")
 		for _, a := range st.Attributes {
-			fmt.Fprintf(w, "  %04Xh  partition %d  %s\n", a.ID, a.Partition, attrText(a.Value))
+			pr.printf("  %04Xh  partition %d  %s\n", a.ID, a.Partition, attrText(a.Value))
 		}
 	}
+	return pr.err
 }
 
 func plural(n uint64, what string) string {
@@ -209,7 +213,7 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }() // read-only
 	parts := []int{*part}
 	if *part < 0 {
 		parts = parts[:0]
@@ -220,10 +224,11 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
 	}
 	w := bufio.NewWriter(stdout)
-	defer w.Flush()
+	defer func() { _ = w.Flush() }() // for the error returns: the records before the error; the Flush below is checked
 	enc := json.NewEncoder(w)
+	pr := &printer{w: w}
 	if !*asJSON {
-		fmt.Fprintf(w, "%4s %10s %8s %6s %-8s %9s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "OFFSET", "CRC")
+		pr.printf("%4s %10s %8s %6s %-8s %9s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "OFFSET", "CRC")
 	}
 	bad := 0
 	for _, p := range parts {
@@ -256,11 +261,11 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 				if crc == "" {
 					crc = "-"
 				}
-				fmt.Fprintf(w, "%4d %10d %8d %6d %-8s %9d %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Offset, crc)
+				pr.printf("%4d %10d %8d %6d %-8s %9d %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Offset, crc)
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
+	if err := pr.done(w.Flush); err != nil {
 		return err
 	}
 	if bad > 0 {

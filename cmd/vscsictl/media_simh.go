@@ -31,7 +31,7 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read-only
 		in = f
 	}
 	opts := kf.options()
@@ -41,8 +41,8 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	st, err := importInto(cf, in, sf, *part, kf.writeProtect)
 	if err != nil {
-		os.Remove(cartridge.Path(cf.dir, cf.barcode))
-		return fmt.Errorf("%s (cartridge %s removed)", err, cf.barcode)
+		_ = os.Remove(cartridge.Path(cf.dir, cf.barcode)) // best effort: the error below says what failed
+		return fmt.Errorf("%w (cartridge %s removed)", err, cf.barcode)
 	}
 	if *asJSON {
 		return writeJSON(stdout, struct {
@@ -51,19 +51,20 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 			cartridge.SIMHStats
 		}{cf.barcode, st.Format.String(), st})
 	}
-	fmt.Fprintf(stdout, "imported %s into %s: %d blocks (%s), %d filemarks, format %s",
+	p := &printer{w: stdout}
+	p.printf("imported %s into %s: %d blocks (%s), %d filemarks, format %s",
 		file, cf.barcode, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
 	if st.BadRecords > 0 {
-		fmt.Fprintf(stdout, ", %d bad records", st.BadRecords)
+		p.printf(", %d bad records", st.BadRecords)
 	}
 	if st.Skipped > 0 {
-		fmt.Fprintf(stdout, ", %d private/reserved objects skipped", st.Skipped)
+		p.printf(", %d private/reserved objects skipped", st.Skipped)
 	}
 	if st.EOM {
-		fmt.Fprint(stdout, ", stopped at end-of-medium marker")
+		p.printf(", stopped at end-of-medium marker")
 	}
-	fmt.Fprintln(stdout)
-	return nil
+	p.println()
+	return p.err
 }
 
 func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
@@ -71,7 +72,7 @@ func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int,
 	if err != nil {
 		return cartridge.SIMHStats{}, err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }() // for the error returns; the Close at the end is checked
 	if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
 		return cartridge.SIMHStats{}, fmt.Errorf("partition %d: %w", part, err)
 	}
@@ -104,7 +105,7 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }() // read-only
 	if *part < 0 || *part >= m.Info().Partitions {
 		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
 	}
@@ -134,16 +135,17 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		err = os.Rename(tmp, file)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // best effort: err says what failed
 		return err
 	}
-	fmt.Fprintf(stdout, "exported %s partition %d to %s: %d blocks (%s), %d filemarks, format %s",
+	p := &printer{w: stdout}
+	p.printf("exported %s partition %d to %s: %d blocks (%s), %d filemarks, format %s",
 		cf.barcode, *part, file, st.Blocks, formatSize(int64(st.Bytes)), st.Filemarks, st.Format)
 	if st.Skipped > 0 {
-		fmt.Fprintf(stdout, ", %d setmarks left out", st.Skipped)
+		p.printf(", %d setmarks left out", st.Skipped)
 	}
-	fmt.Fprintln(stdout)
-	return nil
+	p.println()
+	return p.err
 }
 
 // parseTapArgs parses the flags and the one FILE.tap argument of import

@@ -45,7 +45,7 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 			},
 		}
 		if h, ok := target.As[*disk.Disk](ds.Handler); ok {
-			id := h.SPC.Identity
+			id := h.Identity
 			md.Vendor, md.Product, md.Revision = id.Vendor, id.Product, id.Revision
 			s := h.Stats()
 			md.Disk = &metrics.Disk{

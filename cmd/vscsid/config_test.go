@@ -92,7 +92,9 @@ func TestHelpListsDeviceTypes(t *testing.T) {
 func TestCheckConfig(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.yaml")
-	os.WriteFile(p, []byte("devices: [{name: d, type: vdisk, config: size=1M}]\n"), 0o644)
+	if err := os.WriteFile(p, []byte("devices: [{name: d, type: vdisk, config: size=1M}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	if err := run(t.Context(), []string{"--config", p, "--check-config"}, &out, &out); err != nil {
 		t.Fatal(err)

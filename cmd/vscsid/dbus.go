@@ -60,7 +60,7 @@ func startDBus(ctx context.Context, mode string, d *daemon, log logger) (func(),
 	}
 	svc, err := dbus.New(ctx, conn, dbusHandlers(d), log)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // best effort: err is the error to report
 		if mode == "on" {
 			return nop, fmt.Errorf("--dbus=on: %w", err)
 		}
@@ -73,7 +73,9 @@ func startDBus(ctx context.Context, mode string, d *daemon, log logger) (func(),
 			if err := svc.Close(); err != nil {
 				log.Warn("D-Bus teardown", zap.Error(err))
 			}
-			conn.Close()
+			if err := conn.Close(); err != nil {
+				log.Warn("D-Bus close", zap.Error(err))
+			}
 		})
 	}, nil
 }

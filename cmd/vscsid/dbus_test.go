@@ -29,7 +29,7 @@ func privateBus(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	conf := `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
@@ -55,7 +55,7 @@ func privateBus(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // Wait reports the kill
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(out).ReadString('\n')
@@ -84,7 +84,7 @@ func TestDBusForTargetcli(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	// What targetcli does: list the handlers, check a cfgstring, change
 	// the medium.
 	var objs map[godbus.ObjectPath]map[string]map[string]godbus.Variant

@@ -121,7 +121,9 @@ func TestFaultOnDeletedDevice(t *testing.T) {
 	if _, err := reg.daemon(t).AddFault("d0", "busy"); err != nil {
 		t.Fatal(err)
 	}
-	reg.Remove("d0")
+	if err := reg.Remove("d0"); err != nil {
+		t.Fatal(err)
+	}
 	if id, err := reg.daemon(t).AddFault("d0", "busy"); !errors.Is(err, unix.ENODEV) {
 		t.Errorf("fault add on a deleted device = %d, %v; want ENODEV", id, err)
 	}

@@ -158,8 +158,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case o.showVersion:
-		fmt.Fprintln(stdout, "vscsid", version)
-		return nil
+		_, err := fmt.Fprintln(stdout, "vscsid", version)
+		return err
 	case o.printConfig:
 		_, err := stdout.Write(defaultConfig)
 		return err
@@ -169,8 +169,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.checkConfig {
-		fmt.Fprintf(stdout, "config ok: %d devices\n", len(cfg.Devices))
-		return nil
+		_, err := fmt.Fprintf(stdout, "config ok: %d devices\n", len(cfg.Devices))
+		return err
 	}
 	log := newLogger(o, stderr)
 	defer log.Sync() //nolint:errcheck // stderr sync errors are meaningless
@@ -335,7 +335,12 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- wd.Run(wdCtx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil { // Run returns only nil, today
+			log.Warn("watchdog", zap.Error(err))
+		}
+	}()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

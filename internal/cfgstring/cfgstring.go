@@ -113,7 +113,7 @@ func Uint(s string, lo, hi uint64) (uint64, error) {
 	}
 	for i := 0; i < len(digits); i++ {
 		c := digits[i] | 0x20 // lower case for letters
-		if !(digits[i] >= '0' && digits[i] <= '9' || base == 16 && c >= 'a' && c <= 'f') {
+		if (digits[i] < '0' || digits[i] > '9') && (base != 16 || c < 'a' || c > 'f') {
 			return 0, fmt.Errorf("%q is not a number (want decimal digits, or hexadecimal after 0x)", s)
 		}
 	}
@@ -271,7 +271,7 @@ func Barcode(s string) error {
 		return errBarcode
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		if c := s[i]; (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
 			return errBarcode
 		}
 	}

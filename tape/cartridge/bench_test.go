@@ -34,7 +34,9 @@ func BenchmarkImageWrite256K(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if i%wrap == 0 && i > 0 {
-			m.Locate(0, 0)
+			if err := m.Locate(0, 0); err != nil {
+				b.Fatal(err)
+			}
 		}
 		buf.Reset(segs)
 		if err := m.WriteBlock(buf, benchBlock); err != nil {
@@ -52,7 +54,9 @@ func BenchmarkImageRead256K(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	m.Locate(0, 0)
+	if err := m.Locate(0, 0); err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(benchBlock)
 	b.ReportAllocs()
 	b.ResetTimer()

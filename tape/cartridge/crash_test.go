@@ -201,7 +201,9 @@ func (c *crashRun) check(b []byte, what string) {
 	if after := readAll(t, img, c.part); !equalObjs(after, append(got, more...)) {
 		t.Fatalf("%s: after writing on the recovered image: %v\nwant %v", what, after, append(got, more...))
 	}
-	img.Close()
+	if err := img.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (c *crashRun) flipTail(b []byte, from int64) {
@@ -214,7 +216,7 @@ func (c *crashRun) flipTail(b []byte, from int64) {
 	}
 }
 
-func crashSeeds(t *testing.T) int {
+func crashSeeds(_ *testing.T) int {
 	if testing.Short() {
 		return 50
 	}
@@ -308,7 +310,9 @@ func TestCrashLargeBlocks(t *testing.T) {
 		c.model = append(c.model, o)
 		c.history = append(c.history, slices.Clone(c.model))
 		if i == 0 {
-			c.m.Sync()
+			if err := c.m.Sync(); err != nil {
+				t.Fatal(err)
+			}
 			c.history = [][]obj{slices.Clone(c.model)}
 		}
 	}

@@ -107,7 +107,7 @@ func (l *Library) SaveDriveState(drive string, s tape.DriveState) error {
 		err = os.Rename(tmp.Name(), p)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name()) // best effort: err is the one to report
 		return fmt.Errorf("drive state %s: %w", p, err)
 	}
 	return syncDir(l.dir)

@@ -83,18 +83,28 @@ func fuzzSeedImages(t testing.TB) [][]byte {
 	m, _ := newCart(t, Options{Capacity: 4 << 20, EarlyWarning: 64 << 10})
 	g := newGen(40, 300)
 	mustPut(t, m, g.block(10), g.block(33), obj{kind: tape.KindFilemark}, g.block(200), obj{kind: tape.KindSetmark}, obj{kind: tape.KindFilemark})
-	m.Sync()
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	mustPut(t, m, g.block(50)) // after the sync point
 	b, _ := os.ReadFile(m.path)
 	out = append(out, b, b[:len(b)-20])
 
 	p, _ := newCart(t, Options{Capacity: 8 << 20, Partitions: []int64{2 << 20, 0}, WORM: true})
-	p.SetAttribute(AttrApplicationVendor, []byte("VENDOR"))
-	p.SetAttributeIn(1, AttrVolumeCoherency, bytes.Repeat([]byte{7}, 70))
+	if err := p.SetAttribute(AttrApplicationVendor, []byte("VENDOR")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetAttributeIn(1, AttrVolumeCoherency, bytes.Repeat([]byte{7}, 70)); err != nil {
+		t.Fatal(err)
+	}
 	mustPut(t, p, g.block(20), obj{kind: tape.KindFilemark})
-	p.Locate(1, 0)
+	if err := p.Locate(1, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
 	mustPut(t, p, g.block(40))
-	p.Close()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
 	b, _ = os.ReadFile(p.path)
 	out = append(out, b)
 	return out
@@ -116,7 +126,7 @@ func FuzzImage(f *testing.F) {
 			return // a clear error is fine; a panic is not
 		}
 		walkImage(m)
-		m.Close()
+		_ = m.Close() // read-only
 
 		// Writing at the end of data of partition 0 either works and
 		// reads back, or fails with an error.
@@ -125,10 +135,12 @@ func FuzzImage(f *testing.F) {
 			t.Fatalf("opens read-only but not read-write: %v", err)
 		}
 		w.noSync = true
-		w.Locate(0, ^uint64(0))
+		_ = w.Locate(0, ^uint64(0)) // to the end of data: ErrEndOfData, or where a damaged image stops; the write below works or fails with an error
 		pos := w.Pos()
 		werr := w.WriteBlock(bytes.NewReader([]byte("fuzz block")), 10)
-		w.Close()
+		if err := w.Close(); werr == nil {
+			werr = err // a failed Close is a failed write
+		}
 		if werr != nil {
 			return
 		}
@@ -136,7 +148,7 @@ func FuzzImage(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reopen after write: %v", err)
 		}
-		defer r.Close()
+		defer func() { _ = r.Close() }()
 		if err := r.Locate(0, pos.Object); err != nil {
 			t.Fatalf("locate the written block: %v", err)
 		}
@@ -174,9 +186,9 @@ func walkImage(m *Image) {
 				break
 			}
 		}
-		m.SpaceFilemarks(2)
-		m.SpaceFilemarks(-2)
-		m.Locate(part, 3)
+		_, _ = m.SpaceFilemarks(2) // the input decides whether these succeed; they must not panic
+		_, _ = m.SpaceFilemarks(-2)
+		_ = m.Locate(part, 3)
 		_ = m.Used(part)
 	}
 	for _, id := range m.AttributeIDs(0) {
@@ -237,7 +249,9 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	write := func(fuzz string, i int, b []byte) {
 		dir := filepath.Join("testdata", "fuzz", fuzz)
-		os.MkdirAll(dir, 0o755)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		body := "go test fuzz v1\n[]byte(" + strconv.Quote(string(b)) + ")\n"
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed%d", i)), []byte(body), 0o644); err != nil {
 			t.Fatal(err)

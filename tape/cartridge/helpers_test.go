@@ -60,7 +60,7 @@ func newCart(t testing.TB, opts Options) (*Image, string) {
 	}
 	t.Cleanup(func() {
 		if !m.closed {
-			m.Close()
+			_ = m.Close()
 		}
 	})
 	return m, dir
@@ -77,7 +77,7 @@ func reopen(t testing.TB, m *Image) *Image {
 	}
 	t.Cleanup(func() {
 		if !n.closed {
-			n.Close()
+			_ = n.Close()
 		}
 	})
 	return n

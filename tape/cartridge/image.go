@@ -152,7 +152,7 @@ func OpenFileReadOnly(path string) (*Image, error) {
 
 func open(f *os.File, path string, readOnly, exclusive bool) (*Image, error) {
 	if err := lockFile(f, exclusive); err != nil {
-		f.Close()
+		_ = f.Close() // best effort: the lock error is the one to report
 		if errors.Is(err, errWouldBlock) {
 			return nil, fmt.Errorf("%w: %s is locked by another drive or process", ErrInUse, path)
 		}
@@ -160,7 +160,7 @@ func open(f *os.File, path string, readOnly, exclusive bool) (*Image, error) {
 	}
 	m := &Image{f: f, path: path, readOnly: readOnly}
 	if err := m.load(); err != nil {
-		f.Close() // releases the lock
+		_ = f.Close() // releases the lock; the load error is the one to report
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return m, nil

@@ -90,12 +90,14 @@ func TestReadAtSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPut(t, m, obj{kind: tape.KindFilemark})
-	m.Locate(0, 0)
+	if err := m.Locate(0, 0); err != nil {
+		t.Fatal(err)
+	}
 	p := make([]byte, 4)
-	if n, err := m.ReadAt(p, 8); n != 2 || err != io.EOF || string(p[:2]) != "89" {
+	if n, err := m.ReadAt(p, 8); n != 2 || err != io.EOF || string(p[:2]) != "89" { //nolint:errorlint // io.ReaderAt's contract: io.EOF itself, unwrapped (callers compare with ==)
 		t.Errorf("ReadAt past end: %d %v %q", n, err, p[:n])
 	}
-	if n, err := m.ReadAt(p, 10); n != 0 || err != io.EOF {
+	if n, err := m.ReadAt(p, 10); n != 0 || err != io.EOF { //nolint:errorlint // io.ReaderAt's contract: io.EOF itself, unwrapped (callers compare with ==)
 		t.Errorf("ReadAt at end: %d %v", n, err)
 	}
 	if n, err := m.ReadAt(p, 2); n != 4 || err != nil || string(p) != "2345" {
@@ -107,11 +109,15 @@ func TestReadAtSemantics(t *testing.T) {
 	if n, err := buf.WriteFromAt(m, 0, 10); n != 3 || err != nil || string(short) != "012" {
 		t.Errorf("short WriteFromAt: %d %v %q", n, err, short)
 	}
-	m.Next()
+	if err := m.Next(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.ReadAt(p, 0); err == nil {
 		t.Error("ReadAt on a filemark succeeded")
 	}
-	m.Next()
+	if err := m.Next(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.ReadAt(p, 0); !errors.Is(err, tape.ErrEndOfData) {
 		t.Errorf("ReadAt at EOD: %v", err)
 	}
@@ -124,7 +130,9 @@ func TestShortReaderWritesNothing(t *testing.T) {
 	m, _ := newCart(t, Options{})
 	g := newGen(2, 1000)
 	mustPut(t, m, g.block(100), g.block(100))
-	m.Locate(0, 1)
+	if err := m.Locate(0, 1); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range []int{1000, 3 << 20} { // buffered and chunked paths
 		err := m.WriteBlock(bytes.NewReader(make([]byte, n/2)), n)
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -159,7 +167,9 @@ func TestMidTapeWriteTruncates(t *testing.T) {
 				o := g.any()
 				want = append(want, o)
 			}
-			m.Locate(tc.part, 0)
+			if err := m.Locate(tc.part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+				t.Fatal(err)
+			}
 			mustPut(t, m, want...)
 			if err := m.Sync(); err != nil {
 				t.Fatal(err)
@@ -234,7 +244,9 @@ func openBytes(t testing.TB, b []byte) *Image {
 	c.noSync = true // a scratch copy
 	t.Cleanup(func() {
 		if !c.closed {
-			c.Close()
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 	return c
@@ -249,8 +261,12 @@ func TestEraseAndStaleRecordsStayGone(t *testing.T) {
 			want = append(want, g.any())
 		}
 		mustPut(t, m, want...)
-		m.Sync()
-		m.Locate(0, 12)
+		if err := m.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Locate(0, 12); err != nil {
+			t.Fatal(err)
+		}
 		if err := m.Erase(); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +283,9 @@ func TestEraseAndStaleRecordsStayGone(t *testing.T) {
 		}
 		// Rewriting the same content at the same place does not chain to
 		// the stale records after it either.
-		m.Locate(0, 12)
+		if err := m.Locate(0, 12); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+			t.Fatal(err)
+		}
 		mustPut(t, m, want[12])
 		crashed = crashCopy(t, m)
 		if got := readAll(t, crashed, 0); !equalObjs(got, want[:13]) && !equalObjs(got, want[:12]) {
@@ -283,7 +301,9 @@ func TestPrevAcrossFilemarks(t *testing.T) {
 	want := []obj{g.block(100), g.block(200), fm, g.block(300), fm, fm, sm, g.block(400), fm}
 	mustPut(t, m, want...)
 	m = reopen(t, m)
-	m.Locate(0, uint64(len(want))) // EOD
+	if err := m.Locate(0, uint64(len(want))); err != nil && !errors.Is(err, tape.ErrEndOfData) { // EOD
+		t.Fatal(err)
+	}
 	files := uint64(4)
 	sets := uint64(1)
 	for i := len(want) - 1; i >= 0; i-- {
@@ -438,7 +458,9 @@ func TestSpaceFilemarks(t *testing.T) {
 		if fresh {
 			m = reopen(t, m) // index empty: scans
 		}
-		m.Locate(0, 0)
+		if err := m.Locate(0, 0); err != nil {
+			t.Fatal(err)
+		}
 		if n, err := m.SpaceFilemarks(5); n != 5 || err != nil || m.Pos().Object != after[4] || m.Pos().File != 5 {
 			t.Fatalf("fresh=%v fsf 5: %d %v at %+v", fresh, n, err, m.Pos())
 		}
@@ -503,7 +525,9 @@ func TestWriteProtected(t *testing.T) {
 	if !m.Info().WriteProtected {
 		t.Fatal("not write protected after reopen")
 	}
-	m.Locate(0, 1)
+	if err := m.Locate(0, 1); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
 	for name, err := range map[string]error{
 		"block":     m.WriteBlock(bytes.NewReader(make([]byte, 10)), 10),
 		"filemark":  m.WriteMark(tape.KindFilemark),
@@ -518,20 +542,26 @@ func TestWriteProtected(t *testing.T) {
 	if got := readAll(t, m, 0); len(got) != 1 {
 		t.Errorf("reads: %v", got)
 	}
-	m.SetWriteProtected(false)
+	if err := m.SetWriteProtected(false); err != nil {
+		t.Fatal(err)
+	}
 	if err := m.WriteMark(tape.KindFilemark); err != nil {
 		t.Errorf("write after clearing the tab: %v", err)
 	}
-	m.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// A file the process cannot write opens write-protected.
 	if os.Geteuid() != 0 {
-		os.Chmod(Path(dir, "TEST01"), 0o400)
+		if err := os.Chmod(Path(dir, "TEST01"), 0o400); err != nil {
+			t.Fatal(err)
+		}
 		ro, err := Open(dir, "TEST01")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ro.Close()
+		defer func() { _ = ro.Close() }()
 		if !ro.Info().WriteProtected || !errors.Is(ro.WriteMark(tape.KindFilemark), tape.ErrWriteProtected) {
 			t.Error("read-only file is writable")
 		}
@@ -542,7 +572,9 @@ func TestWORM(t *testing.T) {
 	m, _ := newCart(t, Options{WORM: true, Partitions: []int64{1 << 20, 0}})
 	g := newGen(10, 1)
 	mustPut(t, m, g.block(100), obj{kind: tape.KindFilemark}, g.block(100))
-	m.Locate(0, 1)
+	if err := m.Locate(0, 1); err != nil {
+		t.Fatal(err)
+	}
 	if err := put(t, m, g.block(10)); !errors.Is(err, tape.ErrWORMOverwrite) {
 		t.Errorf("overwrite: %v", err)
 	}
@@ -555,7 +587,9 @@ func TestWORM(t *testing.T) {
 	if err := m.Format([]int64{0}); !errors.Is(err, tape.ErrWORMOverwrite) {
 		t.Errorf("format with data: %v", err)
 	}
-	m.Locate(0, 3)
+	if err := m.Locate(0, 3); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
 	if err := put(t, m, g.block(10)); err != nil {
 		t.Errorf("append: %v", err)
 	}
@@ -581,9 +615,13 @@ func TestPartitionsAndFormat(t *testing.T) {
 	g := newGen(11, 200<<10)
 	w0 := []obj{g.block(1000), {kind: tape.KindFilemark}, g.block(2000)}
 	w1 := []obj{g.block(3000), g.block(4000), {kind: tape.KindSetmark}}
-	m.Locate(1, 0)
+	if err := m.Locate(1, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
 	mustPut(t, m, w1...)
-	m.Locate(0, 0)
+	if err := m.Locate(0, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
 	mustPut(t, m, w0...)
 	if m.Used(0) != sizeOf(w0) || m.Used(1) != sizeOf(w1) || m.Used(2) != 0 {
 		t.Errorf("used %d %d", m.Used(0), m.Used(1))
@@ -599,7 +637,9 @@ func TestPartitionsAndFormat(t *testing.T) {
 		t.Errorf("position %+v", p)
 	}
 	// Partition 0 cannot grow past its capacity into partition 1.
-	m.Locate(0, 3)
+	if err := m.Locate(0, 3); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+		t.Fatal(err)
+	}
 	for {
 		if err := put(t, m, g.block(200<<10)); err != nil {
 			if !errors.Is(err, tape.ErrEndOfMedium) {
@@ -646,17 +686,25 @@ func TestCorruptDataDetectedOnRead(t *testing.T) {
 	b := g.block(100_000)
 	mustPut(t, m, g.block(500), b)
 	path := m.path
-	m.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	f, _ := os.OpenFile(path, os.O_RDWR, 0)
 	off := int64(dataStart) + recHeaderSize + 500 + recHeaderSize + 77_777
-	f.WriteAt([]byte{0xFF ^ b.content()[77_777]}, off)
-	f.Close()
+	if _, err := f.WriteAt([]byte{0xFF ^ b.content()[77_777]}, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	m, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	m.Locate(0, 1)
+	defer func() { _ = m.Close() }()
+	if err := m.Locate(0, 1); err != nil {
+		t.Fatal(err)
+	}
 	_, err = readBlock(m, b.n)
 	if !errors.Is(err, tape.ErrCorrupt) {
 		t.Errorf("read of a corrupted block: %v", err)
@@ -673,15 +721,21 @@ func TestCorruptLargeBlockDetected(t *testing.T) {
 	b := g.block(3 << 20) // read straight from the file, CRC at the last byte
 	mustPut(t, m, b)
 	path := m.path
-	m.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	f, _ := os.OpenFile(path, os.O_RDWR, 0)
-	f.WriteAt([]byte{0xFF ^ b.content()[1<<20]}, dataStart+recHeaderSize+1<<20)
-	f.Close()
+	if _, err := f.WriteAt([]byte{0xFF ^ b.content()[1<<20]}, dataStart+recHeaderSize+1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	m, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	if _, err := readBlock(m, b.n); !errors.Is(err, tape.ErrCorrupt) {
 		t.Errorf("read of a corrupted large block: %v", err)
 	}
@@ -692,19 +746,27 @@ func TestCorruptHeaderIsAnError(t *testing.T) {
 	g := newGen(13, 1)
 	mustPut(t, m, g.block(500), g.block(500), g.block(500), g.block(500), g.block(500), g.block(500))
 	path := m.path
-	m.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	f, _ := os.OpenFile(path, os.O_RDWR, 0)
-	f.WriteAt([]byte{0x55}, dataStart+recHeaderSize+500+20) // object 1's header
-	f.Close()
+	if _, err := f.WriteAt([]byte{0x55}, dataStart+recHeaderSize+500+20); err != nil { // object 1's header
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	m, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	if err := m.Locate(0, 2); !errors.Is(err, tape.ErrCorrupt) { // walks forward from BOP
 		t.Errorf("Locate across: %v", err)
 	}
-	m.Locate(0, 1)
+	if err := m.Locate(0, 1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.Peek(); !errors.Is(err, tape.ErrCorrupt) {
 		t.Errorf("Peek: %v", err)
 	}
@@ -724,9 +786,13 @@ func TestCorruptHeaderIsAnError(t *testing.T) {
 func TestBadSuperblock(t *testing.T) {
 	m, _ := newCart(t, Options{})
 	mustPut(t, m, newGen(14, 1).block(100))
-	m.Sync() // slot B now newest
+	if err := m.Sync(); err != nil { // slot B now newest
+		t.Fatal(err)
+	}
 	path := m.path
-	m.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	b, _ := os.ReadFile(path)
 	// Damaging the newest slot falls back to the older one.
 	c := bytes.Clone(b)
@@ -738,14 +804,18 @@ func TestBadSuperblock(t *testing.T) {
 	// Both slots bad: a clear error, not a panic.
 	c[100] ^= 1
 	p := t.TempDir() + "/X.vtape"
-	os.WriteFile(p, c, 0o600)
+	if err := os.WriteFile(p, c, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenFile(p); !errors.Is(err, tape.ErrCorrupt) || !strings.Contains(err.Error(), "no valid header") {
 		t.Errorf("open with both slots bad: %v", err)
 	}
 	// A future version is named as such.
 	c = bytes.Clone(b)
 	c[8], c[slotSize+8] = 9, 9
-	os.WriteFile(p, c, 0o600)
+	if err := os.WriteFile(p, c, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenFile(p); err == nil || !strings.Contains(err.Error(), "unsupported format version 9") {
 		t.Errorf("open future version: %v", err)
 	}
@@ -753,7 +823,9 @@ func TestBadSuperblock(t *testing.T) {
 
 func TestClosed(t *testing.T) {
 	m, _ := newCart(t, Options{})
-	m.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := m.Close(); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Close: %v", err)
 	}
@@ -791,7 +863,9 @@ func TestSteadyStateZeroAlloc(t *testing.T) {
 	}); a != 0 {
 		t.Errorf("WriteMark: %v allocs", a)
 	}
-	m.Locate(0, 0)
+	if err := m.Locate(0, 0); err != nil {
+		t.Fatal(err)
+	}
 	read := func() {
 		o, err := m.Peek()
 		if err != nil {

@@ -125,7 +125,7 @@ func Create(dir, barcode string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp) // after a successful Link it only drops the temporary name
+	defer func() { _ = os.Remove(tmp) }() // after a successful Link it only drops the temporary name
 	b := sb.marshal(make([]byte, slotSize))
 	_, err = f.WriteAt(b, 0)
 	if err == nil {
@@ -249,7 +249,7 @@ func (l *Library) Open(barcode string) (tape.Medium, error) {
 		return nil, err
 	}
 	if err := m.countLoad(); err != nil {
-		m.Close()
+		_ = m.Close() // best effort: the count error is the one to report
 		return nil, err
 	}
 	return m, nil

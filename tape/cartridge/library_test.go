@@ -47,10 +47,18 @@ func TestCreateListOpen(t *testing.T) {
 		}
 	}
 	// Not cartridges: other names, temporary files, directories.
-	os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600)
-	os.WriteFile(filepath.Join(dir, ".VOL003.vtape.tmp-1234"), nil, 0o600)
-	os.WriteFile(filepath.Join(dir, "lower.vtape"), nil, 0o600)
-	os.Mkdir(filepath.Join(dir, "DIR.vtape"), 0o700)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".VOL003.vtape.tmp-1234"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lower.vtape"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "DIR.vtape"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	got, err := List(dir)
 	if err != nil || !slices.Equal(got, []string{"CLN001", "VOL001", "VOL002"}) {
 		t.Errorf("list: %v %v", got, err)
@@ -79,7 +87,7 @@ func TestCreateOptionsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	info := m.Info()
 	want := tape.MediumInfo{Barcode: "LTO6X1", Density: 0x5A, WriteProtected: true, WORM: true, Partitions: 2,
 		Capacity: []int64{10 << 20, 90 << 20}, EarlyWarning: []int64{2 << 20, 2 << 20}}
@@ -102,7 +110,9 @@ func TestCreateOptionsRecorded(t *testing.T) {
 
 func TestLocking(t *testing.T) {
 	dir := t.TempDir()
-	Create(dir, "LOCK01", Options{})
+	if err := Create(dir, "LOCK01", Options{}); err != nil {
+		t.Fatal(err)
+	}
 	lib, err := NewLibrary(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +127,9 @@ func TestLocking(t *testing.T) {
 	if _, err := OpenReadOnly(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
 		t.Errorf("inspection while loaded: %v", err)
 	}
-	a.Close()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
 	r1, err := OpenReadOnly(dir, "LOCK01")
 	if err != nil {
 		t.Fatal(err)
@@ -126,22 +138,30 @@ func TestLocking(t *testing.T) {
 	if err != nil {
 		t.Errorf("two inspections: %v", err)
 	} else {
-		r2.Close()
+		if err := r2.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := Open(dir, "LOCK01"); !errors.Is(err, ErrInUse) {
 		t.Errorf("load while inspected: %v", err)
 	}
-	r1.Close()
+	if err := r1.Close(); err != nil {
+		t.Fatal(err)
+	}
 	b, err := lib.Open("LOCK01")
 	if err != nil {
 		t.Fatalf("open after release: %v", err)
 	}
-	b.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestLoadCount(t *testing.T) {
 	dir := t.TempDir()
-	Create(dir, "LC", Options{WriteProtected: true})
+	if err := Create(dir, "LC", Options{WriteProtected: true}); err != nil {
+		t.Fatal(err)
+	}
 	lib, _ := NewLibrary(dir)
 	for i := range 3 {
 		med, err := lib.Open("LC")
@@ -152,7 +172,9 @@ func TestLoadCount(t *testing.T) {
 		if !ok || binary.BigEndian.Uint64(v) != uint64(i+1) {
 			t.Errorf("load %d: load count %x", i+1, v)
 		}
-		med.Close()
+		if err := med.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -262,8 +284,12 @@ func TestVolumeChangeReference(t *testing.T) {
 	if v2 == v1 {
 		t.Error("VCR unchanged by a write after it was read")
 	}
-	m.Locate(0, 0)
-	m.Erase()
+	if err := m.Locate(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Erase(); err != nil {
+		t.Fatal(err)
+	}
 	if vcr() == v2 {
 		t.Error("VCR unchanged by an erase")
 	}

@@ -89,13 +89,17 @@ func TestOpenSurvivesRestart(t *testing.T) {
 	if err := d.Change("BBB002L9"); err != nil {
 		t.Fatal(err)
 	}
-	d.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	d2 := openDrive(t, media, cfg)
 	if got := d2.Stats().Barcode; got != "BBB002L9" {
 		t.Errorf("after a restart the drive holds %q, want the swapped-in BBB002L9", got)
 	}
-	d2.Close()
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
 	ents, _ := os.ReadDir(media)
 	for _, e := range ents {
 		if strings.Contains(e.Name(), ".tmp") {
@@ -108,13 +112,17 @@ func TestOpenSurvivesRestart(t *testing.T) {
 	if got := d3.Stats().Barcode; got != "CCC003L9" {
 		t.Errorf("config edited since the save: drive holds %q, want the configured CCC003L9", got)
 	}
-	d3.Close()
+	if err := d3.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// A corrupt state file is ignored with a warning, not fatal.
 	if err := os.WriteFile(filepath.Join(media, ".drive-tape0.json"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	openDrive(t, media, "media="+media).Close()
+	if err := openDrive(t, media, "media="+media).Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A clean stop keeps the position and block size for the next start,
@@ -141,7 +149,9 @@ func TestOpenResumesAfterCleanStop(t *testing.T) {
 		cmd(d, scsi.CDB{0x0a, 0, 0, 0x03, 0xe8, 0}, make([]byte, 1000))
 	}
 	cmd(d, scsi.CDB{0x15, 0x10, 0, 0, 12, 0}, []byte{0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0x03, 0xe8})
-	d.Close() // a clean stop
+	if err := d.Close(); err != nil { // a clean stop
+		t.Fatal(err)
+	}
 	if s := savedState(t, media); s.Resume == nil || s.Resume.Object != 3 || s.Resume.BlockSize != 1000 {
 		t.Fatalf("clean stop saved %+v", s)
 	}
@@ -163,12 +173,14 @@ func TestOpenResumesAfterCleanStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d2.Close()
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(statePath, atCrash, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d3 := start()
-	defer d3.Close()
+	defer func() { _ = d3.Close() }()
 	if _, obj, _ := d3.Position(); obj != 0 {
 		t.Fatalf("after a crash the drive is at object %d, want 0", obj)
 	}

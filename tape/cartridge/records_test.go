@@ -45,7 +45,7 @@ func TestRecordReader(t *testing.T) {
 	m = reopen(t, m)
 
 	recs, data, err := walk(t, m, 1)
-	if err != io.EOF {
+	if !errors.Is(err, io.EOF) {
 		t.Fatalf("walk ended with %v", err)
 	}
 	if len(recs) != len(want) {
@@ -84,17 +84,19 @@ func TestRecordReader(t *testing.T) {
 		}
 	}
 	for range 3 {
-		if rec, err := r.Next(); rec != nil || err != io.EOF {
+		if rec, err := r.Next(); rec != nil || !errors.Is(err, io.EOF) {
 			t.Errorf("Next after the end: %v, %v", rec, err)
 		}
-		if n, err := r.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		if n, err := r.Read(make([]byte, 8)); n != 0 || err != io.EOF { //nolint:errorlint // io.Reader's contract: io.EOF itself, unwrapped (callers compare with ==)
 			t.Errorf("Read after the end: %d, %v", n, err)
 		}
 	}
 
 	// Part of a block, then the next record.
 	r = m.Records(1)
-	r.Next()
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
 	b := make([]byte, 50)
 	if n, err := r.Read(b); n != 50 || err != nil || !bytes.Equal(b, want[0].content()[:50]) {
 		t.Errorf("Read of 50 bytes: %d, %v", n, err)
@@ -104,7 +106,7 @@ func TestRecordReader(t *testing.T) {
 	}
 
 	// An empty partition, and none.
-	if rec, err := m.Records(0).Next(); rec != nil || err != io.EOF {
+	if rec, err := m.Records(0).Next(); rec != nil || !errors.Is(err, io.EOF) {
 		t.Errorf("empty partition: %v, %v", rec, err)
 	}
 	r = m.Records(2)
@@ -122,7 +124,7 @@ func damage(t *testing.T, path string, off int64, b []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +154,9 @@ func TestRecordReaderTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close()
+	defer func() { _ = n.Close() }()
 	recs, data, err := walk(t, n, 0)
-	if err != io.EOF || len(recs) != 3 || !bytes.Equal(data[2], c.content()) {
+	if !errors.Is(err, io.EOF) || len(recs) != 3 || !bytes.Equal(data[2], c.content()) {
 		t.Fatalf("walk of a torn tail: %d records, %v", len(recs), err)
 	}
 	if r := n.Recovery()[0]; r.SyncedObjects != 2 || r.Objects != 3 || r.Stop != stopData {
@@ -181,7 +183,7 @@ func TestRecordReaderDamaged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { m.Close() })
+		t.Cleanup(func() { _ = m.Close() })
 		return m
 	}
 
@@ -196,10 +198,10 @@ func TestRecordReaderDamaged(t *testing.T) {
 		if !errors.Is(err, tape.ErrCorrupt) {
 			t.Fatalf("Next onto a damaged header: %v", err)
 		}
-		if _, again := r.Next(); again != err {
+		if _, again := r.Next(); !errors.Is(again, err) {
 			t.Errorf("Next again: %v, want %v", again, err)
 		}
-		if _, rerr := r.Read(make([]byte, 8)); rerr != err {
+		if _, rerr := r.Read(make([]byte, 8)); !errors.Is(rerr, err) {
 			t.Errorf("Read after the walk ended: %v", rerr)
 		}
 	})
@@ -229,11 +231,11 @@ func TestRecordReaderDamaged(t *testing.T) {
 			if bad := o != a; bad != errors.Is(err, tape.ErrCorrupt) {
 				t.Errorf("object %d: copy: %v", rec.Object, err)
 			}
-			if _, again := r.Read(make([]byte, 8)); o != a && again != err {
+			if _, again := r.Read(make([]byte, 8)); o != a && !errors.Is(again, err) {
 				t.Errorf("object %d: Read again: %v, want %v", rec.Object, again, err)
 			}
 		}
-		if _, err := r.Next(); err != io.EOF {
+		if _, err := r.Next(); !errors.Is(err, io.EOF) {
 			t.Errorf("end: %v", err)
 		}
 	})

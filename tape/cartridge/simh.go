@@ -33,7 +33,7 @@ import (
 type SIMHFormat int
 
 const (
-	// SIMHAuto: on import, detect from the first odd-length record (a
+	// SIMHAuto means: on import, detect from the first odd-length record (a
 	// padded trailer wins a tie); on export, SIMHPadded.
 	SIMHAuto SIMHFormat = iota
 	// SIMHPadded is the SIMH standard format: odd records padded to even.

@@ -74,11 +74,21 @@ func TestSIMHRoundTrip(t *testing.T) {
 
 func TestSIMHExportBytes(t *testing.T) {
 	m, _ := newCart(t, Options{})
-	m.WriteBlock(strings.NewReader("abc"), 3)
-	m.WriteMark(tape.KindFilemark)
-	m.WriteBlock(strings.NewReader("wxyz"), 4)
-	m.WriteMark(tape.KindFilemark)
-	m.WriteMark(tape.KindFilemark)
+	if err := m.WriteBlock(strings.NewReader("abc"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteMark(tape.KindFilemark); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteBlock(strings.NewReader("wxyz"), 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteMark(tape.KindFilemark); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteMark(tape.KindFilemark); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		opts SIMHExportOptions
 		want []byte
@@ -95,7 +105,9 @@ func TestSIMHExportBytes(t *testing.T) {
 			t.Errorf("%+v:\n got % x\nwant % x", tc.opts, out.Bytes(), tc.want)
 		}
 	}
-	m.WriteMark(tape.KindSetmark)
+	if err := m.WriteMark(tape.KindSetmark); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ExportSIMH(m, 0, &bytes.Buffer{}, SIMHExportOptions{}); err == nil || !strings.Contains(err.Error(), "setmark") {
 		t.Errorf("export of a setmark: %v", err)
 	}
@@ -147,7 +159,9 @@ func TestSIMHImport(t *testing.T) {
 			if st != tc.want.stats {
 				t.Errorf("stats %+v, want %+v", st, tc.want.stats)
 			}
-			m.Locate(0, 0)
+			if err := m.Locate(0, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
+				t.Fatal(err)
+			}
 			var got []string
 			for {
 				o, err := m.Peek()
@@ -163,7 +177,9 @@ func TestSIMHImport(t *testing.T) {
 					b, _ := readBlock(m, o.Len)
 					got = append(got, string(b))
 				}
-				m.Next()
+				if err := m.Next(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if strings.Join(got, "|") != strings.Join(tc.want.objs, "|") {
 				t.Errorf("objects %q, want %q", got, tc.want.objs)

@@ -37,7 +37,7 @@ func realDevicesCfg(t testing.TB, diskCfg, tapeCfg string) (*disk.Disk, *tape.Dr
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { dr.Close() })
+	t.Cleanup(func() { _ = dr.Close() })
 	return dk, dr
 }
 

@@ -111,7 +111,7 @@ func start(t *testing.T, s Service) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	path := filepath.Join(dir, "vscsid.sock")
 	l, err := Listen(path)
 	if err != nil {
@@ -148,7 +148,7 @@ func TestServerWire(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, strings.TrimSpace(string(b))
 	}
@@ -255,14 +255,16 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	path := filepath.Join(dir, "s")
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
-	l.Close() // a daemon that died leaves its socket file
+	if err := l.Close(); err != nil { // a daemon that died leaves its socket file
+		t.Fatal(err)
+	}
 	l2, err := Listen(path)
 	if err != nil {
 		t.Fatalf("stale socket: %v", err)
