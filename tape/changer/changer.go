@@ -221,7 +221,7 @@ func (c *Changer) Inventory() Inventory {
 }
 
 // HandleCommand implements scsi.Handler.
-func (c *Changer) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+func (c *Changer) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
 	c.mu.Lock()
 	r := c.handle(cmd).WithFormat(c.spc.SenseFormat)
 	c.mu.Unlock()

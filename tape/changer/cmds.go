@@ -277,7 +277,9 @@ func (c *Changer) move(src, dst Loc) error {
 		*ss, *ds = oldS, Slot{}
 		c.log.Error("inventory not saved; move undone", zap.String("medium", moved.Barcode), zap.Error(err))
 		if to != nil {
-			to.Unload() // best effort: the inventory has it back in src
+			if uerr := to.Unload(); uerr != nil { // the inventory has it back in src
+				c.log.Warn("cannot unload the drive after the failed move", zap.String("medium", moved.Barcode), zap.Error(uerr))
+			}
 		}
 		return errLoadFailed
 	}
@@ -327,12 +329,12 @@ func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
 	if want > DataTransfer {
 		return scsi.CheckCondition(scsi.InvalidFieldSense(1, 3))
 	}
-	start, max := cdb.Uint16(2), int(cdb.Uint16(4))
+	start, limit := cdb.Uint16(2), int(cdb.Uint16(4))
 	dvcid := cdb.Byte(6)&0x01 != 0
 	alloc := int(cdb.Uint24(7))
 
 	b := append(c.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0)
-	first, n, any := start, 0, false
+	first, n, found := start, 0, false
 	for _, t := range c.order {
 		if want != AllElements && t != want {
 			continue
@@ -345,8 +347,8 @@ func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
 		if i0 >= count {
 			continue
 		}
-		any = true
-		k := min(count-i0, max-n)
+		found = true
+		k := min(count-i0, limit-n)
 		if k <= 0 {
 			break
 		}
@@ -365,7 +367,7 @@ func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
 		}
 		n += k
 	}
-	if !any {
+	if !found {
 		return scsi.CheckCondition(invalidElement(2))
 	}
 	binary.BigEndian.PutUint16(b[0:], first)

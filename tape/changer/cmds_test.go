@@ -37,7 +37,9 @@ func TestTestUnitReadyAndRequestSense(t *testing.T) {
 		hexBytes("70 00 06 00 00 00 00 0a 00 00 00 00 29 00 00 00 00 00"))
 	l.ok(cdb(0x00, 0, 0, 0, 0, 0), 0)
 	wantBytes(t, "request sense, nothing pending", l.ok(cdb(0x03, 1, 0, 0, 8, 0), 8), hexBytes("72 00 00 00 00 00 00 00"))
-	l.c.Close()
+	if err := l.c.Close(); err != nil {
+		t.Fatal(err)
+	}
 	l.wantSense(cdb(0x00, 0, 0, 0, 0, 0), scsi.NotReady, scsi.LogicalUnitNotReadyCause)
 }
 

@@ -27,7 +27,9 @@ func TestInventoryCrash(t *testing.T) {
 		if (r.Status == scsi.StatusGood) != wantGood {
 			t.Errorf("step %d: status %v", step, r.Status)
 		}
-		l.c.Close()
+		if err := l.c.Close(); err != nil {
+			t.Fatal(err)
+		}
 		l.open() // restart
 		inv := l.c.Inventory()
 		got := inv.Barcodes()

@@ -59,7 +59,7 @@ func newLab(t testing.TB, extra string, barcodes ...string) *lab {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { d.Close() })
+		t.Cleanup(func() { _ = d.Close() })
 		l.drives[name] = d
 	}
 	l.open()
