@@ -155,3 +155,70 @@ list_scenarios() {
 scenario_meta() {
 	sed -n "s/^# vm-$2:[[:space:]]*//p" "$VM_DIR/scenarios/$1.sh" | head -n1
 }
+
+# ---------------------------------------------------------------- results
+# The one result format, written by guest/lib.sh in both guests (and by
+# metrics-test's host-side checks):
+#   PASS group/name[ (detail)]
+#   FAIL group/name: why
+#   group: N passed, N failed      a group's summary
+#   N passed, N failed             the closing line
+#   VMTEST-VERDICT: PASS|FAIL      a guest's verdict
+# Counts are the PASS and FAIL lines themselves; a closing line that
+# disagrees with them (a lost line, a check counted in a subshell) is a
+# failure.
+
+RESULT_LINE='^(PASS|FAIL) '
+SUMMARY_LINE='^[0-9]+ passed, [0-9]+ failed$'
+GROUP_LINE='^[a-z0-9_+-]+: [0-9]+ passed, [0-9]+ failed$'
+
+# results_parse FILE: RES_PASS and RES_FAIL (the PASS and FAIL lines of
+# FILE), RES_SUMMARY (its last closing line, or empty), RES_GROUPS (its
+# group summaries, one a line) and RES_VERDICT (PASS, FAIL or empty).
+results_parse() {
+	RES_PASS=$(grep -c '^PASS ' "$1" || true)
+	RES_FAIL=$(grep -c '^FAIL ' "$1" || true)
+	RES_SUMMARY=$(grep -E "$SUMMARY_LINE" "$1" | tail -n1 || true)
+	RES_GROUPS=$(grep -E "$GROUP_LINE" "$1" || true)
+	RES_VERDICT=$(sed -n 's/^VMTEST-VERDICT: //p' "$1" | tail -n1)
+}
+
+# results_stream FILE PID: print FILE's result lines as they arrive, until
+# PID exits (run in the background).
+results_stream() {
+	tail -n +1 -f --pid="$2" "$1" 2>/dev/null | tr -d '\r' | grep --line-buffered -E "$RESULT_LINE"
+}
+
+# guest_verdict GUEST RUN_DIR QEMU_RC LIMIT: the end of a guest's run (run,
+# full/run). Parses RUN_DIR/results.log, prints its group summaries, a
+# "FAIL boot/GUEST: why" line with the last console lines when the run
+# broke (qemu killed or failed, no verdict, a summary that disagrees with
+# the lines), and the closing line. Returns 0 only for the guest's PASS
+# verdict with no FAIL line.
+guest_verdict() {
+	local guest=$1 dir=$2 rc=$3 limit=$4 problem='' p f
+	sed -i 's/\r$//' "$dir/console.log" "$dir/results.log" 2>/dev/null || true
+	results_parse "$dir/results.log"
+	[ -z "$RES_GROUPS" ] || printf '%s\n' "$RES_GROUPS"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		problem="qemu killed after the ${limit}s limit (guest hung?)"
+	elif [ -z "$RES_VERDICT" ]; then
+		problem="the guest printed no verdict (qemu exit $rc): it did not boot, or its test did not run"
+	elif [ "$rc" -ne 0 ]; then
+		problem="qemu exited with status $rc"
+	elif [ "$RES_SUMMARY" != "$RES_PASS passed, $RES_FAIL failed" ]; then
+		problem="the guest's closing line '$RES_SUMMARY' disagrees with its $RES_PASS PASS and $RES_FAIL FAIL lines"
+	elif [ "$RES_PASS" -eq 0 ]; then
+		problem="the guest reported no checks"
+	fi
+	p=$RES_PASS f=$RES_FAIL
+	if [ -n "$problem" ]; then
+		echo "FAIL boot/$guest: $problem"
+		f=$((f + 1))
+		echo "vm: last console lines:" >&2
+		{ grep -v '^[[:space:]]*$' "$dir/console.log" || echo "(the console is empty)"; } | tail -n 25 | sed 's/^/  | /' >&2
+		if [ -s "$dir/qemu.out" ]; then sed 's/^/  qemu: /' "$dir/qemu.out" >&2; fi
+	fi
+	echo "$p passed, $f failed"
+	[ -z "$problem" ] && [ "$f" -eq 0 ] && [ "$RES_VERDICT" = PASS ]
+}
