@@ -56,6 +56,78 @@ machine_codename() {
 	(. /etc/os-release 2>/dev/null && printf '%s\n' "${VERSION_CODENAME:-}")
 }
 
+# APT_SOURCES: the machine's apt source files, one-line and deb822.
+APT_SOURCES="/etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources"
+
+# apt_source_uri SUITE: the first URI of the machine's apt sources that
+# serves SUITE's main component as "deb" (one-line .list entries and
+# deb822 .sources stanzas; disabled stanzas skipped), with a trailing slash.
+apt_source_uri() {
+	local f files=()
+	for f in $APT_SOURCES; do [ -f "$f" ] && files+=("$f"); done
+	[ ${#files[@]} -gt 0 ] || return 0
+	awk -v want="$1" '
+		function has(list, x,   n, a, i) {
+			n = split(list, a, /[ \t]+/)
+			for (i = 1; i <= n; i++) if (a[i] == x) return 1
+			return 0
+		}
+		function found(uri) {
+			sub(/\/*$/, "/", uri)
+			print uri
+			done = 1
+			exit
+		}
+		# deb822: a stanza ends at a blank line or at the end of a file.
+		function stanza() {
+			if (tolower(st["enabled"]) != "no" && has(st["types"], "deb") &&
+			    has(st["suites"], want) && has(st["components"], "main")) {
+				split(st["uris"], u, /[ \t]+/)
+				if (u[1] != "") found(u[1])
+			}
+			delete st
+		}
+		FNR == 1 { if (prev ~ /\.sources$/) stanza(); prev = FILENAME; last = "" }
+		FILENAME ~ /\.sources$/ {
+			if ($0 ~ /^[ \t]*#/) next
+			if ($0 ~ /^[ \t]*$/) { stanza(); next }
+			if ($0 ~ /^[ \t]/) { st[last] = st[last] " " $0; next }
+			k = tolower($0); sub(/:.*/, "", k)
+			v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+			st[k] = v; last = k
+			next
+		}
+		{
+			sub(/#.*/, "")
+			if ($1 != "deb") next
+			i = 2
+			if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+			if ($(i + 1) == want && has(substr($0, index($0, $(i + 1))), "main")) found($i)
+		}
+		END { if (!done && prev ~ /\.sources$/) stanza() }' "${files[@]}"
+}
+
+# debian_mirror [security]: the Debian mirror (or its security mirror) to
+# fetch packages from: VM_DEBIAN_MIRROR (VM_DEBIAN_SECURITY_MIRROR), else
+# the one the machine's apt sources use for its own release (so a machine
+# behind a local mirror or proxy keeps using it). No mirror is written in
+# the repository: without either, it dies naming both (the security mirror
+# is optional and prints nothing when there is none).
+debian_mirror() {
+	local codename uri
+	codename=$(machine_codename)
+	if [ "${1:-}" = security ]; then
+		if [ -n "${VM_DEBIAN_SECURITY_MIRROR:-}" ]; then printf '%s\n' "$VM_DEBIAN_SECURITY_MIRROR"; return 0; fi
+		[ -n "$codename" ] && apt_source_uri "$codename-security"
+		return 0
+	fi
+	if [ -n "${VM_DEBIAN_MIRROR:-}" ]; then printf '%s\n' "$VM_DEBIAN_MIRROR"; return 0; fi
+	uri=
+	[ -z "$codename" ] || uri=$(apt_source_uri "$codename")
+	[ -n "$uri" ] || die "no Debian mirror: the machine's apt sources ($APT_SOURCES) have no 'deb' entry for ${codename:-its release} main; set VM_DEBIAN_MIRROR to a Debian mirror's URL"
+	printf '%s\n' "$uri"
+}
+
 # APT is the apt option array for the selected suite: empty (the machine's
 # own configuration) when the suite is the machine's, else a private
 # sources list, state, cache and empty dpkg status under cache/<suite>/apt,
@@ -70,21 +142,9 @@ setup_apt() {
 	local a=$CACHE_DIR/$suite/apt
 	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/parts" "$a/prefs"
 	: >"$a/status"
-	local mirror=${VM_DEBIAN_MIRROR:-} security=${VM_DEBIAN_SECURITY_MIRROR:-}
-	local key=/usr/share/keyrings/debian-archive-keyring.gpg
-	# Take the mirror from the machine's own apt configuration so that a
-	# machine behind a local mirror or proxy keeps using it.
-	if [ -z "$mirror" ]; then
-		# shellcheck disable=SC2016
-		mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(IDENTIFIER)' 2>/dev/null |
-			awk -v c="$(machine_codename)" '$2 == c && $3 == "Packages" {print $1; exit}')
-	fi
-	if [ -z "$security" ]; then
-		# shellcheck disable=SC2016
-		security=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(IDENTIFIER)' 2>/dev/null |
-			awk '$2 ~ /-security$/ && $3 == "Packages" {print $1; exit}')
-	fi
-	[ -n "$mirror" ] || die "cannot find the machine's Debian mirror in its apt sources; set VM_DEBIAN_MIRROR"
+	local key=/usr/share/keyrings/debian-archive-keyring.gpg mirror security
+	mirror=$(debian_mirror)
+	security=$(debian_mirror security)
 	[ -r "$key" ] || die "$key missing (apt-get install debian-archive-keyring)"
 	{
 		printf 'deb [signed-by=%s] %s %s main\n' "$key" "$mirror" "$suite"
