@@ -42,6 +42,8 @@ DD=/usr/bin/dd        # GNU dd (coreutils)
 MT=/usr/bin/mt-st     # mt-st, not busybox mt
 TAR=/usr/bin/tar      # GNU tar (busybox tar cannot block records)
 CONFIGFS=/sys/kernel/config/target
+# Assertions over structured data (Prometheus scrapes): deploy/vm/guestcheck.
+GUESTCHECK=/vmtest/guestcheck
 METRICS_ADDR=${METRICS_ADDR:-127.0.0.1:9544}
 # /init sources the library for emit and verdict only (VMTEST_NO_DIRS=1).
 [ -n "${VMTEST_NO_DIRS:-}" ] || mkdir -p "$W" "$ART" /run/vmtest

@@ -179,13 +179,17 @@ guest_paths() {
 	INITRD_IMG=$GUEST_DIR/initramfs.cpio.gz
 }
 
-# pack_harness OUT: a gzip'd newc cpio of /init and /vmtest (library and
-# scenarios) from the work tree. The kernel unpacks it over the base
-# initramfs when the two are concatenated.
+# pack_harness OUT: a gzip'd newc cpio of /init and /vmtest (library,
+# scenarios and the guestcheck helper, built here: static, like vscsid)
+# from the work tree. The kernel unpacks it over the base initramfs when the
+# two are concatenated.
 pack_harness() {
-	local out=$1 stage
+	local out=$1 stage go
 	stage=$(mktemp -d)
 	mkdir -p "$stage/vmtest/scenarios"
+	go=$(go_cmd)
+	(cd "$REPO_DIR" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 "$go" build -trimpath -ldflags="-s -w" \
+		-o "$stage/vmtest/guestcheck" ./deploy/vm/guestcheck) || { rm -rf "$stage"; log "go build ./deploy/vm/guestcheck failed"; return 1; }
 	install -m 755 "$VM_DIR/guest/init" "$stage/init"
 	install -m 644 "$VM_DIR/guest/lib.sh" "$stage/vmtest/lib.sh"
 	install -m 644 "$VM_DIR/guest/exp.sh" "$stage/vmtest/exp.sh"
