@@ -1,20 +1,39 @@
 # shellcheck shell=sh
-# vmtest: the scenario library (busybox ash). Sourced by run-scenario before
-# a scenario; see deploy/vm/README.md for the contract.
+# vmtest: the check library of both test guests (POSIX sh: busybox ash in
+# the minimal guest, bash in the full one). Sourced by run-scenario before a
+# scenario, and by the full guest's vmtest; see deploy/vm/README.md for the
+# contract.
 #
-# Result lines go to the console and, when /init opened it, to the results
-# channel (fd 7, ttyS1):
-#   PASS <scenario>/<name>
-#   FAIL <scenario>/<name>: <reason>
-#   <scenario>: N passed, N failed        (printed by the runner at the end)
+# Result lines go to the console (stdout) and, when the guest opened it, to
+# the results channel (fd 7, ttyS1), in the one format the host parses
+# (deploy/vm/lib/host.sh, results_parse):
+#   PASS <group>/<name>[ (<detail>)]
+#   FAIL <group>/<name>: <reason>
+#   <group>: N passed, N failed           (summary, at the group's end)
+#   N passed, N failed                    (verdict: the closing line, then
+#   VMTEST-VERDICT: PASS|FAIL              the guest's verdict)
+# The group is $VMTEST_SCENARIO: the scenario's name, or "full".
 #
 # Every command a check runs is wrapped in `timeout` (CMD_TIMEOUT seconds,
 # default 60) and has stdin from /dev/null; its output is kept in $OUT, and
 # the full transcript in the scenario's artefacts (transcript.log).
+#
+# Settings (set before sourcing):
+#   VMTEST_LIB        where this file is in the guest (/vmtest/lib.sh)
+#   VMTEST_SH         the shell of check_sh/capture_sh code and of functions
+#                     run as a check's command (sh; the full guest: bash)
+#   VMTEST_HELPERS    files that shell sources after the library (the
+#                     guest's own helper functions), space-separated
+#   VMTEST_TRANSCRIPT where the transcript goes ($ART/transcript.log; "-"
+#                     for stdout, the console)
 
 VMTEST_SCENARIO=${VMTEST_SCENARIO:-adhoc}
+VMTEST_LIB=${VMTEST_LIB:-/vmtest/lib.sh}
+VMTEST_SH=${VMTEST_SH:-sh}
+VMTEST_HELPERS=${VMTEST_HELPERS:-}
 W=/tmp/vmtest/work/$VMTEST_SCENARIO
 ART=/tmp/vmtest/artefacts/$VMTEST_SCENARIO
+VMTEST_TRANSCRIPT=${VMTEST_TRANSCRIPT:-$ART/transcript.log}
 CMD_TIMEOUT=${CMD_TIMEOUT:-60}
 # The real tools by full path: for a bare name busybox ash (and busybox's
 # timeout) runs its own applet. busybox dd silently drops O_DIRECT when a
@@ -23,8 +42,11 @@ DD=/usr/bin/dd        # GNU dd (coreutils)
 MT=/usr/bin/mt-st     # mt-st, not busybox mt
 TAR=/usr/bin/tar      # GNU tar (busybox tar cannot block records)
 CONFIGFS=/sys/kernel/config/target
+# Assertions over structured data (Prometheus scrapes): deploy/vm/guestcheck.
+GUESTCHECK=/vmtest/guestcheck
 METRICS_ADDR=${METRICS_ADDR:-127.0.0.1:9544}
-mkdir -p "$W" "$ART"
+# /init sources the library for emit and verdict only (VMTEST_NO_DIRS=1).
+[ -n "${VMTEST_NO_DIRS:-}" ] || mkdir -p "$W" "$ART" /run/vmtest
 
 _vt_pass=0
 _vt_fail=0
@@ -33,7 +55,8 @@ RC=0
 
 # ---------------------------------------------------------------- results
 
-_vt_emit() {
+# emit LINE: a result line, to the console and the results channel.
+emit() {
 	echo "$*"
 	if [ -n "${VMTEST_RESULT_FD:-}" ]; then echo "$*" >&7; fi
 }
@@ -42,11 +65,15 @@ _vt_counts() {
 	echo "$_vt_pass $_vt_fail" >"/run/vmtest/$VMTEST_SCENARIO.counts"
 }
 
-# pass NAME
+# pass NAME [DETAIL]
 pass() {
 	_vt_pass=$((_vt_pass + 1))
 	_vt_counts
-	_vt_emit "PASS $VMTEST_SCENARIO/$1"
+	if [ -n "${2:-}" ]; then
+		emit "PASS $VMTEST_SCENARIO/$1 ($(printf "%s" "$2" | tr '\n' ' ' | cut -c1-200))"
+	else
+		emit "PASS $VMTEST_SCENARIO/$1"
+	fi
 	return 0
 }
 
@@ -54,8 +81,24 @@ pass() {
 fail() {
 	_vt_fail=$((_vt_fail + 1))
 	_vt_counts
-	_vt_emit "FAIL $VMTEST_SCENARIO/$1: $(echo "$2" | tr '\n' ' ' | cut -c1-300)"
+	emit "FAIL $VMTEST_SCENARIO/$1: $(printf "%s" "${2:-}" | tr '\n' ' ' | cut -c1-300)"
 	return 1
+}
+
+# summary: the group's summary line, "GROUP: N passed, N failed".
+summary() {
+	emit "$VMTEST_SCENARIO: $_vt_pass passed, $_vt_fail failed"
+}
+
+# verdict PASSED FAILED: the closing line and the guest's verdict (PASS only
+# when nothing failed and something passed).
+verdict() {
+	emit "$1 passed, $2 failed"
+	if [ "$2" -eq 0 ] && [ "$1" -gt 0 ]; then
+		emit "VMTEST-VERDICT: PASS"
+	else
+		emit "VMTEST-VERDICT: FAIL"
+	fi
 }
 
 # note TEXT: console only.
@@ -75,19 +118,45 @@ require() {
 
 # ------------------------------------------------------------- run helpers
 
+# _vt_prelude: the start of the code a child shell runs: the library and
+# the helpers sourced.
+_vt_prelude() {
+	printf '. %s;' "$VMTEST_LIB"
+	for _vt_h in $VMTEST_HELPERS; do printf ' . %s;' "$_vt_h"; done
+}
+
+# _vt_is_func NAME: NAME is a shell function (of the library or the
+# helpers), which timeout cannot exec: it runs in a child $VMTEST_SH.
+_vt_is_func() {
+	case $(type "$1" 2>/dev/null | head -n1) in
+	"$1 is a function"* | "$1 is a shell function"*) return 0 ;;
+	esac
+	return 1
+}
+
+# _vt_tr: append stdin to the transcript.
+_vt_tr() {
+	if [ "$VMTEST_TRANSCRIPT" = - ]; then cat; else cat >>"$VMTEST_TRANSCRIPT"; fi
+}
+
 # _vt_run SECS CMD...: run CMD under timeout, output in $OUT, status in $RC,
-# elapsed seconds in $_vt_el.
+# elapsed seconds in $_vt_el. CMD may be a function of the library or of
+# $VMTEST_HELPERS.
 _vt_run() {
 	_vt_t=$1
 	shift
-	echo "  \$ $*" >>"$ART/transcript.log"
+	echo "  \$ $*" | _vt_tr
 	_vt_s=$(date +%s)
-	timeout -s TERM -k 5 "$_vt_t" "$@" >"$W/out.$$" 2>&1 </dev/null
+	if _vt_is_func "$1"; then
+		timeout -s TERM -k 5 "$_vt_t" "$VMTEST_SH" -c "$(_vt_prelude) \"\$@\"" vmtest "$@" >"$W/out.$$" 2>&1 </dev/null
+	else
+		timeout -s TERM -k 5 "$_vt_t" "$@" >"$W/out.$$" 2>&1 </dev/null
+	fi
 	RC=$?
 	_vt_el=$(($(date +%s) - _vt_s))
 	OUT=$(cat "$W/out.$$")
-	[ -z "$OUT" ] || sed 's/^/    /' "$W/out.$$" >>"$ART/transcript.log"
-	echo "    [exit $RC, ${_vt_el}s]" >>"$ART/transcript.log"
+	[ -z "$OUT" ] || sed 's/^/    /' "$W/out.$$" | _vt_tr
+	echo "    [exit $RC, ${_vt_el}s]" | _vt_tr
 }
 
 _vt_timed_out() {
@@ -120,11 +189,12 @@ capture() {
 
 # capture_sh 'CODE': the same for shell code (sh -c, with this library).
 capture_sh() {
-	_vt_run "$CMD_TIMEOUT" sh -c ". /vmtest/lib.sh; set -e -o pipefail; $1"
+	_vt_run "$CMD_TIMEOUT" "$VMTEST_SH" -c "$(_vt_prelude) set -e -o pipefail; $1"
 	return $RC
 }
 
-# check NAME CMD...: pass when CMD exits 0.
+# check NAME CMD...: pass when CMD exits 0. CMD may be a function of the
+# library or of $VMTEST_HELPERS.
 check() {
 	_vt_n=$1
 	shift
@@ -138,10 +208,10 @@ check() {
 }
 
 # check_sh NAME 'CODE': pass when the shell code exits 0. The code runs in
-# `sh -c` with set -e -o pipefail and this library sourced; variables it
-# needs must be exported (or expanded into CODE).
+# `$VMTEST_SH -c` with set -e -o pipefail, this library and the helpers
+# sourced; variables it needs must be exported (or expanded into CODE).
 check_sh() {
-	check "$1" sh -c ". /vmtest/lib.sh; set -e -o pipefail; $2"
+	check "$1" "$VMTEST_SH" -c "$(_vt_prelude) set -e -o pipefail; $2"
 }
 
 # expect_fail NAME CMD...: pass when CMD exits non-zero (a timeout is not the

@@ -56,6 +56,78 @@ machine_codename() {
 	(. /etc/os-release 2>/dev/null && printf '%s\n' "${VERSION_CODENAME:-}")
 }
 
+# APT_SOURCES: the machine's apt source files, one-line and deb822.
+APT_SOURCES="/etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources"
+
+# apt_source_uri SUITE: the first URI of the machine's apt sources that
+# serves SUITE's main component as "deb" (one-line .list entries and
+# deb822 .sources stanzas; disabled stanzas skipped), with a trailing slash.
+apt_source_uri() {
+	local f files=()
+	for f in $APT_SOURCES; do [ -f "$f" ] && files+=("$f"); done
+	[ ${#files[@]} -gt 0 ] || return 0
+	awk -v want="$1" '
+		function has(list, x,   n, a, i) {
+			n = split(list, a, /[ \t]+/)
+			for (i = 1; i <= n; i++) if (a[i] == x) return 1
+			return 0
+		}
+		function found(uri) {
+			sub(/\/*$/, "/", uri)
+			print uri
+			done = 1
+			exit
+		}
+		# deb822: a stanza ends at a blank line or at the end of a file.
+		function stanza() {
+			if (tolower(st["enabled"]) != "no" && has(st["types"], "deb") &&
+			    has(st["suites"], want) && has(st["components"], "main")) {
+				split(st["uris"], u, /[ \t]+/)
+				if (u[1] != "") found(u[1])
+			}
+			delete st
+		}
+		FNR == 1 { if (prev ~ /\.sources$/) stanza(); prev = FILENAME; last = "" }
+		FILENAME ~ /\.sources$/ {
+			if ($0 ~ /^[ \t]*#/) next
+			if ($0 ~ /^[ \t]*$/) { stanza(); next }
+			if ($0 ~ /^[ \t]/) { st[last] = st[last] " " $0; next }
+			k = tolower($0); sub(/:.*/, "", k)
+			v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+			st[k] = v; last = k
+			next
+		}
+		{
+			sub(/#.*/, "")
+			if ($1 != "deb") next
+			i = 2
+			if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+			if ($(i + 1) == want && has(substr($0, index($0, $(i + 1))), "main")) found($i)
+		}
+		END { if (!done && prev ~ /\.sources$/) stanza() }' "${files[@]}"
+}
+
+# debian_mirror [security]: the Debian mirror (or its security mirror) to
+# fetch packages from: VM_DEBIAN_MIRROR (VM_DEBIAN_SECURITY_MIRROR), else
+# the one the machine's apt sources use for its own release (so a machine
+# behind a local mirror or proxy keeps using it). No mirror is written in
+# the repository: without either, it dies naming both (the security mirror
+# is optional and prints nothing when there is none).
+debian_mirror() {
+	local codename uri
+	codename=$(machine_codename)
+	if [ "${1:-}" = security ]; then
+		if [ -n "${VM_DEBIAN_SECURITY_MIRROR:-}" ]; then printf '%s\n' "$VM_DEBIAN_SECURITY_MIRROR"; return 0; fi
+		[ -n "$codename" ] && apt_source_uri "$codename-security"
+		return 0
+	fi
+	if [ -n "${VM_DEBIAN_MIRROR:-}" ]; then printf '%s\n' "$VM_DEBIAN_MIRROR"; return 0; fi
+	uri=
+	[ -z "$codename" ] || uri=$(apt_source_uri "$codename")
+	[ -n "$uri" ] || die "no Debian mirror: the machine's apt sources ($APT_SOURCES) have no 'deb' entry for ${codename:-its release} main; set VM_DEBIAN_MIRROR to a Debian mirror's URL"
+	printf '%s\n' "$uri"
+}
+
 # APT is the apt option array for the selected suite: empty (the machine's
 # own configuration) when the suite is the machine's, else a private
 # sources list, state, cache and empty dpkg status under cache/<suite>/apt,
@@ -70,21 +142,9 @@ setup_apt() {
 	local a=$CACHE_DIR/$suite/apt
 	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/parts" "$a/prefs"
 	: >"$a/status"
-	local mirror=${VM_DEBIAN_MIRROR:-} security=${VM_DEBIAN_SECURITY_MIRROR:-}
-	local key=/usr/share/keyrings/debian-archive-keyring.gpg
-	# Take the mirror from the machine's own apt configuration so that a
-	# machine behind a local mirror or proxy keeps using it.
-	if [ -z "$mirror" ]; then
-		# shellcheck disable=SC2016
-		mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(IDENTIFIER)' 2>/dev/null |
-			awk -v c="$(machine_codename)" '$2 == c && $3 == "Packages" {print $1; exit}')
-	fi
-	if [ -z "$security" ]; then
-		# shellcheck disable=SC2016
-		security=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(IDENTIFIER)' 2>/dev/null |
-			awk '$2 ~ /-security$/ && $3 == "Packages" {print $1; exit}')
-	fi
-	[ -n "$mirror" ] || die "cannot find the machine's Debian mirror in its apt sources; set VM_DEBIAN_MIRROR"
+	local key=/usr/share/keyrings/debian-archive-keyring.gpg mirror security
+	mirror=$(debian_mirror)
+	security=$(debian_mirror security)
 	[ -r "$key" ] || die "$key missing (apt-get install debian-archive-keyring)"
 	{
 		printf 'deb [signed-by=%s] %s %s main\n' "$key" "$mirror" "$suite"
@@ -119,13 +179,17 @@ guest_paths() {
 	INITRD_IMG=$GUEST_DIR/initramfs.cpio.gz
 }
 
-# pack_harness OUT: a gzip'd newc cpio of /init and /vmtest (library and
-# scenarios) from the work tree. The kernel unpacks it over the base
-# initramfs when the two are concatenated.
+# pack_harness OUT: a gzip'd newc cpio of /init and /vmtest (library,
+# scenarios and the guestcheck helper, built here: static, like vscsid)
+# from the work tree. The kernel unpacks it over the base initramfs when the
+# two are concatenated.
 pack_harness() {
-	local out=$1 stage
+	local out=$1 stage go
 	stage=$(mktemp -d)
 	mkdir -p "$stage/vmtest/scenarios"
+	go=$(go_cmd)
+	(cd "$REPO_DIR" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 "$go" build -trimpath -ldflags="-s -w" \
+		-o "$stage/vmtest/guestcheck" ./deploy/vm/guestcheck) || { rm -rf "$stage"; log "go build ./deploy/vm/guestcheck failed"; return 1; }
 	install -m 755 "$VM_DIR/guest/init" "$stage/init"
 	install -m 644 "$VM_DIR/guest/lib.sh" "$stage/vmtest/lib.sh"
 	install -m 644 "$VM_DIR/guest/exp.sh" "$stage/vmtest/exp.sh"
@@ -154,4 +218,71 @@ list_scenarios() {
 # scenario_meta NAME KEY prints the value of a "# vm-KEY: value" header line.
 scenario_meta() {
 	sed -n "s/^# vm-$2:[[:space:]]*//p" "$VM_DIR/scenarios/$1.sh" | head -n1
+}
+
+# ---------------------------------------------------------------- results
+# The one result format, written by guest/lib.sh in both guests (and by
+# metrics-test's host-side checks):
+#   PASS group/name[ (detail)]
+#   FAIL group/name: why
+#   group: N passed, N failed      a group's summary
+#   N passed, N failed             the closing line
+#   VMTEST-VERDICT: PASS|FAIL      a guest's verdict
+# Counts are the PASS and FAIL lines themselves; a closing line that
+# disagrees with them (a lost line, a check counted in a subshell) is a
+# failure.
+
+RESULT_LINE='^(PASS|FAIL) '
+SUMMARY_LINE='^[0-9]+ passed, [0-9]+ failed$'
+GROUP_LINE='^[a-z0-9_+-]+: [0-9]+ passed, [0-9]+ failed$'
+
+# results_parse FILE: RES_PASS and RES_FAIL (the PASS and FAIL lines of
+# FILE), RES_SUMMARY (its last closing line, or empty), RES_GROUPS (its
+# group summaries, one a line) and RES_VERDICT (PASS, FAIL or empty).
+results_parse() {
+	RES_PASS=$(grep -c '^PASS ' "$1" || true)
+	RES_FAIL=$(grep -c '^FAIL ' "$1" || true)
+	RES_SUMMARY=$(grep -E "$SUMMARY_LINE" "$1" | tail -n1 || true)
+	RES_GROUPS=$(grep -E "$GROUP_LINE" "$1" || true)
+	RES_VERDICT=$(sed -n 's/^VMTEST-VERDICT: //p' "$1" | tail -n1)
+}
+
+# results_stream FILE PID: print FILE's result lines as they arrive, until
+# PID exits (run in the background).
+results_stream() {
+	tail -n +1 -f --pid="$2" "$1" 2>/dev/null | tr -d '\r' | grep --line-buffered -E "$RESULT_LINE"
+}
+
+# guest_verdict GUEST RUN_DIR QEMU_RC LIMIT: the end of a guest's run (run,
+# full/run). Parses RUN_DIR/results.log, prints its group summaries, a
+# "FAIL boot/GUEST: why" line with the last console lines when the run
+# broke (qemu killed or failed, no verdict, a summary that disagrees with
+# the lines), and the closing line. Returns 0 only for the guest's PASS
+# verdict with no FAIL line.
+guest_verdict() {
+	local guest=$1 dir=$2 rc=$3 limit=$4 problem='' p f
+	sed -i 's/\r$//' "$dir/console.log" "$dir/results.log" 2>/dev/null || true
+	results_parse "$dir/results.log"
+	[ -z "$RES_GROUPS" ] || printf '%s\n' "$RES_GROUPS"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		problem="qemu killed after the ${limit}s limit (guest hung?)"
+	elif [ -z "$RES_VERDICT" ]; then
+		problem="the guest printed no verdict (qemu exit $rc): it did not boot, or its test did not run"
+	elif [ "$rc" -ne 0 ]; then
+		problem="qemu exited with status $rc"
+	elif [ "$RES_SUMMARY" != "$RES_PASS passed, $RES_FAIL failed" ]; then
+		problem="the guest's closing line '$RES_SUMMARY' disagrees with its $RES_PASS PASS and $RES_FAIL FAIL lines"
+	elif [ "$RES_PASS" -eq 0 ]; then
+		problem="the guest reported no checks"
+	fi
+	p=$RES_PASS f=$RES_FAIL
+	if [ -n "$problem" ]; then
+		echo "FAIL boot/$guest: $problem"
+		f=$((f + 1))
+		echo "vm: last console lines:" >&2
+		{ grep -v '^[[:space:]]*$' "$dir/console.log" || echo "(the console is empty)"; } | tail -n 25 | sed 's/^/  | /' >&2
+		if [ -s "$dir/qemu.out" ]; then sed 's/^/  qemu: /' "$dir/qemu.out" >&2; fi
+	fi
+	echo "$p passed, $f failed"
+	[ -z "$problem" ] && [ "$f" -eq 0 ] && [ "$RES_VERDICT" = PASS ]
 }

@@ -34,21 +34,14 @@ devices:
 EOF
 artefact /etc/vscsid/metrics.yaml
 
-# mval FILE NAME LABEL...: the sum of the samples of NAME in a scrape whose
-# label set contains every LABEL (name="value"); 0 when there are none.
-mval() {
-	_f=$1 _n=$2
-	shift 2
-	awk -v n="$_n" -v want="$*" '
-		BEGIN { k = split(want, w, " ") }
-		$1 == n || index($1, n "{") == 1 {
-			for (i = 1; i <= k; i++) if (index($1, w[i]) == 0) next
-			s += $2
-		}
-		END { printf "%d\n", s }' "$_f"
-}
-# delta NAME LABEL...: mval in $W/after.prom minus mval in $W/before.prom.
-delta() { echo $(($(mval "$W/after.prom" "$@") - $(mval "$W/before.prom" "$@"))); }
+# The figures come from guestcheck (deploy/vm/guestcheck): a parser of the
+# exposition format and PromQL series selectors (equality matchers), as the
+# host's metrics-test queries Prometheus. A label matches exactly, and a
+# metric missing from the scrape (a misspelt name) is an error, not a 0.
+# mval FILE SELECTOR: the sum of the samples SELECTOR matches in a scrape.
+mval() { "$GUESTCHECK" prom-value "$1" "$2"; }
+# delta SELECTOR: mval in $W/after.prom minus mval in $W/before.prom.
+delta() { "$GUESTCHECK" prom-delta "$W/before.prom" "$W/after.prom" "$1"; }
 # measure NAME CMD...: scrape, run CMD as check NAME, scrape again.
 measure() {
 	_m=$1
@@ -74,27 +67,27 @@ note "d0 is /dev/$D0, p0 is /dev/$P0, t0 is $T0"
 # ---------------------------------------------------------------- disk
 # N direct 64 KiB reads: N READ(10) of 65536 bytes, nothing else.
 measure d0-direct-reads $DD if=/dev/$D0 of=/dev/null bs=64k count=$N_READ iflag=direct
-expect_eq d0-read_10-delta $N_READ "$(delta vscsi_scsi_commands_total 'device="d0"' 'command="read_10"')"
-expect_eq d0-commands-delta $N_READ "$(delta vscsi_scsi_commands_total 'device="d0"')"
-expect_eq d0-read-le64k-delta $N_READ "$(delta vscsi_scsi_transfer_bytes_bucket 'device="d0"' 'direction="read"' 'le="65536"')"
-expect_eq d0-read-le32k-delta 0 "$(delta vscsi_scsi_transfer_bytes_bucket 'device="d0"' 'direction="read"' 'le="32768"')"
-expect_eq d0-read-count-delta $N_READ "$(delta vscsi_scsi_transfer_bytes_count 'device="d0"' 'direction="read"')"
-expect_eq d0-read-sum-delta $((N_READ * 65536)) "$(delta vscsi_scsi_transfer_bytes_sum 'device="d0"' 'direction="read"')"
-expect_eq d0-read-bytes-delta $((N_READ * 65536)) "$(delta vscsi_scsi_read_bytes_total 'device="d0"')"
-expect_eq d0-duration-count-delta $N_READ "$(delta vscsi_scsi_command_duration_seconds_count 'device="d0"' 'command="read_10"')"
-expect_eq d0-no-check-conditions 0 "$(delta vscsi_scsi_command_check_conditions_total 'device="d0"')"
+expect_eq d0-read_10-delta $N_READ "$(delta 'vscsi_scsi_commands_total{device="d0",command="read_10"}')"
+expect_eq d0-commands-delta $N_READ "$(delta 'vscsi_scsi_commands_total{device="d0"}')"
+expect_eq d0-read-le64k-delta $N_READ "$(delta 'vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="65536"}')"
+expect_eq d0-read-le32k-delta 0 "$(delta 'vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="32768"}')"
+expect_eq d0-read-count-delta $N_READ "$(delta 'vscsi_scsi_transfer_bytes_count{device="d0",direction="read"}')"
+expect_eq d0-read-sum-delta $((N_READ * 65536)) "$(delta 'vscsi_scsi_transfer_bytes_sum{device="d0",direction="read"}')"
+expect_eq d0-read-bytes-delta $((N_READ * 65536)) "$(delta 'vscsi_scsi_read_bytes_total{device="d0"}')"
+expect_eq d0-duration-count-delta $N_READ "$(delta 'vscsi_scsi_command_duration_seconds_count{device="d0",command="read_10"}')"
+expect_eq d0-no-check-conditions 0 "$(delta 'vscsi_scsi_command_check_conditions_total{device="d0"}')"
 
 # ---------------------------------------------------------------- tape
 # N 32 KiB variable records: N WRITE(6) of 32768 bytes (st adds a filemark
 # at close: WRITE FILEMARKS, no data).
 measure t0-writes $DD if=/dev/zero of=$T0 bs=32k count=$N_WRITE
-expect_eq t0-write_6-delta $N_WRITE "$(delta vscsi_scsi_commands_total 'device="t0"' 'command="write_6"')"
-expect_eq t0-write-le32k-delta $N_WRITE "$(delta vscsi_scsi_transfer_bytes_bucket 'device="t0"' 'direction="write"' 'le="32768"')"
-expect_eq t0-write-le16k-delta 0 "$(delta vscsi_scsi_transfer_bytes_bucket 'device="t0"' 'direction="write"' 'le="16384"')"
-expect_eq t0-write-count-delta $N_WRITE "$(delta vscsi_scsi_transfer_bytes_count 'device="t0"' 'direction="write"')"
-expect_eq t0-written-bytes-delta $((N_WRITE * 32768)) "$(delta vscsi_scsi_written_bytes_total 'device="t0"')"
-expect_eq t0-filemarks-delta 1 "$(delta vscsi_tape_filemarks_written_total 'device="t0"')"
-expect_eq t0-used-bytes-positive 1 "$([ "$(mval "$W/after.prom" vscsi_tape_medium_used_bytes 'device="t0"')" -ge $((N_WRITE * 32768)) ] && echo 1 || echo 0)"
+expect_eq t0-write_6-delta $N_WRITE "$(delta 'vscsi_scsi_commands_total{device="t0",command="write_6"}')"
+expect_eq t0-write-le32k-delta $N_WRITE "$(delta 'vscsi_scsi_transfer_bytes_bucket{device="t0",direction="write",le="32768"}')"
+expect_eq t0-write-le16k-delta 0 "$(delta 'vscsi_scsi_transfer_bytes_bucket{device="t0",direction="write",le="16384"}')"
+expect_eq t0-write-count-delta $N_WRITE "$(delta 'vscsi_scsi_transfer_bytes_count{device="t0",direction="write"}')"
+expect_eq t0-written-bytes-delta $((N_WRITE * 32768)) "$(delta 'vscsi_scsi_written_bytes_total{device="t0"}')"
+expect_eq t0-filemarks-delta 1 "$(delta 'vscsi_tape_filemarks_written_total{device="t0"}')"
+expect_eq t0-used-bytes-positive 1 "$([ "$(mval "$W/after.prom" 'vscsi_tape_medium_used_bytes{device="t0"}')" -ge $((N_WRITE * 32768)) ] && echo 1 || echo 0)"
 
 # ------------------------------------- a misaligned partition on a 512e disk
 # 512e disk (512-byte logical, 4 KiB physical blocks), 16 MiB, MBR with p1
@@ -118,12 +111,12 @@ expect_eq p0-p1-soft-block-size 512 "$(blockdev --getbsz /dev/${P0}1)"
 # the notes and METRICS-GUEST lines show them; sets le512, le2k, le4k, cnt,
 # bytes, mis.
 read_sizes() {
-	le512=$(delta vscsi_scsi_transfer_bytes_bucket 'device="p0"' 'direction="read"' 'le="512"')
-	le2k=$(delta vscsi_scsi_transfer_bytes_bucket 'device="p0"' 'direction="read"' 'le="2048"')
-	le4k=$(delta vscsi_scsi_transfer_bytes_bucket 'device="p0"' 'direction="read"' 'le="4096"')
-	cnt=$(delta vscsi_scsi_transfer_bytes_count 'device="p0"' 'direction="read"')
-	bytes=$(delta vscsi_scsi_read_bytes_total 'device="p0"')
-	mis=$(delta vscsi_disk_misaligned_commands_total 'device="p0"' 'direction="read"')
+	le512=$(delta 'vscsi_scsi_transfer_bytes_bucket{device="p0",direction="read",le="512"}')
+	le2k=$(delta 'vscsi_scsi_transfer_bytes_bucket{device="p0",direction="read",le="2048"}')
+	le4k=$(delta 'vscsi_scsi_transfer_bytes_bucket{device="p0",direction="read",le="4096"}')
+	cnt=$(delta 'vscsi_scsi_transfer_bytes_count{device="p0",direction="read"}')
+	bytes=$(delta 'vscsi_scsi_read_bytes_total{device="p0"}')
+	mis=$(delta 'vscsi_disk_misaligned_commands_total{device="p0",direction="read"}')
 	note "$1: $cnt read commands, $bytes bytes; <=512 B: $le512, <=4 KiB: $le4k, misaligned: $mis"
 	echo "METRICS-GUEST ${1}_read_commands $cnt"
 	echo "METRICS-GUEST ${1}_read_le512 $le512"
@@ -174,21 +167,15 @@ if [ -n "${VMTEST_NET:-}" ]; then
 	scrape_metrics "$W/ready.prom" || fail ready-scrape "wget /metrics failed"
 	cp "$W/ready.prom" "$ART/ready.prom"
 	# The figures the host compares with what Prometheus scraped.
-	for kv in \
-		"d0_read_10 vscsi_scsi_commands_total device=\"d0\" command=\"read_10\"" \
-		"d0_read_le65536 vscsi_scsi_transfer_bytes_bucket device=\"d0\" direction=\"read\" le=\"65536\"" \
-		"d0_read_le32768 vscsi_scsi_transfer_bytes_bucket device=\"d0\" direction=\"read\" le=\"32768\"" \
-		"t0_write_6 vscsi_scsi_commands_total device=\"t0\" command=\"write_6\"" \
-		"t0_write_le32768 vscsi_scsi_transfer_bytes_bucket device=\"t0\" direction=\"write\" le=\"32768\"" \
-		"t0_write_le16384 vscsi_scsi_transfer_bytes_bucket device=\"t0\" direction=\"write\" le=\"16384\"" \
-		"p0_read_le512 vscsi_scsi_transfer_bytes_bucket device=\"p0\" direction=\"read\" le=\"512\"" \
-		"p0_read_misaligned vscsi_disk_misaligned_commands_total device=\"p0\" direction=\"read\""; do
-		# shellcheck disable=SC2086 # key, name and labels are words
-		set -- $kv
-		k=$1
-		shift
-		echo "METRICS-GUEST $k $(mval "$W/ready.prom" "$@")"
-	done
+	figure() { echo "METRICS-GUEST $1 $(mval "$W/ready.prom" "$2")"; }
+	figure d0_read_10 'vscsi_scsi_commands_total{device="d0",command="read_10"}'
+	figure d0_read_le65536 'vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="65536"}'
+	figure d0_read_le32768 'vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="32768"}'
+	figure t0_write_6 'vscsi_scsi_commands_total{device="t0",command="write_6"}'
+	figure t0_write_le32768 'vscsi_scsi_transfer_bytes_bucket{device="t0",direction="write",le="32768"}'
+	figure t0_write_le16384 'vscsi_scsi_transfer_bytes_bucket{device="t0",direction="write",le="16384"}'
+	figure p0_read_le512 'vscsi_scsi_transfer_bytes_bucket{device="p0",direction="read",le="512"}'
+	figure p0_read_misaligned 'vscsi_disk_misaligned_commands_total{device="p0",direction="read"}'
 	echo "VMTEST-METRICS-READY"
 	# Hold with the daemon up until the host says it is done.
 	s=$(date +%s)
@@ -201,8 +188,8 @@ if [ -n "${VMTEST_NET:-}" ]; then
 	# Scrapes through the forward add no SCSI commands.
 	scrape_metrics "$W/held.prom" || fail held-scrape "wget /metrics failed"
 	for d in d0 p0 t0; do
-		expect_eq "$d-commands-unchanged-while-scraped" "$(mval "$W/ready.prom" vscsi_scsi_commands_total "device=\"$d\"")" \
-			"$(mval "$W/held.prom" vscsi_scsi_commands_total "device=\"$d\"")"
+		expect_eq "$d-commands-unchanged-while-scraped" "$(mval "$W/ready.prom" "vscsi_scsi_commands_total{device=\"$d\"}")" \
+			"$(mval "$W/held.prom" "vscsi_scsi_commands_total{device=\"$d\"}")"
 	done
 fi
 

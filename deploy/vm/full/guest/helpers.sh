@@ -1,0 +1,66 @@
+# shellcheck shell=bash
+# The full guest's own helpers (bash), sourced by vmtest after the check
+# library (/usr/local/lib/vmtest/lib.sh) and by the library's child shells,
+# so that checks can run them as commands: check NAME disk_roundtrip DEV.
+
+tc() { # targetcli with its output on the console too
+	local out rc
+	# rtslib-fb warns about its dbroot on every run once a device exists.
+	out=$(targetcli "$@" 2>&1; echo "rc=$?")
+	rc=${out##*rc=}
+	out=$(printf '%s\n' "${out%rc=*}" | grep -v -e 'Cannot set dbroot')
+	printf '$ targetcli %s (rc %d)\n%s\n' "$*" $rc "$out" | sed 's/^/  | /' >&2
+	printf '%s' "$out"
+	return $rc
+}
+sd_list() { ls /sys/block 2>/dev/null | grep '^sd' | sort; }
+st_list() { ls /sys/class/scsi_tape 2>/dev/null | grep '^nst[0-9]*$' | sort; }
+# wait_new LISTFN BEFORE: print the one entry that LISTFN has and BEFORE
+# lacks, waiting up to 30 s for it.
+wait_new() {
+	local fn=$1 before=$2 i new
+	for i in $(seq 60); do
+		new=$(comm -13 <(printf '%s\n' "$before" | sed '/^$/d') <($fn))
+		if [ -n "$new" ]; then
+			udevadm settle -t 10 >/dev/null 2>&1
+			printf '%s\n' "$new" | head -n1
+			return 0
+		fi
+		sleep 0.5
+	done
+	return 1
+}
+# node_of WWN block|scsi_tape: the sdX or nstN behind LUN 0 of a tcm_loop
+# target (its tpgt_1/address is the SCSI host:channel:target).
+node_of() {
+	local addr n
+	addr=$(cat /sys/kernel/config/target/loopback/$1/tpgt_1/address 2>/dev/null) || return 1
+	for n in /sys/class/scsi_device/$addr:0/device/$2/*; do
+		[ -e "$n" ] || continue
+		n=${n##*/}
+		case $n in st[0-9]* | nst[0-9]*[alm]) continue ;; esac
+		printf '%s\n' "$n"
+		return 0
+	done
+	return 1
+}
+# disk_roundtrip DEV BS: write 4 MiB of random data at offset 1 MiB, drop
+# the page cache, read it back, compare.
+disk_roundtrip() {
+	local dev=$1
+	head -c 4194304 /dev/urandom >/tmp/pat || return 1
+	dd if=/tmp/pat of="$dev" bs=1M seek=1 oflag=direct conv=fsync status=none || return 1
+	dd if="$dev" of=/tmp/back bs=1M skip=1 count=4 iflag=direct status=none || return 1
+	cmp /tmp/pat /tmp/back
+}
+# tape_roundtrip DEV: two files of 64 KiB blocks, rewind, read the first back.
+tape_roundtrip() {
+	local dev=$1
+	head -c 655360 /dev/urandom >/tmp/tpat || return 1
+	mt -f "$dev" rewind || return 1
+	dd if=/tmp/tpat of="$dev" bs=64k status=none || return 1
+	mt -f "$dev" weof 1 || return 1
+	mt -f "$dev" rewind || return 1
+	dd if="$dev" of=/tmp/tback bs=64k status=none || return 1
+	cmp /tmp/tpat /tmp/tback
+}

@@ -1,0 +1,101 @@
+// Command guestcheck holds the test guests' assertions over structured
+// data, where shell and awk would match text: it runs inside the minimal
+// guest (deploy/vm/run packs it with the scenarios) and prints values that
+// the scenario compares with the check library's expect_eq.
+//
+//	guestcheck prom-value FILE SELECTOR
+//	guestcheck prom-delta BEFORE AFTER SELECTOR
+//
+// FILE, BEFORE and AFTER are scrapes of vscsid's /metrics (the Prometheus
+// text exposition format). SELECTOR is a PromQL series selector with
+// equality matchers only, as the host's metrics-test queries Prometheus:
+// vscsi_scsi_commands_total{device="d0",command="read_10"}. prom-value
+// prints the sum of the samples the selector matches; prom-delta prints
+// that sum in AFTER minus that sum in BEFORE. A series absent from a scrape
+// counts 0, but the metric itself must be in the scrape (a sample, or its
+// HELP or TYPE line), so that a misspelt name is an error, not a 0. Sums
+// are printed as integers when they are whole. Exit status 2 on a usage
+// error, 1 on any other (unreadable or malformed scrape, bad selector).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "guestcheck:", err)
+		if _, ok := err.(usageError); ok {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR"
+
+func run(args []string, w io.Writer) error {
+	if len(args) == 0 {
+		return usageError(usage)
+	}
+	var v float64
+	switch {
+	case args[0] == "prom-value" && len(args) == 3:
+		sel, err := parseSelector(args[2])
+		if err != nil {
+			return err
+		}
+		if v, err = sumFile(args[1], sel); err != nil {
+			return err
+		}
+	case args[0] == "prom-delta" && len(args) == 4:
+		sel, err := parseSelector(args[3])
+		if err != nil {
+			return err
+		}
+		before, err := sumFile(args[1], sel)
+		if err != nil {
+			return err
+		}
+		after, err := sumFile(args[2], sel)
+		if err != nil {
+			return err
+		}
+		v = after - before
+	default:
+		return usageError(usage)
+	}
+	_, err := fmt.Fprintln(w, formatValue(v))
+	return err
+}
+
+func sumFile(path string, sel selector) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s, err := parseScrape(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	v, err := s.sum(sel)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}
+
+func formatValue(v float64) string {
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}

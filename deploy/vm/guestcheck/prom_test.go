@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const before = `# HELP vscsi_scsi_commands_total SCSI commands.
+# TYPE vscsi_scsi_commands_total counter
+vscsi_scsi_commands_total{command="read_10",device="d0"} 7
+vscsi_scsi_commands_total{command="inquiry",device="d0"} 3
+vscsi_scsi_commands_total{command="read_10",device="d0x"} 100
+# HELP vscsi_scsi_transfer_bytes Bytes per command.
+# TYPE vscsi_scsi_transfer_bytes histogram
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="32768"} 2
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="65536"} 5
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="+Inf"} 5
+vscsi_scsi_transfer_bytes_sum{device="d0",direction="read"} 1.5e+06
+vscsi_scsi_transfer_bytes_count{device="d0",direction="read"} 5
+# TYPE vscsi_scsi_command_check_conditions_total counter
+odd{path="a\"b\\c,d}"} 1
+`
+
+const after = `# TYPE vscsi_scsi_commands_total counter
+vscsi_scsi_commands_total{command="read_10",device="d0"} 107
+vscsi_scsi_commands_total{command="inquiry",device="d0"} 3
+vscsi_scsi_commands_total{command="read_10",device="d0x"} 100
+vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="65536"} 105
+vscsi_scsi_transfer_bytes_sum{device="d0",direction="read"} 0.5 1700000000000
+`
+
+func files(t *testing.T) (string, string) {
+	d := t.TempDir()
+	b, a := filepath.Join(d, "before.prom"), filepath.Join(d, "after.prom")
+	if err := os.WriteFile(b, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(a, []byte(after), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, a
+}
+
+func TestRun(t *testing.T) {
+	b, a := files(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prom-value", b, `vscsi_scsi_commands_total{device="d0"}`}, "10"},
+		{[]string{"prom-value", b, `vscsi_scsi_commands_total{device="d0",command="read_10"}`}, "7"},
+		{[]string{"prom-value", b, `vscsi_scsi_commands_total`}, "110"},
+		{[]string{"prom-value", b, `vscsi_scsi_transfer_bytes_bucket{device="d0", le="+Inf"}`}, "5"},
+		{[]string{"prom-value", b, `vscsi_scsi_transfer_bytes_sum{device="d0"}`}, "1500000"},
+		{[]string{"prom-value", b, `odd{path="a\"b\\c,d}"}`}, "1"},
+		// A metric with a TYPE line and no series is 0, not an error.
+		{[]string{"prom-value", b, `vscsi_scsi_command_check_conditions_total{device="d0"}`}, "0"},
+		{[]string{"prom-delta", b, a, `vscsi_scsi_commands_total{device="d0",command="read_10"}`}, "100"},
+		{[]string{"prom-delta", b, a, `vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="32768"}`}, "-2"},
+		{[]string{"prom-delta", b, a, `vscsi_scsi_transfer_bytes_sum{device="d0"}`}, "-1.4999995e+06"},
+	} {
+		var out strings.Builder
+		if err := run(tc.args, &out); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if got := strings.TrimSpace(out.String()); got != tc.want {
+			t.Errorf("%v: got %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	b, _ := files(t)
+	bad := filepath.Join(t.TempDir(), "bad.prom")
+	if err := os.WriteFile(bad, []byte("x{a=\"1\" 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"prom-value", b, `vscsi_scsi_comands_total{device="d0"}`}, // misspelt
+		{"prom-value", b, `vscsi_scsi_commands_total{device=~"d.*"}`},
+		{"prom-value", b, `vscsi_scsi_commands_total{device="d0"} x`},
+		{"prom-value", bad, `x`},
+		{"prom-value", filepath.Join(t.TempDir(), "missing"), `x`},
+		{"prom-delta", b, `x`},
+		{},
+	} {
+		var out strings.Builder
+		if err := run(args, &out); err == nil {
+			t.Errorf("%v: no error, printed %q", args, out.String())
+		}
+	}
+}
