@@ -19,6 +19,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,7 @@ import (
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "guestcheck:", err)
-		if _, ok := err.(usageError); ok {
+		if _, ok := errors.AsType[usageError](err); ok {
 			os.Exit(2)
 		}
 		os.Exit(1)
@@ -81,7 +82,7 @@ func sumFile(path string, sel selector) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
 	s, err := parseScrape(f)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
