@@ -100,9 +100,9 @@ func (s *SPC) appendStandardInquiry(b []byte) []byte {
 	if id.CmdQue {
 		d[7] = 0x02 // CMDQUE
 	}
-	putASCII(d[8:16], id.Vendor)
-	putASCII(d[16:32], id.Product)
-	putASCII(d[32:36], id.Revision)
+	PutASCII(d[8:16], id.Vendor)
+	PutASCII(d[16:32], id.Product)
+	PutASCII(d[32:36], id.Revision)
 	for i, v := range id.Versions {
 		if i == 8 {
 			break
@@ -187,7 +187,7 @@ func (s *SPC) appendDeviceID(b []byte) []byte {
 	}
 	b = append(b, codeSetASCII, assocLU|desigT10, 0, byte(8+len(serial)))
 	b = extend(b, 8)
-	putASCII(b[len(b)-8:], id.Vendor)
+	PutASCII(b[len(b)-8:], id.Vendor)
 	return appendASCII(b, serial)
 }
 
@@ -235,9 +235,9 @@ func (id Identity) Validate() error {
 	return nil
 }
 
-// putASCII copies v into dst, replacing anything but printable ASCII with
+// PutASCII copies v into dst, replacing anything but printable ASCII with
 // '?' and padding with spaces (SPC-5 4.3.1: left-aligned, space-filled).
-func putASCII(dst []byte, v string) {
+func PutASCII(dst []byte, v string) {
 	for i := range dst {
 		c := byte(' ')
 		if i < len(v) {

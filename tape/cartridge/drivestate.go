@@ -110,5 +110,5 @@ func (l *Library) SaveDriveState(drive string, s tape.DriveState) error {
 		_ = os.Remove(tmp.Name()) // best effort: err is the one to report
 		return fmt.Errorf("drive state %s: %w", p, err)
 	}
-	return syncDir(l.dir)
+	return SyncDir(l.dir)
 }

@@ -150,10 +150,12 @@ func Create(dir, barcode string, opts Options) error {
 	if err := os.Remove(tmp); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs the directory dir, so that a rename or a new file in it
+// survives a power loss.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

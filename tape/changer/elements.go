@@ -1,6 +1,11 @@
 package changer
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/vscsid/vscsid/scsi"
+)
 
 // Element addresses: each type's elements are numbered from the
 // personality's first address of that type, in index order.
@@ -156,17 +161,9 @@ func appendVolTag(b []byte, barcode string) []byte {
 }
 
 // appendPadded appends v truncated or space-padded to n bytes, with
-// anything but printable ASCII replaced by '?'.
+// anything but printable ASCII replaced by '?' (scsi.PutASCII).
 func appendPadded(b []byte, v string, n int) []byte {
-	for i := range n {
-		ch := byte(' ')
-		if i < len(v) {
-			ch = v[i]
-			if ch < 0x20 || ch > 0x7e {
-				ch = '?'
-			}
-		}
-		b = append(b, ch)
-	}
+	b = slices.Grow(b, n)[:len(b)+n]
+	scsi.PutASCII(b[len(b)-n:], v)
 	return b
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
 // ElementType is an SMC-3 element type code (READ ELEMENT STATUS byte 1,
@@ -394,20 +395,5 @@ func (s *store) save(inv *Inventory) error {
 	if cut(stepSyncDir) {
 		return errCrashed
 	}
-	return syncDir(s.dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("changer: sync directory %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("changer: sync directory %s: %w", dir, err)
-	}
-	return nil
+	return cartridge.SyncDir(s.dir)
 }
