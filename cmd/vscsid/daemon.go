@@ -80,6 +80,9 @@ func withErrno(err error, dflt unix.Errno) error {
 // handler returns the handler of the device named name.
 func (d *daemon) handler(name string) (target.Handler, error) {
 	h, err := d.tgt.Handler(name)
+	if errors.Is(err, target.ErrNoDevice) {
+		return nil, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
+	}
 	return h, withErrno(err, unix.EINVAL)
 }
 

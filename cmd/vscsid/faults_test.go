@@ -124,8 +124,8 @@ func TestFaultOnDeletedDevice(t *testing.T) {
 	if err := reg.Remove("d0"); err != nil {
 		t.Fatal(err)
 	}
-	if id, err := reg.daemon(t).AddFault("d0", "busy"); !errors.Is(err, unix.ENODEV) {
-		t.Errorf("fault add on a deleted device = %d, %v; want ENODEV", id, err)
+	if id, err := reg.daemon(t).AddFault("d0", "busy"); !errors.Is(err, unix.ENODEV) || !strings.Contains(err.Error(), `no device "d0"`) {
+		t.Errorf("fault add on a deleted device = %d, %v; want ENODEV saying no device \"d0\"", id, err)
 	}
 	for name, f := range map[string]func() error{
 		"list":   func() error { _, err := reg.daemon(t).Faults("d0"); return err },
