@@ -43,6 +43,7 @@ MT=/usr/bin/mt-st     # mt-st, not busybox mt
 TAR=/usr/bin/tar      # GNU tar (busybox tar cannot block records)
 CONFIGFS=/sys/kernel/config/target
 # Assertions over structured data (Prometheus scrapes): deploy/vm/guestcheck.
+# shellcheck disable=SC2034 # used by the scenarios
 GUESTCHECK=/vmtest/guestcheck
 METRICS_ADDR=${METRICS_ADDR:-127.0.0.1:9544}
 # /init sources the library for emit and verdict only (VMTEST_NO_DIRS=1).
