@@ -313,7 +313,10 @@ func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
 	if c.spc != nil {
 		return c.spc(d, cmd)
 	}
-	return scsi.ResponseFor(c.run(d, cmd))
+	if err := c.run(d, cmd); err != nil {
+		return scsi.ResponseFor(err)
+	}
+	return scsi.Good // the common case, without a call
 }
 
 // fault turns a backend error into MEDIUM ERROR with asc (a device fault:
