@@ -112,6 +112,10 @@ type managed struct {
 	// noReply: the kernel does not wait for netlink replies about this
 	// device (its nl_reply_supported is -1 or 0), so none is sent.
 	noReply bool
+	// scsiBound: the kernel's sd or st driver is bound to the attached
+	// device's LUN (Devices probes an attached device until it is);
+	// guarded by Target.mu.
+	scsiBound bool
 	// served is where the serving steps begin in undo (adopt).
 	served int
 	// stop stops serving and waits for the loop (set by serve); rd is the
@@ -509,19 +513,24 @@ func (t *Target) Devices() []DeviceStatus {
 	t.mu.Lock()
 	devs := slices.Clone(t.devs)
 	infos := make([]DeviceInfo, len(devs))
+	done := make([]bool, len(devs))
 	for i, m := range devs {
-		infos[i] = m.info
+		infos[i], done[i] = m.info, m.scsiBound
 	}
 	t.mu.Unlock()
 	for i, m := range devs {
-		if infos[i].Origin == OriginAttached && infos[i].SCSI.Address == "" {
-			// targetcli links the LUN after enabling the device: look
-			// for it until it appears.
-			if addr, ok := t.findLUN(m.obj); ok {
-				sd, _ := probeSCSI(t.fs, t.paths.SysFS, addr)
+		if infos[i].Origin == OriginAttached && !done[i] {
+			// targetcli links the LUN after enabling the device, and sd or
+			// st bind to it after that: look until both have appeared.
+			addr := infos[i].SCSI.Address
+			if addr == "" {
+				addr, _ = t.findLUN(m.obj)
+			}
+			if addr != "" {
+				sd, complete := probeSCSI(t.fs, t.paths.SysFS, addr)
 				infos[i].SCSI = sd
 				t.mu.Lock()
-				m.info.SCSI = sd
+				m.info.SCSI, m.scsiBound = sd, complete
 				t.mu.Unlock()
 			}
 		}
