@@ -1,7 +1,7 @@
 # vm-timeout: 600
 # exp-seed001: experiment, not a regression test (deploy/vm/experiments).
 # Seed 001 "Merging fails reading /dev/uba1": does reading a partition whose
-# size is not a multiple of 4 KiB make the kernel issue 512-byte commands?
+# size is not a multiple of 4 KiB make the kernel send 512-byte commands?
 # A 512e disk (512-byte logical, 4 KiB physical) with an MBR: p1 has an odd
 # number of sectors (block size 512 for buffered I/O), p2 a multiple of 8.
 # Buffered dd through the whole disk, p1, p2, and p1 after
