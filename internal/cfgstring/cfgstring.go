@@ -277,3 +277,48 @@ func Barcode(s string) error {
 	}
 	return nil
 }
+
+// MaxSeries bounds BarcodeSeries: more cartridges than a large library
+// has slots is a typo.
+const MaxSeries = 10000
+
+// BarcodeSeries returns n barcodes counting up from first, as a library's
+// labels run: the last run of digits of the volume serial is incremented
+// with its width kept (A00001L8, A00002L8, ...). The volume serial is the
+// whole barcode except an LTO media id, two characters 'L' and a
+// generation (L1-L9, LT-LZ for WORM) after six, which stays. It fails
+// when first is not a barcode, has no digits to count in, or the count
+// runs out of digits (A99L8 + 1).
+func BarcodeSeries(first string, n int) ([]string, error) {
+	if err := Barcode(first); err != nil {
+		return nil, fmt.Errorf("barcode %q: %w", first, err)
+	}
+	if n < 1 || n > MaxSeries {
+		return nil, fmt.Errorf("count %d: want 1..%d", n, MaxSeries)
+	}
+	serial, media := first, ""
+	if len(first) == 8 && first[6] == 'L' {
+		serial, media = first[:6], first[6:]
+	}
+	end := len(serial)
+	for end > 0 && (serial[end-1] < '0' || serial[end-1] > '9') {
+		end--
+	}
+	start := end
+	for start > 0 && serial[start-1] >= '0' && serial[start-1] <= '9' {
+		start--
+	}
+	if start == end {
+		return nil, fmt.Errorf("barcode %q: no digits to count in", first)
+	}
+	width := end - start
+	v, _ := strconv.ParseUint(serial[start:end], 10, 64) // at most 8 digits
+	if last := v + uint64(n) - 1; len(strconv.FormatUint(last, 10)) > width {
+		return nil, fmt.Errorf("barcode %q: %d cartridges run past %d digits", first, n, width)
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%0*d%s%s", serial[:start], width, v+uint64(i), serial[end:], media)
+	}
+	return out, nil
+}

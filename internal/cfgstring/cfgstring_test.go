@@ -3,6 +3,7 @@ package cfgstring
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -185,5 +186,40 @@ func TestBuilder(t *testing.T) {
 	}
 	if _, err := Split(want); err != nil {
 		t.Errorf("Split(Builder output): %v", err)
+	}
+}
+
+func TestBarcodeSeries(t *testing.T) {
+	for _, tc := range []struct {
+		first string
+		n     int
+		want  []string
+		err   string
+	}{
+		{"A00001L8", 3, []string{"A00001L8", "A00002L8", "A00003L8"}, ""},
+		{"VSC009L9", 2, []string{"VSC009L9", "VSC010L9"}, ""},
+		{"CLN001LU", 1, []string{"CLN001LU"}, ""},
+		{"TAPE09", 2, []string{"TAPE09", "TAPE10"}, ""},
+		{"T1X", 2, []string{"T1X", "T2X"}, ""},             // digits before a trailing letter
+		{"ABC123L", 2, []string{"ABC123L", "ABC124L"}, ""}, // seven characters: no media id
+		{"A99", 2, nil, "run past 2 digits"},
+		{"A99L8", 2, []string{"A99L8", "A99L9"}, ""}, // five characters: no media id, the 8 counts
+		{"A00098L8", 2, []string{"A00098L8", "A00099L8"}, ""},
+		{"A99999L8", 2, nil, "run past 5 digits"},
+		{"ABCDEFL8", 1, nil, "no digits"},
+		{"abc1", 1, nil, "want 1 to 8 characters"},
+		{"A1", 0, nil, "count 0"},
+		{"A1", MaxSeries + 1, nil, "count"},
+	} {
+		got, err := BarcodeSeries(tc.first, tc.n)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s×%d: %v, want an error containing %q", tc.first, tc.n, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s×%d = %v, %v; want %v", tc.first, tc.n, got, err, tc.want)
+		}
 	}
 }

@@ -41,13 +41,14 @@ type Resolver func(name string) (Drive, error)
 
 // Errors of the operator API.
 var (
-	ErrPrevented   = errors.New("changer: an initiator prevents medium removal (PREVENT ALLOW MEDIUM REMOVAL)")
-	ErrNoFreeSlot  = errors.New("changer: no free mail slot")
-	ErrInLibrary   = errors.New("changer: the cartridge is already in the library")
-	ErrEmptySlot   = errors.New("changer: the mail slot is empty")
-	ErrNoSuchSlot  = errors.New("changer: no such mail slot")
-	ErrClosed      = errors.New("changer: closed")
-	errNoDriveName = errors.New("changer: no drive resolver")
+	ErrPrevented     = errors.New("changer: an initiator prevents medium removal (PREVENT ALLOW MEDIUM REMOVAL)")
+	ErrNoFreeSlot    = errors.New("changer: no free mail slot")
+	ErrInLibrary     = errors.New("changer: the cartridge is already in the library")
+	ErrEmptySlot     = errors.New("changer: the mail slot is empty")
+	ErrNoSuchSlot    = errors.New("changer: no such mail slot")
+	ErrNoSuchElement = errors.New("changer: no such element")
+	ErrClosed        = errors.New("changer: closed")
+	errNoDriveName   = errors.New("changer: no drive resolver")
 )
 
 // Changer is an emulated SMC medium changer: one logical unit that
@@ -103,9 +104,14 @@ func Open(name string, cfg Config, resolve Resolver, log *zap.Logger) (*Changer,
 	if err := c.store.removeTemps(); err != nil {
 		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
 	}
-	saved, _, err := c.store.load()
+	saved, found, err := c.store.load()
 	if err != nil {
 		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	}
+	if !found && cfg.Cartridges > 0 {
+		if err := c.populate(); err != nil {
+			return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+		}
 	}
 	c.inv = saved
 	if err := c.reconcile(); err != nil {
@@ -117,6 +123,27 @@ func Open(name string, cfg Config, resolve Resolver, log *zap.Logger) (*Changer,
 	log.Info("library ready", zap.String("personality", p.Name), zap.Int("slots", cfg.Slots),
 		zap.Int("mailslots", cfg.MailSlots), zap.Strings("drives", cfg.Drives))
 	return c, nil
+}
+
+// populate creates the configured labelled cartridges (first start); an
+// image that exists is kept as it is.
+func (c *Changer) populate() error {
+	labels, err := cfgstring.BarcodeSeries(c.cfg.First, c.cfg.Cartridges)
+	if err != nil {
+		return err
+	}
+	made := 0
+	for _, b := range labels {
+		switch err := c.lib.Create(b, cartridge.Options{Capacity: c.cfg.Capacity}); {
+		case err == nil:
+			made++
+		case !errors.Is(err, cartridge.ErrExists):
+			return fmt.Errorf("create cartridge %s: %w", b, err)
+		}
+	}
+	c.log.Info("labelled cartridges created", zap.Int("created", made), zap.Int("kept", len(labels)-made),
+		zap.String("first", labels[0]), zap.String("last", labels[len(labels)-1]))
+	return nil
 }
 
 // layout is the configured element counts.
@@ -208,6 +235,42 @@ func (c *Changer) initSPC() {
 	if c.cfg.DSense {
 		c.spc.SenseFormat = scsi.DescriptorFormat
 	}
+}
+
+// Drives returns the device names of the data transfer elements, in
+// element order.
+func (c *Changer) Drives() []string { return slices.Clone(c.cfg.Drives) }
+
+// Move is the operator moving a cartridge from src to dst (the library's
+// front panel, vscsictl library move): MOVE MEDIUM with its checks,
+// refused while an initiator prevents medium removal. The changer then
+// reports UNIT ATTENTION 28/00 (NOT READY TO READY CHANGE, MEDIUM MAY
+// HAVE CHANGED), as after a door was opened, so that the initiator
+// rereads the element status. The error is a *scsi.Error for the SCSI
+// conditions (source empty, destination full, ...).
+func (c *Changer) Move(src, dst Loc) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.operatorAccess(); err != nil {
+		return err
+	}
+	for _, l := range [...]Loc{src, dst} {
+		if l.Index < 0 || l.Index >= c.count(l.Type) || l.Type == Transport {
+			return fmt.Errorf("vlibrary %s: move: %w: %s %d (%s)", c.name, ErrNoSuchElement, l.Type, l.Index, c.layoutText())
+		}
+	}
+	if err := c.move(src, dst); err != nil {
+		return fmt.Errorf("vlibrary %s: move %s %d to %s %d: %w", c.name, src.Type, src.Index, dst.Type, dst.Index, err)
+	}
+	c.spc.UA.Add(scsi.NotReadyToReadyChange)
+	c.log.Info("cartridge moved (operator)", zap.String("medium", c.slot(dst).Barcode),
+		zap.Stringer("from", src.Type), zap.Int("from_index", src.Index), zap.Stringer("to", dst.Type), zap.Int("to_index", dst.Index))
+	return nil
+}
+
+// layoutText describes the element counts for errors.
+func (c *Changer) layoutText() string {
+	return fmt.Sprintf("%d slots, %d mail slots, %d drives", c.cfg.Slots, c.cfg.MailSlots, len(c.cfg.Drives))
 }
 
 // Personality returns the library model.

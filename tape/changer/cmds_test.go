@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
 func TestInquiry(t *testing.T) {
@@ -315,5 +316,77 @@ func TestDSense(t *testing.T) {
 	l := newLab(t, "dsense=1")
 	if s := l.fail(move(0x1000, 0x1001)); s != "72053b0e00000000" {
 		t.Errorf("descriptor sense: %s", s)
+	}
+}
+
+// TestOperatorMove: the front panel's move loads and unloads drives like
+// MOVE MEDIUM, reports the SCSI condition it hit and raises 28/00.
+func TestOperatorMove(t *testing.T) {
+	l := newLab(t, "slots=3;mailslots=1;drives=tape0", "A00001", "A00002")
+	if err := l.c.Move(Loc{Storage, 0}, Loc{DataTransfer, 0}); err != nil {
+		t.Fatalf("Move slot 0 → drive 0: %v", err)
+	}
+	if bc := l.drives["tape0"].Stats().Barcode; bc != "A00001" {
+		t.Fatalf("drive holds %q after the move", bc)
+	}
+	l.wantSense(cdb(0, 0, 0, 0, 0, 0), scsi.UnitAttention, scsi.NotReadyToReadyChange)
+	var se *scsi.Error
+	if err := l.c.Move(Loc{Storage, 1}, Loc{DataTransfer, 0}); !errors.As(err, &se) || se.Sense.ASC != scsi.MediumDestinationElementFull {
+		t.Errorf("Move into a full drive: %v", err)
+	}
+	if err := l.c.Move(Loc{Storage, 2}, Loc{Storage, 0}); !errors.As(err, &se) || se.Sense.ASC != scsi.MediumSourceElementEmpty {
+		t.Errorf("Move from an empty slot: %v", err)
+	}
+	for _, bad := range []Loc{{Storage, 3}, {DataTransfer, 1}, {ImportExport, -1}, {Transport, 0}} {
+		if err := l.c.Move(bad, Loc{Storage, 0}); !errors.Is(err, ErrNoSuchElement) || !strings.Contains(err.Error(), "3 slots, 1 mail slots, 1 drives") {
+			t.Errorf("Move from %+v: %v", bad, err)
+		}
+	}
+	if err := l.c.Move(Loc{DataTransfer, 0}, Loc{ImportExport, 0}); err != nil {
+		t.Fatalf("Move drive 0 → mail 0: %v", err)
+	}
+	if bc := l.drives["tape0"].Stats().Barcode; bc != "" {
+		t.Fatalf("drive still holds %q", bc)
+	}
+	if at := l.where("A00001"); at != (Loc{ImportExport, 0}) {
+		t.Errorf("A00001 at %+v", at)
+	}
+	l.clearUA()
+	l.ok(cdb(0x1e, 0, 0, 0, 1, 0), 0) // PREVENT
+	if err := l.c.Move(Loc{Storage, 1}, Loc{Storage, 2}); !errors.Is(err, ErrPrevented) {
+		t.Errorf("Move while prevented: %v", err)
+	}
+	if got := l.c.Drives(); len(got) != 1 || got[0] != "tape0" {
+		t.Errorf("Drives() = %v", got)
+	}
+}
+
+// TestPopulate: cartridges= creates the labelled cartridges on the first
+// start only, in slot order, keeping an image that exists.
+func TestPopulate(t *testing.T) {
+	l := newLab(t, "slots=4;mailslots=1;cartridges=3;first=E01001L8;capacity=8M", "E01002L8")
+	for i, b := range []string{"E01001L8", "E01002L8", "E01003L8"} {
+		if at := l.where(b); at != (Loc{Storage, i}) {
+			t.Errorf("%s at %+v, want storage %d", b, at, i)
+		}
+	}
+	if _, err := l.c.Export(0); !errors.Is(err, ErrEmptySlot) {
+		t.Fatalf("mail slot: %v", err)
+	}
+	// The operator takes E01003L8 out and deletes it; a restart does not
+	// create it again.
+	if err := l.c.Move(Loc{Storage, 2}, Loc{ImportExport, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.c.Export(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(cartridge.Path(l.dir, "E01003L8")); err != nil {
+		t.Fatal(err)
+	}
+	l.open()
+	if inv := l.c.Inventory(); len(inv.Barcodes()) != 2 {
+		got := inv.Barcodes()
+		t.Errorf("after restart: %v, want E01001L8 and E01002L8", got)
 	}
 }

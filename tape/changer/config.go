@@ -3,6 +3,7 @@ package changer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -35,6 +36,13 @@ keys:
   autounload   1 (default) = MOVE MEDIUM out of a drive that still has the
                cartridge loaded unloads it; 0 = refused (05/53/02) until
                the drive is unloaded (mt offline)
+  cartridges   labelled cartridges to create on the library's first start
+               (no inventory yet), 0-10000, default 0; they fill the
+               storage slots in order, images that exist are kept
+  first        the first of their barcodes, default A00001L9; the last
+               run of digits counts up, an LTO media id (L9) stays
+  capacity     their native capacity, a size as vdisk size= (1024-based
+               K/M/G/T), at least 1M, default the cartridge default (2G)
   serial       unit serial number (VPD 80h), [A-Za-z0-9._-], 1-32
                characters; default derived from the device name
   dsense       1 = descriptor-format sense data (default 0 = fixed)
@@ -44,6 +52,7 @@ Booleans (autounload, dsense) are 0|1, true|false, yes|no, on|off.`
 const (
 	DefaultSlots     = 20
 	DefaultMailSlots = 4
+	DefaultFirst     = "A00001L9"
 	maxSerialLen     = 32
 	// DriveSeparator separates the device names of drives=.
 	DriveSeparator = "+"
@@ -60,6 +69,10 @@ type Config struct {
 	AutoUnload  bool     // MOVE MEDIUM out of a loaded drive unloads it
 	Serial      string   // "" = derived from the device name
 	DSense      bool
+	// Cartridges labelled from First are created on the first start.
+	Cartridges int
+	First      string
+	Capacity   int64 // bytes; 0 = the cartridge default
 }
 
 var (
@@ -72,7 +85,7 @@ var (
 // malformed or out-of-range value, or a missing media= is an error that
 // names the key.
 func ParseConfig(s string) (Config, error) {
-	c := Config{Personality: "generic", Slots: DefaultSlots, MailSlots: DefaultMailSlots, AutoUnload: true}
+	c := Config{Personality: "generic", Slots: DefaultSlots, MailSlots: DefaultMailSlots, AutoUnload: true, First: DefaultFirst}
 	pairs, err := cfgstring.Split(s)
 	if err != nil {
 		return Config{}, fmt.Errorf("vlibrary config: %w", err)
@@ -106,6 +119,17 @@ func ParseConfig(s string) (Config, error) {
 			c.Serial = v
 		case "dsense":
 			c.DSense, err = cfgstring.Bool(v)
+		case "cartridges":
+			n, err = cfgstring.Uint(v, 0, cfgstring.MaxSeries)
+			c.Cartridges = int(n)
+		case "first":
+			c.First = v
+		case "capacity":
+			n, err = cfgstring.Size(v)
+			if err == nil && (n < 1<<20 || n > math.MaxInt64) {
+				err = errors.New("want at least 1M")
+			}
+			c.Capacity = int64(n)
 		default:
 			return Config{}, fmt.Errorf("vlibrary config: unknown key %q", k)
 		}
@@ -147,6 +171,21 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	if c.Cartridges > 0 {
+		if _, err := cfgstring.BarcodeSeries(c.First, c.Cartridges); err != nil {
+			return fmt.Errorf("cartridges=%d first=%s: %w", c.Cartridges, c.First, err)
+		}
+		if c.Cartridges > c.Slots+c.MailSlots {
+			return fmt.Errorf("cartridges: %d do not fit %d slots and %d mail slots", c.Cartridges, c.Slots, c.MailSlots)
+		}
+	} else if c.First != DefaultFirst && c.First != "" {
+		if err := cfgstring.Barcode(c.First); err != nil {
+			return fmt.Errorf("first: %q: %w", c.First, err)
+		}
+	}
+	if c.Capacity != 0 && c.Capacity < 1<<20 {
+		return fmt.Errorf("capacity: %d is less than 1M", c.Capacity)
+	}
 	if c.Serial != "" && !serialRE.MatchString(c.Serial) {
 		return fmt.Errorf("serial: %q: want 1 to %d characters of A-Z a-z 0-9 . _ -, not starting with '.'", c.Serial, maxSerialLen)
 	}
@@ -177,6 +216,15 @@ func (c Config) String() string {
 	}
 	if c.DSense {
 		b.Bool("dsense", true)
+	}
+	if c.Cartridges > 0 {
+		b.Uint("cartridges", uint64(c.Cartridges))
+	}
+	if c.First != DefaultFirst && c.First != "" {
+		b.Add("first", c.First)
+	}
+	if c.Capacity != 0 {
+		b.Size("capacity", uint64(c.Capacity))
 	}
 	return b.String()
 }

@@ -13,20 +13,27 @@ type Kind uint8
 const (
 	Disk Kind = iota // SBC: lba= rules
 	Tape             // SSC: block=, file=, partition= and early_warning_after= rules
+	Changer          // SMC: op= rules only (no command class addresses the medium)
 )
 
 // CommandSet is the SCSI command set of the kind, which names its
 // opcodes.
 func (k Kind) CommandSet() scsi.CommandSet {
-	if k == Tape {
+	switch k {
+	case Tape:
 		return scsi.SSC
+	case Changer:
+		return scsi.SMC
 	}
 	return scsi.SBC
 }
 
 func (k Kind) String() string {
-	if k == Tape {
+	switch k {
+	case Tape:
 		return "tape"
+	case Changer:
+		return "changer"
 	}
 	return "disk"
 }
@@ -73,7 +80,9 @@ type opDesc struct {
 	immedByte uint8
 }
 
-var diskOps, tapeOps [256]opDesc
+// changerOps is all zero: no changer command has a class or an IMMED
+// bit the package acts on.
+var diskOps, tapeOps, changerOps [256]opDesc
 
 func init() {
 	for op, d := range map[scsi.OpCode]opDesc{
@@ -138,8 +147,11 @@ func decode(kind Kind, ex Extenter, cdb scsi.CDB, c *cmdInfo) {
 	op := uint8(cdb.OpCode())
 	c.op = op
 	d := &diskOps[op]
-	if kind == Tape {
+	switch kind {
+	case Tape:
 		d = &tapeOps[op]
+	case Changer:
+		d = &changerOps[op]
 	}
 	c.class = d.class
 	if d.immedBit != 0 {

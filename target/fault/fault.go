@@ -144,7 +144,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	if h == nil {
 		return nil, errors.New("fault: New needs a handler")
 	}
-	if opts.Kind > Tape {
+	if opts.Kind > Changer {
 		return nil, fmt.Errorf("fault: unknown device kind %d", opts.Kind)
 	}
 	if opts.CmdTimeout < 0 {

@@ -240,14 +240,22 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 		return nil, errors.New("no action")
 	}
 	b := &bound{Rule: r, id: id, st: st}
-	if e.kind == Disk {
+	switch e.kind {
+	case Changer:
+		switch {
+		case r.lba.set(), r.block.set(), r.file.set(), r.hasPart:
+			return nil, errors.New("lba=, block=, file= and partition= address a medium; this is a changer (filter with op=)")
+		case r.act.kind == actEarlyWarning:
+			return nil, errors.New("early_warning_after= is a tape action; this is a changer")
+		}
+	case Disk:
 		switch {
 		case r.block.set(), r.file.set(), r.hasPart:
 			return nil, errors.New("block=, file= and partition= are tape positions; this is a disk (use lba=)")
 		case r.act.kind == actEarlyWarning:
 			return nil, errors.New("early_warning_after= is a tape action; this is a disk")
 		}
-	} else {
+	default:
 		if r.lba.set() {
 			return nil, errors.New("lba= is a disk range; this is a tape (use block=, file=, partition=)")
 		}
@@ -276,6 +284,8 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 			b.ops[op>>6] |= 1 << (op & 63)
 		case t.class == 0:
 			b.ops = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		case e.kind == Changer:
+			return nil, fmt.Errorf("op=%s: a changer has no read, write or verify commands; name the command (op=move_medium) or give its opcode", t)
 		default:
 			b.classes |= t.class
 		}

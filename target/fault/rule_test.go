@@ -277,6 +277,12 @@ func TestBindErrors(t *testing.T) {
 		{rec, fault.Options{}, "op=reed;busy", "op=reed: the disk has no command of that name", ""},
 		{rec, fault.Options{}, "timeout", "give a hold time", ""},
 		{rec, fault.Options{}, "", "a tape drive model on a disk", "model=dds"},
+		{rec, fault.Options{Kind: fault.Changer}, "lba=1;busy", "this is a changer (filter with op=)", ""},
+		{rec, fault.Options{Kind: fault.Changer}, "block=1;busy", "this is a changer (filter with op=)", ""},
+		{rec, fault.Options{Kind: fault.Changer}, "op=read;busy", "a changer has no read, write or verify commands", ""},
+		{rec, fault.Options{Kind: fault.Changer}, "op=reed;busy", "op=reed: the changer has no command of that name", ""},
+		{rec, fault.Options{Kind: fault.Changer}, "", "a tape drive model on a", "model=dds"},
+		{rec, fault.Options{Kind: fault.Changer + 1}, "busy", "unknown device kind", ""},
 	} {
 		o := tc.o
 		if tc.rule != "" {
@@ -295,6 +301,11 @@ func TestBindErrors(t *testing.T) {
 	}
 	if _, err := fault.New(rec, fault.Options{Rules: []fault.Rule{{}}}); err == nil || !strings.Contains(err.Error(), "no action") {
 		t.Errorf("zero Rule: %v", err)
+	}
+	for _, r := range []string{"op=move_medium;sense=illegal_request/0x3b/0x0e", "op=0xb8;busy", "delay=10ms"} {
+		if _, err := fault.New(&recorder{}, fault.Options{Kind: fault.Changer, Rules: []fault.Rule{fault.MustParseRule(r)}}); err != nil {
+			t.Errorf("%q on a changer: %v", r, err)
+		}
 	}
 	if _, err := fault.New(&positioned{}, fault.Options{Kind: fault.Tape, Rules: []fault.Rule{fault.MustParseRule("file=1;busy")}}); err != nil {
 		t.Errorf("file= on a positioned tape: %v", err)
