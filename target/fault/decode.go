@@ -11,9 +11,9 @@ type Kind uint8
 
 // Device kinds.
 const (
-	Disk Kind = iota // SBC: lba= rules
-	Tape             // SSC: block=, file=, partition= and early_warning_after= rules
-	Changer          // SMC: op= rules only (no command class addresses the medium)
+	Disk    Kind = iota // SBC: lba= rules
+	Tape                // SSC: block=, file=, partition= and early_warning_after= rules
+	Changer             // SMC: op= rules only (no command class addresses the medium)
 )
 
 // CommandSet is the SCSI command set of the kind, which names its
