@@ -42,7 +42,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect sends the metrics of every device of one snapshot.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	devs := c.src.Devices()
-	byType := map[string]int{TypeDisk: 0, TypeTape: 0}
+	byType := map[string]int{TypeDisk: 0, TypeTape: 0, TypeChanger: 0}
 	seen := make(map[string]bool, len(devs))
 	for i := range devs {
 		d := &devs[i]

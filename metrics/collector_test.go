@@ -186,6 +186,7 @@ func TestCollectNoDevices(t *testing.T) {
 	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return nil }))
 	want := `# HELP vscsi_devices Number of devices served, by SCSI peripheral type.
 # TYPE vscsi_devices gauge
+vscsi_devices{type="changer"} 0
 vscsi_devices{type="disk"} 0
 vscsi_devices{type="tape"} 0
 `

@@ -23,8 +23,9 @@ func (f SourceFunc) Devices() []Device { return f() }
 
 // Device types: the values of the `type` label.
 const (
-	TypeDisk = "disk"
-	TypeTape = "tape"
+	TypeDisk    = "disk"
+	TypeTape    = "tape"
+	TypeChanger = "changer"
 )
 
 // Device is a point-in-time view of one device.
@@ -33,7 +34,7 @@ type Device struct {
 	// snapshot (the collector reports a duplicate as a scrape error and
 	// drops it). The configfs storage object name, e.g. "disk0".
 	Name string
-	// Type is TypeDisk or TypeTape (the SCSI peripheral type).
+	// Type is TypeDisk, TypeTape or TypeChanger (the SCSI peripheral type).
 	Type string
 	// Subtype is the TCMU handler subtype of the dev_config ("vdisk").
 	Subtype string

@@ -22,6 +22,9 @@ func (e *Error) Error() string {
 	if e.Msg != "" {
 		return e.Msg
 	}
+	if n := e.Sense.ASC.Name(); n != "" {
+		return fmt.Sprintf("scsi: %s %s (%s)", e.Sense.Key, e.Sense.ASC, n)
+	}
 	return fmt.Sprintf("scsi: %s %s", e.Sense.Key, e.Sense.ASC)
 }
 

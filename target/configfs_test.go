@@ -43,6 +43,7 @@ type fixture struct {
 	nextHost int
 	nextSD   int
 	nextST   int
+	nextSCH  int
 	nextSG   int
 	hosts    map[string]int    // naa dir → SCSI host
 	devCfg   map[string]string // storage object → dev_config written
@@ -269,14 +270,20 @@ func (f *fixture) Symlink(target, link string) error {
 	f.exported[obj] = true
 	host := f.hosts[filepath.Join("config/target/loopback", m[1])]
 	typ := 0
-	if strings.HasPrefix(f.devCfg[obj], "vtape/") {
+	switch {
+	case strings.HasPrefix(f.devCfg[obj], "vtape/"):
 		typ = 1
+	case strings.HasPrefix(f.devCfg[obj], "vlibrary/"):
+		typ = 8
 	}
-	sd, st, sg := f.nextSD, f.nextST, f.nextSG
-	if typ == 0 {
+	sd, st, sch, sg := f.nextSD, f.nextST, f.nextSCH, f.nextSG
+	switch typ {
+	case 0:
 		f.nextSD++
-	} else {
+	case 1:
 		f.nextST++
+	default:
+		f.nextSCH++
 	}
 	f.nextSG++
 	f.mu.Unlock()
@@ -284,12 +291,15 @@ func (f *fixture) Symlink(target, link string) error {
 	dev := filepath.Join(f.paths.SysFS, "class", "scsi_device", fmt.Sprintf("%d:0:%s:%s", host, m[2], m[3]), "device")
 	f.touch(filepath.Join(dev, "type"), strconv.Itoa(typ)+"\n")
 	f.touch(filepath.Join(dev, "scsi_generic", "sg"+strconv.Itoa(sg), "dev"), "")
-	if typ == 0 {
+	switch typ {
+	case 0:
 		f.touch(filepath.Join(dev, "block", "sd"+string(rune('a'+sd)), "dev"), "")
-	} else {
+	case 1:
 		for _, n := range []string{"nst%d", "nst%da", "st%d", "st%dl", "st%dm", "st%da"} {
 			f.touch(filepath.Join(dev, "scsi_tape", fmt.Sprintf(n, st), "dev"), "")
 		}
+	default:
+		f.touch(filepath.Join(dev, "scsi_changer", "sch"+strconv.Itoa(sch), "dev"), "")
 	}
 	return nil
 }
@@ -365,7 +375,7 @@ func (f *fixture) options(log *zap.Logger) Options {
 		return HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
 	}
 	return Options{
-		Factories:     map[string]Factory{"vdisk": good, "vtape": good},
+		Factories:     map[string]Factory{"vdisk": good, "vtape": good, "vlibrary": good},
 		Log:           log,
 		Paths:         f.paths,
 		AttachTimeout: time.Second,
@@ -457,6 +467,16 @@ func TestCreateAndClose(t *testing.T) {
 	}
 	if tape.Ring.CmdrSize != 64<<10-mbSize || !tape.Ring.Has(FlagReadLen) {
 		t.Errorf("tape ring %+v", tape.Ring)
+	}
+	lib, err := tg.Create(ctx, DeviceSpec{Name: "lib0", Subtype: "vlibrary", Config: "media=/x", Size: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lib.SCSI != (SCSIDevice{Address: "5:0:1:0", Type: 8, Changer: "sch0", Generic: "sg3"}) || lib.SCSI.String() != "/dev/sch0" {
+		t.Errorf("library SCSI %+v", lib.SCSI)
+	}
+	if err := tg.Remove("lib0"); err != nil {
+		t.Fatal(err)
 	}
 	if ds := tg.Devices(); len(ds) != 2 || ds[0].Info.Name != "disk0" || ds[1].Info.Name != "tape0" || ds[0].Stats.Failed {
 		t.Errorf("Devices: %+v", ds)
@@ -586,7 +606,7 @@ func TestCreateFactoryError(t *testing.T) {
 	if after := f.tree(); !slices.Equal(before, after) {
 		t.Errorf("left: %v", after)
 	}
-	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "d", Subtype: "nope"}); err == nil || !strings.Contains(err.Error(), "have: vdisk, vtape") {
+	if _, err := tg.Create(context.Background(), DeviceSpec{Name: "d", Subtype: "nope"}); err == nil || !strings.Contains(err.Error(), "have: vdisk, vlibrary, vtape") {
 		t.Errorf("unknown subtype: %v", err)
 	}
 }

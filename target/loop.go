@@ -30,6 +30,7 @@ type SCSIDevice struct {
 	Type    int    // peripheral device type (0 disk, 1 tape), -1 if unknown
 	Block   string // block device for a disk ("sda"), if sd bound to it
 	Tape    string // tape device for a tape drive ("st0"; "n"+Tape rewinds not), if st bound
+	Changer string // medium changer device ("sch0"), if ch bound
 	Generic string // SCSI generic device ("sg2"), if sg is loaded
 }
 
@@ -40,6 +41,8 @@ func (s SCSIDevice) String() string {
 		return "/dev/" + s.Block
 	case s.Tape != "":
 		return "/dev/n" + s.Tape
+	case s.Changer != "":
+		return "/dev/" + s.Changer
 	case s.Generic != "":
 		return "/dev/" + s.Generic
 	}
@@ -61,12 +64,15 @@ func tpgAddress(v string, lun int) (string, error) {
 	return fmt.Sprintf("%s:%s:%s:%d", p[0], p[1], p[2], lun), nil
 }
 
-var stRE = regexp.MustCompile(`^st[0-9]+$`)
+var (
+	stRE  = regexp.MustCompile(`^st[0-9]+$`)
+	schRE = regexp.MustCompile(`^sch[0-9]+$`)
+)
 
 // probeSCSI reads what is attached to the SCSI device at addr
-// (/sys/class/scsi_device/<addr>/device/{type,block,scsi_tape,scsi_generic}).
-// complete reports whether the upper-level driver for its type (sd for a
-// disk, st for a tape) has bound.
+// (/sys/class/scsi_device/<addr>/device/{type,block,scsi_tape,scsi_changer,
+// scsi_generic}). complete reports whether the upper-level driver for its
+// type (sd for a disk, st for a tape, ch for a medium changer) has bound.
 func probeSCSI(f fsys, sysfs, addr string) (s SCSIDevice, complete bool) {
 	dir := filepath.Join(sysfs, "class", "scsi_device", addr, "device")
 	s = SCSIDevice{Address: addr, Type: -1}
@@ -85,6 +91,13 @@ func probeSCSI(f fsys, sysfs, addr string) (s SCSIDevice, complete bool) {
 			}
 		}
 	}
+	if ns, _ := f.ReadDir(filepath.Join(dir, "scsi_changer")); len(ns) > 0 {
+		for _, n := range ns {
+			if schRE.MatchString(n) {
+				s.Changer = n
+			}
+		}
+	}
 	if n, _ := f.ReadDir(filepath.Join(dir, "scsi_generic")); len(n) > 0 {
 		s.Generic = n[0]
 	}
@@ -93,6 +106,8 @@ func probeSCSI(f fsys, sysfs, addr string) (s SCSIDevice, complete bool) {
 		complete = s.Block != ""
 	case 1:
 		complete = s.Tape != ""
+	case 8:
+		complete = s.Changer != ""
 	case -1:
 		complete = s.Block != "" || s.Tape != ""
 	default:

@@ -367,7 +367,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	}
 	scsi, complete := waitSCSI(ctx, f, t.paths.SysFS, addr, t.opts.AttachTimeout)
 	if !complete {
-		t.log.Warn("no sd or st device bound to the LUN (is sd_mod or st loaded?)", zap.String("device", spec.Name),
+		t.log.Warn("no sd, st or ch device bound to the LUN (is sd_mod, st or ch loaded?)", zap.String("device", spec.Name),
 			zap.String("address", addr), zap.Int("type", scsi.Type), zap.String("generic", scsi.Generic))
 	}
 	m.info = DeviceInfo{DeviceConfig: dc, WWN: naa, Nexus: nexus, SCSI: scsi, Ring: d.Info()}
@@ -375,7 +375,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	t.devs = append(t.devs, m)
 	t.mu.Unlock()
 	dlog.Info("device attached", zap.String("node", scsi.String()), zap.String("address", addr),
-		zap.String("block", scsi.Block), zap.String("tape", scsi.Tape), zap.String("generic", scsi.Generic),
+		zap.String("block", scsi.Block), zap.String("tape", scsi.Tape), zap.String("changer", scsi.Changer), zap.String("generic", scsi.Generic),
 		zap.String("wwn", naa), zap.Uint32("cmdr_size", m.info.Ring.CmdrSize),
 		zap.Uint64("data_area_bytes", m.info.Ring.DataSize), zap.Uint16("mailbox_flags", m.info.Ring.Flags),
 		zap.Int("workers", m.info.Ring.Workers))

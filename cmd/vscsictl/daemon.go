@@ -299,7 +299,7 @@ func runUnload(ctx context.Context, s subcommand, args []string, stdout, stderr 
 var createCmd = subcommand{
 	name: "create", args: "NAME TYPE CFGSTRING [--hw-max-sectors N] [--json] [--socket PATH]", summary: "create a device in the running daemon",
 	help: `Creates a device in the running vscsid as if its config file listed it:
-TYPE is vdisk or vtape, CFGSTRING the handler's key=value;... string,
+TYPE is vdisk, vtape or vlibrary, CFGSTRING the handler's key=value;... string,
 checked as strictly as the config file's (vdisk needs size=). vscsid makes
 the TCMU backstore and its own tcm_loop target and prints the device node
 once the kernel has attached it. The device lasts until 'vscsictl delete'

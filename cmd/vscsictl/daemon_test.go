@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
 // fakeDaemon serves the control protocol of cmd/vscsid/control.go with the
@@ -97,6 +100,28 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 			w.WriteHeader(204)
 		}
 	}
+	mux.HandleFunc("GET /v1/libraries/{name}", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"name":"lib0","personality":"generic","serial":"LIB0S","outside":["X00001L8"],"elements":[`+
+			`{"type":"drive","index":0,"address":1,"barcode":"A00002L8","source":{"type":"storage","index":1},"device":"tape0"},`+
+			`{"type":"storage","index":0,"address":4096,"barcode":"A00001L8"},{"type":"storage","index":1,"address":4097},`+
+			`{"type":"mail","index":0,"address":16,"barcode":"A00003L8","impexp":true}]}`)
+	})
+	libCall := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		d.mu.Lock()
+		d.calls = append(d.calls, r.Method+" "+r.URL.Path+" "+string(b))
+		d.mu.Unlock()
+		switch {
+		case strings.Contains(string(b), `"drive"`) && strings.HasSuffix(r.URL.Path, "/move"):
+			w.WriteHeader(409)
+			_, _ = io.WriteString(w, `{"error":"device or resource busy: vlibrary lib0: move storage 0 to drive 0: scsi: illegal_request 0x3b/0x0d (MEDIUM DESTINATION ELEMENT FULL)","errno":"EBUSY"}`)
+		case strings.HasSuffix(r.URL.Path, "/move"):
+			w.WriteHeader(204)
+		default:
+			_, _ = io.WriteString(w, `{"type":"mail","index":1,"address":17,"barcode":"B00001L8"}`)
+		}
+	}
+	mux.HandleFunc("POST /v1/libraries/{name}/{action}", libCall)
 	mux.HandleFunc("POST /v1/devices", devCall)
 	mux.HandleFunc("DELETE /v1/devices/{name}", devCall)
 	srv := &http.Server{Handler: mux}
@@ -271,5 +296,78 @@ func TestCreateDeleteCommands(t *testing.T) {
 		if _, _, err := vsctl(t, append(args, s)...); !isUsage(err) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+func TestLibraryCommands(t *testing.T) {
+	d := startFakeDaemon(t)
+	s := "--socket=" + d.socket
+	out := mustRun(t, "library", "status", "lib0", s)
+	want := `lib0: generic, serial LIBS0; 1 drives, 2 slots, 1 mail slots
+ELEMENT  ADDRESS  BARCODE              FROM   DEVICE
+drive0   0x0001   A00002L8             slot2  tape0
+slot1    0x1000   A00001L8                    
+slot2    0x1001   -                           
+mail1    0x0010   A00003L8 (imported)         
+outside the library (exported): X00001L8
+`
+	want = strings.Replace(want, "LIBS0", "LIB0S", 1)
+	if out != want {
+		t.Errorf("library status:\n%s\nwant:\n%s", out, want)
+	}
+	if out := mustRun(t, "library", "status", "lib0", "--json", s); !strings.Contains(out, `"device": "tape0"`) {
+		t.Errorf("library status --json: %s", out)
+	}
+	if out := mustRun(t, "library", "move", "lib0", "slot3", "mail2", s); out != "lib0: moved slot3 to mail2\n" {
+		t.Errorf("move said %q", out)
+	}
+	if _, _, err := vsctl(t, "library", "move", "lib0", "slot1", "drive0", s); err == nil || !strings.Contains(err.Error(), "MEDIUM DESTINATION ELEMENT FULL") {
+		t.Errorf("move into a full drive: %v", err)
+	}
+	if out := mustRun(t, "library", "import", "lib0", "B00001L8", s); out != "lib0: B00001L8 imported into mail2\n" {
+		t.Errorf("import said %q", out)
+	}
+	if out := mustRun(t, "library", "export", "lib0", "mail2", s); out != "lib0: B00001L8 exported from mail2\n" {
+		t.Errorf("export said %q", out)
+	}
+	for _, args := range [][]string{
+		{"library", "move", "lib0", "slot0", "mail1"},
+		{"library", "move", "lib0", "slot1", "drive"},
+		{"library", "move", "lib0", "slot01", "mail1"},
+		{"library", "move", "lib0", "tray1", "mail1"},
+		{"library", "export", "lib0", "slot1"},
+		{"library", "status"},
+	} {
+		if _, _, err := vsctl(t, append(args, s)...); !isUsage(err) {
+			t.Errorf("%q: %v, want a usage error", args, err)
+		}
+	}
+	want2 := []string{
+		`POST /v1/libraries/lib0/move {"from":{"type":"storage","index":2},"to":{"type":"mail","index":1}}`,
+		`POST /v1/libraries/lib0/move {"from":{"type":"storage","index":0},"to":{"type":"drive","index":0}}`,
+		`POST /v1/libraries/lib0/import {"barcode":"B00001L8"}`,
+		`POST /v1/libraries/lib0/export {"index":1}`,
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if strings.Join(d.calls, "\n") != strings.Join(want2, "\n") {
+		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(d.calls, "\n"), strings.Join(want2, "\n"))
+	}
+}
+
+func TestMediaCreateCount(t *testing.T) {
+	dir := t.TempDir()
+	out := mustRun(t, "media", "create", "--dir", dir, "--barcode", "A00009L8", "--count", "3", "--capacity", "8MiB")
+	if out != "created "+filepath.Join(dir, "A00009L8.vtape")+"\ncreated "+filepath.Join(dir, "A00010L8.vtape")+"\ncreated "+filepath.Join(dir, "A00011L8.vtape")+"\n" {
+		t.Errorf("create --count said %q", out)
+	}
+	if _, _, err := vsctl(t, "media", "create", "--dir", dir, "--barcode", "A00005L8", "--count", "5"); !errors.Is(err, cartridge.ErrExists) || !strings.Contains(err.Error(), "A00009L8") {
+		t.Errorf("overlapping --count: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "A00005L8.vtape")); err == nil {
+		t.Error("a refused --count created cartridges")
+	}
+	if _, _, err := vsctl(t, "media", "create", "--dir", dir, "--barcode", "A99", "--count", "2"); !isUsage(err) {
+		t.Errorf("--count past the digits: %v", err)
 	}
 }

@@ -27,9 +27,12 @@ var mediaCommands []subcommand
 
 func init() {
 	mediaCommands = []subcommand{
-		{"create", "--barcode B [flags]", "create an empty cartridge", `
-Create an empty cartridge image <dir>/<B>.vtape. It is never overwritten:
-creating an existing barcode fails. Barcodes are 1 to 8 characters A-Z 0-9.`, mediaCreate},
+		{"create", "--barcode B [--count N] [flags]", "create empty cartridges", `
+Create an empty cartridge image <dir>/<B>.vtape, or with --count N a
+library's worth labelled from B up (--barcode A00001L8 --count 20: A00001L8
+to A00020L8). A cartridge is never overwritten: creating an existing
+barcode fails, and --count creates nothing if any of its barcodes exists.
+Barcodes are 1 to 8 characters A-Z 0-9.`, mediaCreate},
 		{"list", "[--json]", "list the cartridges of a media directory", `
 List the cartridges of the media directory with their capacity and use. A
 cartridge loaded in a drive is shown as in use.`, mediaList},

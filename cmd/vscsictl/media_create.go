@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
@@ -18,14 +20,29 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("media", mediaSub("create"), stderr)
 	cf.register(fs, true)
 	kf.register(fs)
+	count := fs.Int("count", 1, "create `N` cartridges, labelled from --barcode up (A00001L8, A00002L8, ...: the last run of digits counts, an LTO media id L8 stays)")
 	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
-	if err := cartridge.Create(cf.dir, cf.barcode, kf.options()); err != nil {
-		return err
+	labels, err := cfgstring.BarcodeSeries(cf.barcode, *count)
+	if err != nil {
+		return usagef("--barcode %s --count %d: %v", cf.barcode, *count, err)
 	}
-	_, err := fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, cf.barcode))
-	return err
+	// None may exist: a library's worth is created whole or not started.
+	for _, b := range labels {
+		if _, err := os.Lstat(cartridge.Path(cf.dir, b)); err == nil {
+			return fmt.Errorf("cartridge %s: %w (nothing created)", b, cartridge.ErrExists)
+		}
+	}
+	for _, b := range labels {
+		if err := cartridge.Create(cf.dir, b, kf.options()); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, b)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type listEntry struct {

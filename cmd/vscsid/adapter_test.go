@@ -22,14 +22,14 @@ func adapterFixture(t *testing.T) ([]target.DeviceStatus, *Config) {
 	reg := &testRegistry{}
 	ctx := context.Background()
 
-	d := reg.add(t, deviceSpec(cfg, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
+	d := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	d.HandleCommand(ctx, read10(20)) // the power-on UNIT ATTENTION
 	if r := d.HandleCommand(ctx, read10(11)); r.Sense.Key != scsi.MediumError {
 		t.Fatalf("READ at LBA 11: %+v, want the injected MEDIUM ERROR", r)
 	}
 	d.HandleCommand(ctx, read10(20))
 
-	tp := reg.add(t, served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=VSC001"})
+	tp := reg.add(t, reg.served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=VSC001"})
 	if _, err := reg.daemon(t).AddFault("t0", "busy"); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func benchWired(b *testing.B, cdb scsi.CDB) {
 // benchWiredWith runs cdb against a store-mode disk d0 behind a fault
 // wrapper with fc.
 func benchWiredWith(b *testing.B, fc FaultConfig, cdb scsi.CDB) {
-	h, err := withFaults(handlerTypes["vdisk"], fc, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+	h, err := withFaults(handlerTypes["vdisk"], nil, fc, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func BenchmarkWiredRead4KRules(b *testing.B) {
 // transport's duration histogram for READ(10) (what
 // vscsi_scsi_command_duration_seconds shows) against the configured 2 ms.
 func BenchmarkLatency2ms(b *testing.B) {
-	h, err := withFaults(handlerTypes["vdisk"], FaultConfig{Timing: "latency=2ms"}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
+	h, err := withFaults(handlerTypes["vdisk"], nil, FaultConfig{Timing: "latency=2ms"}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
 )
 
@@ -47,7 +49,7 @@ type Config struct {
 // DeviceConfig is one device of the config file.
 type DeviceConfig struct {
 	Name string `yaml:"name"`
-	Type string `yaml:"type"` // vdisk | vtape
+	Type string `yaml:"type"` // vdisk | vtape | vlibrary
 	// Config is the handler's cfgstring: "key=value;key=value", or in YAML
 	// a mapping of the same keys.
 	Config       string `yaml:"-"`
@@ -208,6 +210,8 @@ func (d DeviceConfig) check() (devParams, error) {
 func (d DeviceConfig) bindFaults() error {
 	var h target.Handler
 	switch d.Type {
+	case "vlibrary":
+		h = libraryNames{} // opening it would read and write its inventory
 	case "vtape":
 		c, err := tape.ParseConfig(d.Config)
 		if err != nil {
@@ -235,3 +239,10 @@ func (d DeviceConfig) bindFaults() error {
 	_, err := wrapFaults(h, handlerTypes[d.Type].kind, *d.Fault, kernelCmdTimeOut)
 	return err
 }
+
+// libraryNames stands for a changer when its fault block is checked: the
+// rules bind to the changer's command names, which need no media
+// directory. It serves no command.
+type libraryNames struct{ target.Handler }
+
+func (libraryNames) CommandName(op scsi.OpCode) string { return changer.CommandName(op) }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,8 +23,8 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	for _, d := range c.Devices {
 		types = append(types, d.Type)
 	}
-	if got := strings.Join(types, ","); got != "vdisk,vtape" {
-		t.Errorf("default devices = %s, want a vdisk and a vtape", got)
+	if got := strings.Join(types, ","); got != "vdisk,vtape,vtape,vtape,vlibrary" {
+		t.Errorf("default devices = %s, want a vdisk, a vtape and a library of two vtapes", got)
 	}
 }
 
@@ -57,13 +59,17 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"unknown top key", "devcies: []", "field devcies not found"},
 		{"unknown device key", "devices: [{name: a, type: vdisk, config: size=1M, colour: red}]", "field colour not found"},
-		{"bad type", "devices: [{name: a, type: vcd, config: x=1}]", `type "vcd": want one of vdisk, vtape`},
+		{"bad type", "devices: [{name: a, type: vcd, config: x=1}]", `type "vcd": want one of vdisk, vlibrary, vtape`},
 		{"bad name", "devices: [{name: 'a/b', type: vdisk, config: size=1M}]", `name "a/b"`},
 		{"dup name", "devices: [{name: a, type: vdisk, config: size=1M}, {name: a, type: vdisk, config: size=1M}]", "used twice"},
 		{"comma", "devices: [{name: a, type: vdisk, config: 'size=1M,lbs=512'}]", "commas"},
 		{"disk without size", "devices: [{name: a, type: vdisk, config: lbs=512}]", "size= (or blocks=) is required"},
 		{"bad disk key", "devices: [{name: a, type: vdisk, config: 'size=1M;lbz=512'}]", "lbz"},
 		{"bad tape key", "devices: [{name: t, type: vtape, config: 'memory=1;personality=lto99'}]", "lto99"},
+		{"library without media", "devices: [{name: l, type: vlibrary, config: slots=4}]", "media: required"},
+		{"library lba rule", "devices: [{name: l, type: vlibrary, config: media=/m, fault: {rules: ['lba=1;busy']}}]", "this is a changer (filter with op=)"},
+		{"library read rule", "devices: [{name: l, type: vlibrary, config: media=/m, fault: {rules: ['op=read;busy']}}]", "a changer has no read, write or verify"},
+		{"library unknown op", "devices: [{name: l, type: vlibrary, config: media=/m, fault: {rules: ['op=move_medum;busy']}}]", "op=move_medum: the changer has no command of that name"},
 		{"negative timeout", "cmd_time_out: -1", "cmd_time_out"},
 		{"empty", "", "empty config"},
 	} {
@@ -73,6 +79,19 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLibraryFaultsCheckedWithoutMedia: a library's fault block binds to
+// its command names without opening (or creating) its media directory.
+func TestLibraryFaultsCheckedWithoutMedia(t *testing.T) {
+	media := t.TempDir() + "/none"
+	y := "devices: [{name: l, type: vlibrary, config: 'media=" + media + "', fault: {rules: ['op=move_medium;count=1;sense=hardware_error/0x3b/0x0d', 'op=read_element_status;delay=5ms']}}]"
+	if _, err := parseConfig([]byte(y)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(media); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("checking the config touched the media directory: %v", err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
 )
@@ -34,6 +35,7 @@ type devices interface {
 type daemon struct {
 	cfg *Config // the config file: Create uses its cmd_time_out and co.
 	tgt devices
+	env *handlerEnv // what the handlers of devices it creates reach
 	log *zap.Logger
 }
 
@@ -53,6 +55,18 @@ var errnos = []struct {
 	{tape.ErrRemovalPrevented, unix.EBUSY},
 	{tape.ErrClosed, unix.ENODEV},
 	{fs.ErrNotExist, unix.ENOENT},
+	{changer.ErrPrevented, unix.EBUSY},
+	{changer.ErrNoFreeSlot, unix.ENOSPC},
+	{changer.ErrInLibrary, unix.EEXIST},
+	{changer.ErrEmptySlot, unix.ENOENT},
+	{changer.ErrNoSuchSlot, unix.EINVAL},
+	{changer.ErrNoSuchElement, unix.EINVAL},
+	{changer.ErrClosed, unix.ENODEV},
+	{changer.ErrSourceEmpty, unix.ENOENT},
+	{changer.ErrDestinationFull, unix.EBUSY},
+	{changer.ErrStillLoaded, unix.EBUSY},
+	{changer.ErrDrivePrevents, unix.EBUSY},
+	{changer.ErrLoadFailed, unix.EIO},
 }
 
 // withErrno wraps err in the errno of the first of errnos it matches, or
@@ -139,7 +153,7 @@ func (d *daemon) Create(ctx context.Context, req control.CreateDevice) (control.
 	if err != nil {
 		return control.Device{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}
-	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, dc, p))
+	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, d.env, dc, p))
 	if err != nil {
 		if slices.ContainsFunc(d.tgt.Devices(), func(s target.DeviceStatus) bool { return s.Info.Name == req.Name }) {
 			return control.Device{}, fmt.Errorf("%w: %w", unix.EEXIST, err)
@@ -222,6 +236,9 @@ func (d *daemon) changeMedium(name, barcode, who string) error {
 	if err != nil {
 		return err
 	}
+	if err := d.notInLibrary(name); err != nil {
+		return err
+	}
 	if err := dr.Change(barcode); err != nil {
 		return withErrno(err, unix.EINVAL)
 	}
@@ -233,6 +250,9 @@ func (d *daemon) changeMedium(name, barcode, who string) error {
 func (d *daemon) Unload(name string) error {
 	dr, err := d.drive(name)
 	if err != nil {
+		return err
+	}
+	if err := d.notInLibrary(name); err != nil {
 		return err
 	}
 	if err := dr.Unload(); err != nil {

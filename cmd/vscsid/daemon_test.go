@@ -14,7 +14,10 @@ import (
 // testRegistry stands in for the Target (which needs configfs) with
 // devices built by the daemon's real factories: the lookups the daemon
 // makes are the Target's, tested in package target.
-type testRegistry struct{ devs []target.DeviceStatus }
+type testRegistry struct {
+	devs []target.DeviceStatus
+	env  handlerEnv // the factories' view of the registry (served)
+}
 
 func (r *testRegistry) Devices() []target.DeviceStatus { return r.devs }
 
@@ -58,10 +61,13 @@ func (r *testRegistry) Remove(name string) error {
 
 // daemon is the daemon over r.
 func (r *testRegistry) daemon(t *testing.T) *daemon {
-	return &daemon{cfg: &Config{}, tgt: r, log: zaptest.NewLogger(t)}
+	r.env.setDevices(r)
+	return &daemon{cfg: &Config{}, tgt: r, env: &r.env, log: zaptest.NewLogger(t)}
 }
 
-// served is the factory of a device other tools create (targetcli).
-func served(typ string) target.Factory {
-	return withFaults(handlerTypes[typ], FaultConfig{}, kernelCmdTimeOut)
+// served is the factory of a device other tools create (targetcli); a
+// library finds its drives in r.
+func (r *testRegistry) served(typ string) target.Factory {
+	r.env.setDevices(r)
+	return withFaults(handlerTypes[typ], &r.env, FaultConfig{}, kernelCmdTimeOut)
 }

@@ -92,7 +92,7 @@ func TestDBusForTargetcli(t *testing.T) {
 		Call("org.freedesktop.DBus.ObjectManager.GetManagedObjects", 0).Store(&objs); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := objs["/org/kernel/TCMUService1/vtape"]; !ok || len(objs) != 2 {
+	if _, ok := objs["/org/kernel/TCMUService1/vlibrary"]; !ok || len(objs) != 3 {
 		t.Fatalf("managed objects %v", objs)
 	}
 	vt := conn.Object("org.kernel.TCMUService1", "/org/kernel/TCMUService1/vtape")

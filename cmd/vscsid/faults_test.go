@@ -53,7 +53,7 @@ func read10(lba uint32) *scsi.Command {
 func TestFaultWrapper(t *testing.T) {
 	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
 	reg := &testRegistry{}
-	h := reg.add(t, deviceSpec(cfg, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
+	h := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	ctx := context.Background()
 	h.HandleCommand(ctx, read10(20)) // takes the power-on UNIT ATTENTION
 	if r := h.HandleCommand(ctx, read10(11)); r.Status != scsi.StatusCheckCondition || r.Sense.Key != scsi.MediumError {
@@ -72,7 +72,7 @@ func TestFaultWrapper(t *testing.T) {
 
 	// Runtime rules, on a device made with targetcli (no fault block, the
 	// kernel's cmd_time_out).
-	h2 := reg.add(t, served("vdisk"), target.DeviceConfig{Name: "tc0", Subtype: "vdisk", Config: "size=1M"})
+	h2 := reg.add(t, reg.served("vdisk"), target.DeviceConfig{Name: "tc0", Subtype: "vdisk", Config: "size=1M"})
 	if fd, _ := reg.daemon(t).faults("tc0"); fd.MaxDelay() != 29*time.Second {
 		t.Errorf("targetcli device's delay cap %v, want the kernel's 30 s minus 1 s", fd.MaxDelay())
 	}
@@ -108,7 +108,7 @@ func TestFaultWrapper(t *testing.T) {
 	// A rule the device cannot take (a tape filter on a disk) fails the
 	// device at creation, with the reason.
 	cfg.Devices[0].Fault.Rules = []string{"file=1;busy"}
-	if _, err := deviceSpec(cfg, cfg.Devices[0], devParams{}).Factory(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, zaptest.NewLogger(t)); err == nil {
+	if _, err := deviceSpec(cfg, nil, cfg.Devices[0], devParams{}).Factory(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, zaptest.NewLogger(t)); err == nil {
 		t.Error("a tape rule was accepted on a disk")
 	}
 }
@@ -117,7 +117,7 @@ func TestFaultWrapper(t *testing.T) {
 // wrapper answers "rule added" for it.
 func TestFaultOnDeletedDevice(t *testing.T) {
 	reg := &testRegistry{}
-	reg.add(t, served("vdisk"), target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
+	reg.add(t, reg.served("vdisk"), target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	if _, err := reg.daemon(t).AddFault("d0", "busy"); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestFaultOnDeletedDevice(t *testing.T) {
 
 func TestFaultWrapperKeepsTapeReset(t *testing.T) {
 	reg := &testRegistry{}
-	h := reg.add(t, served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=M1"})
+	h := reg.add(t, reg.served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=M1"})
 	if _, ok := h.(target.Resetter); !ok {
 		t.Fatalf("%T hides the drive's Reset from the transport", h)
 	}

@@ -211,9 +211,10 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	// Devices other tools create (targetcli) get no fault rules of the
 	// config file and the kernel's cmd_time_out; the config file's own
 	// get theirs through their DeviceSpec (deviceSpec).
+	env := &handlerEnv{}
 	factories := map[string]target.Factory{}
 	for name, ht := range handlerTypes {
-		factories[name] = withFaults(ht, FaultConfig{}, kernelCmdTimeOut)
+		factories[name] = withFaults(ht, env, FaultConfig{}, kernelCmdTimeOut)
 	}
 	tgt, err := target.New(target.Options{
 		Factories: factories,
@@ -223,12 +224,13 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	if err != nil {
 		return err
 	}
+	env.setDevices(tgt)
 	log.Info("starting", zap.String("version", version), zap.Int("devices", len(cfg.Devices)))
 
 	// Create the devices; any failure removes what was created and fails.
 	for _, d := range cfg.Devices {
 		p, _ := handlerTypes[d.Type].check(d.Config) // validated by loadConfig
-		info, err := tgt.Create(ctx, deviceSpec(cfg, d, p))
+		info, err := tgt.Create(ctx, deviceSpec(cfg, env, d, p))
 		if err != nil {
 			return errors.Join(fmt.Errorf("device %s: %w", d.Name, err), tgt.Close())
 		}
@@ -249,7 +251,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		g.Go(func() error { return metrics.Serve(gctx, reg, o.web, slog) })
 	}
 
-	d := &daemon{cfg: cfg, tgt: tgt, log: log.Named("control")}
+	d := &daemon{cfg: cfg, tgt: tgt, env: env, log: log.Named("control")}
 	stopDBus, err := startDBus(ctx, o.dbus, d, log.Named("dbus"))
 	if err != nil {
 		return errors.Join(err, tgt.Close())
@@ -299,7 +301,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 
 // deviceSpec is what Target.Create needs for d, a device of the config
 // file (or one vscsictl creates) whose cfgstring check gave p.
-func deviceSpec(cfg *Config, d DeviceConfig, p devParams) target.DeviceSpec {
+func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p devParams) target.DeviceSpec {
 	var fc FaultConfig
 	if d.Fault != nil {
 		fc = *d.Fault
@@ -318,7 +320,7 @@ func deviceSpec(cfg *Config, d DeviceConfig, p devParams) target.DeviceSpec {
 		CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
 		MaxDataAreaMB:     cfg.MaxDataAreaMB,
 		NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
-		Factory:           withFaults(handlerTypes[d.Type], fc, cmdTimeOut),
+		Factory:           withFaults(handlerTypes[d.Type], env, fc, cmdTimeOut),
 	}
 }
 
@@ -363,8 +365,11 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 
 // typeOf maps a subtype to the metrics type label.
 func typeOf(subtype string) string {
-	if strings.HasSuffix(subtype, "tape") {
+	switch {
+	case strings.HasSuffix(subtype, "tape"):
 		return metrics.TypeTape
+	case strings.HasSuffix(subtype, "library"):
+		return metrics.TypeChanger
 	}
 	return metrics.TypeDisk
 }

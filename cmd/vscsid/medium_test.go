@@ -23,7 +23,7 @@ func newTestDrive(t *testing.T) (*testRegistry, string) {
 		}
 	}
 	reg := &testRegistry{}
-	reg.add(t, served("vtape"), target.DeviceConfig{Name: "tape0", Subtype: "vtape", Config: "media=" + media + ";barcode=A1"})
+	reg.add(t, reg.served("vtape"), target.DeviceConfig{Name: "tape0", Subtype: "vtape", Config: "media=" + media + ";barcode=A1"})
 	return reg, media
 }
 
@@ -43,7 +43,8 @@ func savedBarcode(t *testing.T, media string) string {
 func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	reg, media := newTestDrive(t)
 	hd := dbusHandlers(reg.daemon(t))
-	if len(hd) != 2 || hd[0].Subtype != "vdisk" || hd[1].Subtype != "vtape" || hd[0].ChangeMedium != nil || hd[1].ConfigDesc != tape.ConfigDesc {
+	if len(hd) != 3 || hd[0].Subtype != "vdisk" || hd[1].Subtype != "vlibrary" || hd[2].Subtype != "vtape" ||
+		hd[0].ChangeMedium != nil || hd[1].ChangeMedium != nil || hd[2].ConfigDesc != tape.ConfigDesc {
 		t.Fatalf("handlers %+v", hd)
 	}
 	if err := hd[0].CheckConfig("size=1G;lbs=4096"); err != nil {
@@ -60,7 +61,7 @@ func TestChangeMediumOverDBusHandlers(t *testing.T) {
 	if err := hd[0].CheckConfig("lbs=999"); err == nil || !strings.Contains(err.Error(), "lbs") {
 		t.Errorf("CheckConfig of lbs=999: %v, want an error naming lbs", err)
 	}
-	vt := hd[1]
+	vt := hd[2]
 	if err := vt.ChangeMedium("tape0", 0, "barcode=B2"); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestReconfigThroughWrappers(t *testing.T) {
 	log := zaptest.NewLogger(t)
 
 	// targetcli: create tc1 64M "lbs=4096": the capacity is dev_size.
-	h, err := served("vdisk")(target.DeviceConfig{Name: "tc1", Subtype: "vdisk", Config: "lbs=4096", Size: 64 << 20}, log)
+	h, err := (&testRegistry{}).served("vdisk")(target.DeviceConfig{Name: "tc1", Subtype: "vdisk", Config: "lbs=4096", Size: 64 << 20}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestReconfigThroughWrappers(t *testing.T) {
 	}
 
 	// A tape drive behind its wrapper: every change is unsupported.
-	tp, err := served("vtape")(target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1"}, log)
+	tp, err := (&testRegistry{}).served("vtape")(target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1"}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -314,7 +314,12 @@ func (c *Changer) handle(cmd *scsi.Command) scsi.Response {
 
 // CommandName implements target.CommandNamer: the name of op in SMC
 // (scsi.SMC), or "" for an opcode the changer does not support.
-func (c *Changer) CommandName(op scsi.OpCode) string {
+func (c *Changer) CommandName(op scsi.OpCode) string { return CommandName(op) }
+
+// CommandName is the name of op in SMC (scsi.SMC), or "" for an opcode
+// no changer supports: the names fault rules and metrics use, known
+// before a changer is opened.
+func CommandName(op scsi.OpCode) string {
 	e := &commands[op]
 	if e.run == nil {
 		return ""

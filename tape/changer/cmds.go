@@ -76,16 +76,16 @@ func commandInfos() []scsi.CommandInfo {
 
 // The conditions of MOVE MEDIUM, as real libraries report them.
 var (
-	errSourceEmpty = scsi.NewError(scsi.IllegalRequest, scsi.MediumSourceElementEmpty)
-	errDestFull    = scsi.NewError(scsi.IllegalRequest, scsi.MediumDestinationElementFull)
-	// errStillLoaded: autounload=0 and the source drive has the cartridge
+	ErrSourceEmpty     = scsi.NewError(scsi.IllegalRequest, scsi.MediumSourceElementEmpty)
+	ErrDestinationFull = scsi.NewError(scsi.IllegalRequest, scsi.MediumDestinationElementFull)
+	// ErrStillLoaded: autounload=0 and the source drive has the cartridge
 	// loaded; the initiator must unload it (mt offline) first.
-	errStillLoaded = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPrevented)
-	// errDrivePrevents: the drive's initiator prevents medium removal.
-	errDrivePrevents = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPreventedByDTE)
-	// errLoadFailed: the drive is not there, or refused the load or the
+	ErrStillLoaded = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPrevented)
+	// ErrDrivePrevents: the drive's initiator prevents medium removal.
+	ErrDrivePrevents = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPreventedByDTE)
+	// ErrLoadFailed: the drive is not there, or refused the load or the
 	// unload for another reason.
-	errLoadFailed = scsi.NewError(scsi.HardwareError, scsi.MediumLoadOrEjectFailed)
+	ErrLoadFailed = scsi.NewError(scsi.HardwareError, scsi.MediumLoadOrEjectFailed)
 )
 
 // invalidElement is 21/01 INVALID ELEMENT ADDRESS pointing at the address
@@ -238,20 +238,20 @@ func (c *Changer) moveMedium(cmd *scsi.Command) scsi.Response {
 func (c *Changer) move(src, dst Loc) error {
 	ss, ds := c.slot(src), c.slot(dst)
 	if ss.Barcode == "" {
-		return errSourceEmpty
+		return ErrSourceEmpty
 	}
 	if ds.Barcode != "" {
-		return errDestFull
+		return ErrDestinationFull
 	}
 	var to Drive
 	if dst.Type == DataTransfer {
 		d, err := c.drive(dst.Index)
 		if err != nil {
 			c.log.Warn("move into a drive that is not there", zap.String("drive", c.cfg.Drives[dst.Index]), zap.Error(err))
-			return errLoadFailed
+			return ErrLoadFailed
 		}
 		if d.Stats().Barcode != "" {
-			return errDestFull // loaded outside the library
+			return ErrDestinationFull // loaded outside the library
 		}
 		to = d
 	}
@@ -268,7 +268,7 @@ func (c *Changer) move(src, dst Loc) error {
 		if err := to.Load(moved.Barcode); err != nil {
 			c.log.Warn("drive refused the cartridge", zap.String("drive", c.cfg.Drives[dst.Index]),
 				zap.String("medium", moved.Barcode), zap.Error(err))
-			return errLoadFailed
+			return ErrLoadFailed
 		}
 	}
 	oldS := *ss
@@ -281,7 +281,7 @@ func (c *Changer) move(src, dst Loc) error {
 				c.log.Warn("cannot unload the drive after the failed move", zap.String("medium", moved.Barcode), zap.Error(uerr))
 			}
 		}
-		return errLoadFailed
+		return ErrLoadFailed
 	}
 	return nil
 }
@@ -298,16 +298,16 @@ func (c *Changer) takeFromDrive(i int) error {
 		return nil
 	}
 	if !c.cfg.AutoUnload {
-		return errStillLoaded
+		return ErrStillLoaded
 	}
 	switch err := d.Unload(); {
 	case err == nil, errors.Is(err, tape.ErrNoMedium):
 		return nil
 	case errors.Is(err, tape.ErrRemovalPrevented):
-		return errDrivePrevents
+		return ErrDrivePrevents
 	default:
 		c.log.Warn("drive did not unload", zap.String("drive", c.cfg.Drives[i]), zap.Error(err))
-		return errLoadFailed
+		return ErrLoadFailed
 	}
 }
 

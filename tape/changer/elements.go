@@ -50,6 +50,9 @@ func (c *Changer) lookup(addr uint16) (Loc, bool) {
 	return Loc{}, false
 }
 
+// Address returns the SCSI element address of l in this personality.
+func (c *Changer) Address(l Loc) uint16 { return c.addr(l) }
+
 // addr is the element address of l.
 func (c *Changer) addr(l Loc) uint16 { return c.base(l.Type) + uint16(l.Index) }
 

@@ -90,6 +90,9 @@ type Layout struct {
 	Storage, Mail, Drives int
 }
 
+// Slots returns the slots of element type t (nil for the transport).
+func (inv *Inventory) Slots(t ElementType) []Slot { return inv.slots(t) }
+
 // slots returns the slots of element type t (nil for the transport).
 func (inv *Inventory) slots(t ElementType) []Slot {
 	switch t {

@@ -107,6 +107,31 @@ func (c *Client) SetTiming(ctx context.Context, name, timing string) error {
 	return c.do(ctx, http.MethodPut, devicePath(name, "/faults/timing"), SetTiming{Timing: timing}, nil)
 }
 
+func libraryPath(name, rest string) string { return "/v1/libraries/" + url.PathEscape(name) + rest }
+
+// Library returns a vlibrary's elements.
+func (c *Client) Library(ctx context.Context, name string) (Library, error) {
+	var out Library
+	return out, c.do(ctx, http.MethodGet, libraryPath(name, ""), nil, &out)
+}
+
+// Move moves a cartridge between two elements of a library.
+func (c *Client) Move(ctx context.Context, name string, m Move) error {
+	return c.do(ctx, http.MethodPost, libraryPath(name, "/move"), m, nil)
+}
+
+// Import puts a cartridge of the media directory into a free mail slot.
+func (c *Client) Import(ctx context.Context, name, barcode string) (Element, error) {
+	var out Element
+	return out, c.do(ctx, http.MethodPost, libraryPath(name, "/import"), Import{Barcode: barcode}, &out)
+}
+
+// Export takes the cartridge out of mail slot index.
+func (c *Client) Export(ctx context.Context, name string, index int) (Element, error) {
+	var out Element
+	return out, c.do(ctx, http.MethodPost, libraryPath(name, "/export"), Export{Index: index}, &out)
+}
+
 // do sends a request and decodes a JSON answer into out (if not nil).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	var r io.Reader

@@ -104,6 +104,32 @@ func (f *fakeService) SetTiming(name, timing string) error {
 	return nil
 }
 
+func (f *fakeService) Library(name string) (Library, error) {
+	if name != "lib0" {
+		return Library{}, fmt.Errorf("%w: device %q is not a library", unix.ENOTSUP, name)
+	}
+	return Library{Name: name, Personality: "generic", Serial: "S1", Outside: []string{},
+		Elements: []Element{{ElementRef: ElementRef{"drive", 0}, Address: 1, Barcode: "A2", Device: "tape0", Source: &ElementRef{"storage", 1}}}}, nil
+}
+
+func (f *fakeService) Move(name string, m Move) error {
+	f.record(fmt.Sprintf("move %s %s %d %s %d", name, m.From.Type, m.From.Index, m.To.Type, m.To.Index))
+	if m.To.Type == "drive" {
+		return fmt.Errorf("%w: destination full", unix.EBUSY)
+	}
+	return nil
+}
+
+func (f *fakeService) Import(name, barcode string) (Element, error) {
+	f.record("import " + name + " " + barcode)
+	return Element{ElementRef: ElementRef{"mail", 0}, Address: 16, Barcode: barcode, ImpExp: true}, nil
+}
+
+func (f *fakeService) Export(name string, index int) (Element, error) {
+	f.record(fmt.Sprintf("export %s %d", name, index))
+	return Element{ElementRef: ElementRef{"mail", index}, Address: 16, Barcode: "A3"}, nil
+}
+
 // start serves s on a socket in a temporary directory.
 func start(t *testing.T, s Service) string {
 	t.Helper()
@@ -178,6 +204,13 @@ func TestServerWire(t *testing.T) {
 		{"DELETE", "/v1/devices/d0/faults/x", ``, 400, ``},
 		{"DELETE", "/v1/devices/d0/faults", ``, 204, ``},
 		{"PUT", "/v1/devices/d0/faults/timing", `{"timing":"latency=1ms"}`, 204, ``},
+		{"GET", "/v1/libraries/lib0", "", 200, `{"name":"lib0","personality":"generic","serial":"S1","elements":[{"type":"drive","index":0,"address":1,"barcode":"A2","source":{"type":"storage","index":1},"device":"tape0"}],"outside":[]}`},
+		{"GET", "/v1/libraries/tape0", "", 400, ``},
+		{"POST", "/v1/libraries/lib0/move", `{"from":{"type":"storage","index":2},"to":{"type":"mail","index":0}}`, 204, ``},
+		{"POST", "/v1/libraries/lib0/move", `{"from":{"type":"storage","index":2},"to":{"type":"drive","index":0}}`, 409, ``},
+		{"POST", "/v1/libraries/lib0/import", `{"barcode":"A9"}`, 200, `{"type":"mail","index":0,"address":16,"barcode":"A9","impexp":true}`},
+		{"POST", "/v1/libraries/lib0/export", `{"index":1}`, 200, `{"type":"mail","index":1,"address":16,"barcode":"A3"}`},
+		{"POST", "/v1/libraries/lib0/export", `{"slot":1}`, 400, ``},
 	} {
 		status, body := do(tc.method, tc.url, tc.body)
 		if status != tc.status || (tc.want != "" && body != tc.want) || (tc.want == "" && tc.status == 204 && body != "") {
@@ -186,7 +219,8 @@ func TestServerWire(t *testing.T) {
 	}
 	if want := []string{"load tape0 B2", "load tape0 NOPE", "unload tape0",
 		"create d9 vdisk size=64M 256", "create d9 vdisk size=64M;lbs=3 0", "create tape0 vtape memory=1 0", "remove d9", "remove tc0", "remove x",
-		"fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms"}; !reflect.DeepEqual(f.calls, want) {
+		"fault add d0 busy", "fault del d0 2", "fault clear d0", "fault timing d0 latency=1ms",
+		"move lib0 storage 2 mail 0", "move lib0 storage 2 drive 0", "import lib0 A9", "export lib0 1"}; !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}
 }
@@ -214,7 +248,17 @@ func TestClientRoundTrip(t *testing.T) {
 	if id, err := c.AddFault(ctx, "d0", "busy"); err != nil || id != 2 {
 		t.Errorf("AddFault = %d, %v", id, err)
 	}
+	if l, err := c.Library(ctx, "lib0"); err != nil || l.Elements[0].Device != "tape0" || l.Elements[0].Source.Index != 1 {
+		t.Errorf("Library = %+v, %v", l, err)
+	}
+	if e, err := c.Import(ctx, "lib0", "A9"); err != nil || !e.ImpExp || e.Barcode != "A9" {
+		t.Errorf("Import = %+v, %v", e, err)
+	}
+	if e, err := c.Export(ctx, "lib0", 1); err != nil || e.Barcode != "A3" {
+		t.Errorf("Export = %+v, %v", e, err)
+	}
 	for name, err := range map[string]error{
+		"Move":        c.Move(ctx, "lib0", Move{From: ElementRef{"storage", 0}, To: ElementRef{"mail", 0}}),
 		"Load":        c.Load(ctx, "tape0", "B2"),
 		"Remove":      c.Remove(ctx, "d9"),
 		"RemoveFault": c.RemoveFault(ctx, "d0", 2),
@@ -233,6 +277,7 @@ func TestClientRoundTrip(t *testing.T) {
 		{c.Unload(ctx, "tape0"), "ENOMEDIUM", 409},
 		{c.Load(ctx, "tape0", "NOPE"), "ENOENT", 404},
 		{c.Remove(ctx, "tc0"), "EPERM", 403},
+		{c.Move(ctx, "lib0", Move{To: ElementRef{"drive", 0}}), "EBUSY", 409},
 		{func() error { _, err := c.Stats(ctx, "x"); return err }(), "ENODEV", 404},
 	} {
 		e, ok := errors.AsType[*Error](tc.err)

@@ -32,6 +32,10 @@ type Service interface {
 	RemoveFault(name string, id uint64) error
 	ClearFaults(name string) error
 	SetTiming(name, timing string) error
+	Library(name string) (Library, error)
+	Move(name string, m Move) error
+	Import(name, barcode string) (Element, error)
+	Export(name string, index int) (Element, error)
 }
 
 // statusOf maps the errno an error wraps to the HTTP status of the answer
@@ -103,6 +107,30 @@ func Handler(s Service) http.Handler {
 		var req SetTiming
 		if readJSON(w, r, &req) {
 			answer(w, http.StatusNoContent, nil, s.SetTiming(r.PathValue("name"), req.Timing))
+		}
+	})
+	mux.HandleFunc("GET /v1/libraries/{name}", func(w http.ResponseWriter, r *http.Request) {
+		l, err := s.Library(r.PathValue("name"))
+		answer(w, http.StatusOK, l, err)
+	})
+	mux.HandleFunc("POST /v1/libraries/{name}/move", func(w http.ResponseWriter, r *http.Request) {
+		var req Move
+		if readJSON(w, r, &req) {
+			answer(w, http.StatusNoContent, nil, s.Move(r.PathValue("name"), req))
+		}
+	})
+	mux.HandleFunc("POST /v1/libraries/{name}/import", func(w http.ResponseWriter, r *http.Request) {
+		var req Import
+		if readJSON(w, r, &req) {
+			e, err := s.Import(r.PathValue("name"), req.Barcode)
+			answer(w, http.StatusOK, e, err)
+		}
+	})
+	mux.HandleFunc("POST /v1/libraries/{name}/export", func(w http.ResponseWriter, r *http.Request) {
+		var req Export
+		if readJSON(w, r, &req) {
+			e, err := s.Export(r.PathValue("name"), req.Index)
+			answer(w, http.StatusOK, e, err)
 		}
 	})
 	return mux

@@ -17,6 +17,10 @@
 //	DELETE /v1/devices/{name}/faults       → 204 (every rule)
 //	DELETE /v1/devices/{name}/faults/{id}  → 204
 //	PUT    /v1/devices/{name}/faults/timing SetTiming → 204
+//	GET    /v1/libraries/{name}            → Library
+//	POST   /v1/libraries/{name}/move       Move → 204
+//	POST   /v1/libraries/{name}/import     Import → Element (the mail slot)
+//	POST   /v1/libraries/{name}/export     Export → Element (as it was)
 //
 // Errors are an Error body with a 4xx/5xx status; its errno names the
 // unix errno the daemon's error wrapped (ENODEV, ENOENT, EBUSY, ...).
@@ -25,8 +29,8 @@ package control
 // Device is one served device (GET /v1/devices).
 type Device struct {
 	Name    string `json:"name"`
-	Type    string `json:"type"`    // disk | tape
-	Subtype string `json:"subtype"` // vdisk | vtape
+	Type    string `json:"type"`    // disk | tape | changer
+	Subtype string `json:"subtype"` // vdisk | vtape | vlibrary
 	Origin  string `json:"origin"`  // config | attached
 	HBA     int    `json:"hba"`
 	UIO     string `json:"uio"`
@@ -119,7 +123,54 @@ type Faults struct {
 // strictly as the config file's.
 type CreateDevice struct {
 	Name         string `json:"name"`
-	Type         string `json:"type"` // vdisk | vtape
+	Type         string `json:"type"` // vdisk | vtape | vlibrary
 	Config       string `json:"config"`
 	HWMaxSectors int    `json:"hw_max_sectors,omitempty"`
+}
+
+// ElementRef names a library element by type (storage, mail, drive) and
+// index within its type, 0-based.
+type ElementRef struct {
+	Type  string `json:"type"`
+	Index int    `json:"index"`
+}
+
+// Element is one element of a library and what it holds.
+type Element struct {
+	ElementRef
+	Address uint16 `json:"address"` // the SCSI element address
+	Barcode string `json:"barcode,omitempty"`
+	// Source is where the transport took the cartridge from (SValid).
+	Source *ElementRef `json:"source,omitempty"`
+	// ImpExp: the operator put the cartridge in this mail slot.
+	ImpExp bool `json:"impexp,omitempty"`
+	// Device is a drive element's vtape device.
+	Device string `json:"device,omitempty"`
+}
+
+// Library is a vlibrary's elements (GET /v1/libraries/{name}).
+type Library struct {
+	Name        string    `json:"name"`
+	Personality string    `json:"personality"`
+	Serial      string    `json:"serial"`
+	Elements    []Element `json:"elements"`
+	// Outside are the exported cartridges: their images are in the media
+	// directory, they are not in the library.
+	Outside []string `json:"outside"`
+}
+
+// Move is the body of POST /v1/libraries/{name}/move.
+type Move struct {
+	From ElementRef `json:"from"`
+	To   ElementRef `json:"to"`
+}
+
+// Import is the body of POST /v1/libraries/{name}/import.
+type Import struct {
+	Barcode string `json:"barcode"`
+}
+
+// Export is the body of POST /v1/libraries/{name}/export: a mail slot.
+type Export struct {
+	Index int `json:"index"`
 }
