@@ -78,6 +78,9 @@ func collectDevice(ch chan<- prometheus.Metric, d *Device) {
 	if d.Tape != nil {
 		collectTape(ch, name, d.Tape)
 	}
+	if d.Changer != nil {
+		collectChanger(ch, name, d.Changer)
+	}
 	if d.Fault != nil {
 		collectFault(ch, name, d.Fault)
 	}
@@ -188,6 +191,19 @@ func collectTape(ch chan<- prometheus.Metric, name string, t *Tape) {
 	counter(ch, descTapeEvents, float64(t.FilemarkEvents), name, eventFilemark)
 	counter(ch, descTapeEvents, float64(t.EODEvents), name, eventEOD)
 	counter(ch, descTapeEvents, float64(t.BOPEvents), name, eventBOP)
+}
+
+func collectChanger(ch chan<- prometheus.Metric, name string, c *Changer) {
+	for _, m := range c.Moves {
+		counter(ch, descChangerMoves, float64(m.Count), name, m.From, m.To, m.Outcome)
+		counter(ch, descChangerMoveSeconds, m.Seconds, name, m.From, m.To, m.Outcome)
+	}
+	for _, e := range c.Elements {
+		gauge(ch, descChangerElements, float64(e.Count), name, e.Type)
+		gauge(ch, descChangerFull, float64(e.Full), name, e.Type)
+	}
+	counter(ch, descChangerImports, float64(c.Imports), name)
+	counter(ch, descChangerExports, float64(c.Exports), name)
 }
 
 func collectFault(ch chan<- prometheus.Metric, name string, f *Fault) {

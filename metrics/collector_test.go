@@ -135,7 +135,29 @@ func fixture() []metrics.Device {
 		// are there from the start, at zero.
 		Fault: &metrics.Fault{Delays: hist(delayBounds, 0, nil)},
 	}
-	return []metrics.Device{disk, tape}
+	lib := metrics.Device{
+		Name: "lib0", Type: metrics.TypeChanger, Subtype: "vlibrary", HBA: 3, UIO: "uio2",
+		Vendor: "VSCSI", Product: "VLIBRARY", Revision: "0100",
+		Transport: metrics.Transport{
+			Commands: []metrics.Command{
+				{Name: "move_medium", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 0.006, map[int]uint64{4: 3})},
+			},
+			CheckConditions: [16]uint64{5: 1},
+		},
+		Ring: metrics.Ring{CommandRingBytes: 8<<20 - 128, DataAreaBytes: 64 << 20, Workers: 1},
+		Changer: &metrics.Changer{
+			Moves: []metrics.ChangerMove{
+				{From: "storage", To: "drive", Outcome: "ok", Count: 2, Seconds: 0.004},
+				{From: "storage", To: "storage", Outcome: "refused", Count: 1, Seconds: 0.0001},
+			},
+			Elements: []metrics.ChangerElements{
+				{Type: "transport", Count: 1}, {Type: "storage", Count: 20, Full: 18},
+				{Type: "mail", Count: 4, Full: 1}, {Type: "drive", Count: 2, Full: 2},
+			},
+			Imports: 1, Exports: 2,
+		},
+	}
+	return []metrics.Device{disk, tape, lib}
 }
 
 func golden(t *testing.T, name string, c prometheus.Collector) {

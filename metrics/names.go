@@ -12,12 +12,14 @@ const (
 	subRing   = "ring"
 	subDisk   = "disk"
 	subTape   = "tape"
+	subChgr   = "changer"
 	subFault  = "fault"
 )
 
 // Label names. Every label value is bounded: device by the configured LUNs,
 // command by the handlers' dispatch tables, sense_key by SPC (16), asc by
-// ascNames, direction, capability, tmr and event by fixed lists here, rule
+// ascNames, direction, capability, tmr, event, from, to and outcome by
+// fixed lists here and in tape/changer, rule
 // by fault.MaxRules per device (IDs of removed rules vanish with them) and
 // action by the fault rule grammar.
 const (
@@ -40,6 +42,9 @@ const (
 	lEvent      = "event"
 	lRule       = "rule"
 	lAction     = "action"
+	lFrom       = "from"
+	lTo         = "to"
+	lOutcome    = "outcome"
 )
 
 // otherCommand is the command label of opcodes the handler does not name.
@@ -178,6 +183,20 @@ var (
 	descTapeEvents = desc(subTape, "events_total",
 		"Reads and positioning commands stopped by a condition (ili: incorrect length; filemark; end_of_data: blank check; beginning_of_partition).", lDevice, lEvent)
 
+	// Media changers (libraries).
+	descChangerMoves = desc(subChgr, "moves_total",
+		"Cartridge moves (MOVE MEDIUM and the operator's), by source and destination element type (storage, mail, drive) and outcome (ok; refused: ILLEGAL REQUEST such as source empty or destination full; failed: HARDWARE ERROR).", lDevice, lFrom, lTo, lOutcome)
+	descChangerMoveSeconds = desc(subChgr, "move_seconds_total",
+		"Time spent in the moves of vscsi_changer_moves_total (drive load or unload and the inventory's crash-safe save), same labels.", lDevice, lFrom, lTo, lOutcome)
+	descChangerElements = desc(subChgr, "elements",
+		"Elements of the library by type (transport, storage, mail, drive).", lDevice, lType)
+	descChangerFull = desc(subChgr, "elements_full",
+		"Elements that hold a cartridge, by type.", lDevice, lType)
+	descChangerImports = desc(subChgr, "imports_total",
+		"Cartridges the operator put into a mail slot (vscsictl library import).", lDevice)
+	descChangerExports = desc(subChgr, "exports_total",
+		"Cartridges the operator took out of a mail slot (vscsictl library export).", lDevice)
+
 	// Fault injection (target/fault).
 	descFaultMatched = desc(subFault, "matched_total",
 		"Commands that passed an installed fault rule's filter, by rule ID and action.", lDevice, lRule, lAction)
@@ -206,6 +225,7 @@ var allDescs = []*prometheus.Desc{
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,
 	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descTapeEvents,
+	descChangerMoves, descChangerMoveSeconds, descChangerElements, descChangerFull, descChangerImports, descChangerExports,
 	descFaultMatched, descFaultInjected, descFaultDelay, descFaultClamped, descFaultHeld,
 	descFaultInterrupted,
 }

@@ -52,9 +52,11 @@ type Device struct {
 	Transport Transport
 	Ring      Ring
 
-	// Disk is set for disks, Tape for tape drives.
-	Disk *Disk
-	Tape *Tape
+	// Disk is set for disks, Tape for tape drives, Changer for media
+	// changers (libraries).
+	Disk    *Disk
+	Tape    *Tape
+	Changer *Changer
 
 	// Fault is set for devices served through a fault injector
 	// (target/fault); nil exports no vscsi_fault_* series.
@@ -198,6 +200,32 @@ type Tape struct {
 	FilemarkEvents   uint64
 	EODEvents        uint64
 	BOPEvents        uint64
+}
+
+// Changer is a media changer's moves and occupancy (changer.Stats).
+type Changer struct {
+	// Moves has one entry per source type, destination type and outcome.
+	Moves []ChangerMove
+	// Elements are the element counts and the full elements by type
+	// (transport, storage, mail, drive: changer.ElementType's names).
+	Elements []ChangerElements
+	Imports  uint64
+	Exports  uint64
+}
+
+// ChangerMove counts the moves from one element type to another with one
+// outcome (ok, refused, failed) and the seconds they took.
+type ChangerMove struct {
+	From, To, Outcome string
+	Count             uint64
+	Seconds           float64
+}
+
+// ChangerElements is how many elements of a type a changer has and how
+// many hold a cartridge.
+type ChangerElements struct {
+	Type        string
+	Count, Full int
 }
 
 // Fault is a device's fault injection: its installed rules and what the

@@ -6,6 +6,7 @@ import (
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
 )
@@ -61,6 +62,11 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 				MisalignedReads:   s.MisalignedReads,
 				MisalignedWrites:  s.MisalignedWrites,
 			}
+		}
+		if h, ok := target.As[*changer.Changer](ds.Handler); ok {
+			p := h.Personality()
+			md.Vendor, md.Product, md.Revision = p.Vendor, p.Product, p.Revision
+			md.Changer = changerMetrics(h.Stats())
 		}
 		if h, ok := target.As[*tape.Drive](ds.Handler); ok {
 			p := h.Personality()
@@ -150,4 +156,16 @@ func transport(st *target.DeviceStats) metrics.Transport {
 		t.TMRs = append(t.TMRs, metrics.TMR{Type: x.Type.String(), Count: x.Count})
 	}
 	return t
+}
+
+func changerMetrics(s changer.Stats) *metrics.Changer {
+	m := &metrics.Changer{Imports: s.Imports, Exports: s.Exports}
+	for _, mv := range s.Moves {
+		m.Moves = append(m.Moves, metrics.ChangerMove{From: mv.From.String(), To: mv.To.String(), Outcome: mv.Outcome,
+			Count: mv.Count, Seconds: mv.Seconds})
+	}
+	for _, t := range [...]changer.ElementType{changer.Transport, changer.Storage, changer.ImportExport, changer.DataTransfer} {
+		m.Elements = append(m.Elements, metrics.ChangerElements{Type: t.String(), Count: s.Elements[t], Full: s.Full[t]})
+	}
+	return m
 }

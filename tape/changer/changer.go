@@ -74,6 +74,9 @@ type Changer struct {
 	order   [4]ElementType // element types by first address
 	buf     []byte
 	empty   scsi.Buffer
+
+	moves            moveStats
+	imports, exports uint64
 }
 
 // Open returns the changer name (the device name: the inventory file and
@@ -381,6 +384,7 @@ func (c *Changer) Import(barcode string) (int, error) {
 		return 0, fmt.Errorf("vlibrary %s: import %s: %w", c.name, barcode, err)
 	}
 	c.spc.UA.Add(scsi.ImportOrExportElementAccessed)
+	c.imports++
 	c.log.Info("cartridge imported", zap.String("medium", barcode), zap.Int("mailslot", i))
 	return i, nil
 }
@@ -410,6 +414,7 @@ func (c *Changer) Export(slot int) (string, error) {
 		return "", fmt.Errorf("vlibrary %s: export %d: %w", c.name, slot, err)
 	}
 	c.spc.UA.Add(scsi.ImportOrExportElementAccessed)
+	c.exports++
 	c.log.Info("cartridge exported", zap.String("medium", old.Barcode), zap.Int("mailslot", slot))
 	return old.Barcode, nil
 }

@@ -3,6 +3,7 @@ package changer
 import (
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -234,8 +235,16 @@ func (c *Changer) moveMedium(cmd *scsi.Command) scsi.Response {
 
 // move moves the cartridge in src to dst: the drive at either end is
 // unloaded or loaded, then the inventory is saved; only then is the move
-// done. A failure leaves the inventory as it was.
+// done. A failure leaves the inventory as it was. Every move is counted
+// and timed (Stats).
 func (c *Changer) move(src, dst Loc) error {
+	start := time.Now()
+	err := c.doMove(src, dst)
+	c.moves.add(src.Type, dst.Type, err, time.Since(start))
+	return err
+}
+
+func (c *Changer) doMove(src, dst Loc) error {
 	ss, ds := c.slot(src), c.slot(dst)
 	if ss.Barcode == "" {
 		return ErrSourceEmpty

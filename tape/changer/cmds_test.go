@@ -390,3 +390,34 @@ func TestPopulate(t *testing.T) {
 		t.Errorf("after restart: %v, want E01001L8 and E01002L8", got)
 	}
 }
+
+// TestStats: moves are counted by element types and outcome, occupancy
+// and imports/exports follow the inventory.
+func TestStats(t *testing.T) {
+	l := newLab(t, "slots=3;mailslots=1;drives=tape0", "A00001", "A00002")
+	l.ok(move(0x1000, 0x0001), 0)                                                         // slot → drive
+	l.wantSense(move(0x1002, 0x1001), scsi.IllegalRequest, scsi.MediumSourceElementEmpty) // refused
+	if err := l.c.Move(Loc{DataTransfer, 0}, Loc{ImportExport, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.c.Export(0); err != nil {
+		t.Fatal(err)
+	}
+	s := l.c.Stats()
+	want := []MoveCount{
+		{From: Storage, To: Storage, Outcome: OutcomeRefused, Count: 1},
+		{From: Storage, To: DataTransfer, Outcome: OutcomeOK, Count: 1},
+		{From: DataTransfer, To: ImportExport, Outcome: OutcomeOK, Count: 1},
+	}
+	if len(s.Moves) != len(want) {
+		t.Fatalf("Moves = %+v", s.Moves)
+	}
+	for i, m := range s.Moves {
+		if m.From != want[i].From || m.To != want[i].To || m.Outcome != want[i].Outcome || m.Count != 1 || m.Seconds <= 0 {
+			t.Errorf("Moves[%d] = %+v, want %+v with some seconds", i, m, want[i])
+		}
+	}
+	if s.Elements != [5]int{0, 1, 3, 1, 1} || s.Full != [5]int{0, 0, 1, 0, 0} || s.Imports != 0 || s.Exports != 1 {
+		t.Errorf("Stats = %+v", s)
+	}
+}

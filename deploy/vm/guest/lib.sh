@@ -393,7 +393,8 @@ dev_hctl() {
 }
 
 # dev_block NAME: the sdX of a disk LU. dev_tape NAME: the stN of a tape
-# LU (its rewinding node; nstN is the non-rewinding one). dev_sg NAME: sgN.
+# LU (its rewinding node; nstN is the non-rewinding one). dev_changer
+# NAME: the schN of a medium changer LU (ch). dev_sg NAME: sgN.
 dev_block() {
 	_vt_h=$(dev_hctl "$1") || return 1
 	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/block/*; do
@@ -408,6 +409,13 @@ dev_tape() {
 	done
 	return 1
 }
+dev_changer() {
+	_vt_h=$(dev_hctl "$1") || return 1
+	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_changer/sch*; do
+		[ -e "$_vt_d" ] && { basename "$_vt_d"; return 0; }
+	done
+	return 1
+}
 dev_sg() {
 	_vt_h=$(dev_hctl "$1") || return 1
 	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_generic/sg*; do
@@ -416,7 +424,7 @@ dev_sg() {
 	return 1
 }
 
-# dev_node KIND NAME: the /dev node (KIND: block, tape, sg) exists.
+# dev_node KIND NAME: the /dev node (KIND: block, tape, changer, sg) exists.
 dev_node() {
 	_vt_x=$("dev_$1" "$2") || return 1
 	[ -e "/dev/$_vt_x" ] || return 1

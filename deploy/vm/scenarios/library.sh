@@ -1,0 +1,226 @@
+# vm-timeout: 900
+# library: vscsid's vlibrary (an SMC medium changer) through TCMU + tcm_loop,
+# bound by the kernel's ch driver and driven through sg by mtx, the way a
+# backup administrator would: status with barcodes, load, unload, transfer,
+# first/next, inventory, eepos; the drive that mtx loaded is the /dev/nstN
+# whose serial number READ ELEMENT STATUS (DVCID) names, mt sees it online
+# and tar writes and reads it; every refused move gives mtx's error and the
+# sense a real library gives; an operator's import shows up in mtx status;
+# a multi-volume GNU tar spans three cartridges, loaded by mtx from its
+# --new-volume-script, and restores bit-exact; the inventory survives
+# restarts and kill -9 in the middle of a series of moves.
+
+CMD_TIMEOUT=120
+CTL=/usr/bin/vscsictl
+[ -x "$CTL" ] || CTL=$(command -v vscsictl)
+MTX=/usr/bin/mtx
+LIBM=/tmp/vmtest/library
+STRICT=/tmp/vmtest/strict
+mkdir -p /etc/vscsid "$LIBM" "$STRICT"
+cat >/etc/vscsid/library.yaml <<EOF
+cmd_time_out: 30
+devices:
+  - name: ltape0
+    type: vtape
+    config: "personality=lto8;media=$LIBM"
+  - name: ltape1
+    type: vtape
+    config: "personality=lto8;media=$LIBM"
+  - name: lib0
+    type: vlibrary
+    config: "media=$LIBM;slots=8;mailslots=2;drives=ltape0+ltape1;cartridges=6;first=A00001L8;capacity=4M"
+  - name: stape0
+    type: vtape
+    config: "personality=lto8;media=$STRICT"
+  - name: strict
+    type: vlibrary
+    config: "personality=ibm-ts3100;media=$STRICT;slots=4;mailslots=1;drives=stape0;autounload=0;cartridges=2;first=S00001L8"
+EOF
+artefact /etc/vscsid/library.yaml
+
+start_library() { # start_library LOGNAME
+	vscsid_start "$1" --config /etc/vscsid/library.yaml --dbus=off
+	[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
+	for n in ltape0 ltape1 stape0; do
+		require wait_for "$1-$n-attached" 30 "dev_node tape $n && dev_node sg $n"
+	done
+	for n in lib0 strict; do
+		require wait_for "$1-$n-attached" 30 "dev_node changer $n && dev_node sg $n"
+	done
+}
+
+dmesg_mark daemon
+start_library library
+SG=/dev/$(dev_sg lib0)
+SG2=/dev/$(dev_sg strict)
+T0=/dev/n$(dev_tape ltape0)
+T1=/dev/n$(dev_tape ltape1)
+TS=/dev/n$(dev_tape stape0)
+export SG SG2 T0 T1 TS MTX CTL
+note "lib0 $SG /dev/$(dev_changer lib0), strict $SG2, drives $T0 $T1 $TS"
+
+# The kernel's view: ch bound, a mediumx in lsscsi, the cartridges created.
+check_sh ch-attached "dmesg | grep -E 'Attached scsi changer ch[0-9]+' >/dev/null"
+expect_output lsscsi-mediumx "^\\[[0-9:]+\\] +mediumx +VSCSI +VLIBRARY .*/dev/sch[0-9]+ +$SG\$" /usr/bin/lsscsi -g
+expect_eq cartridges-created 8 "$(ls "$LIBM"/*.vtape "$STRICT"/*.vtape | wc -l)"
+
+# mtx status: drives, slots, mail slots, barcodes.
+expect_output status-header "^ *Storage Changer $SG:2 Drives, 10 Slots \\( 2 Import/Export \\)\$" "$MTX" -f "$SG" status
+expect_output status-slot1 '^ +Storage Element 1:Full :VolumeTag=A00001L8 *$' "$MTX" -f "$SG" status
+expect_output status-slot6 '^ +Storage Element 6:Full :VolumeTag=A00006L8 *$' "$MTX" -f "$SG" status
+expect_output status-slot8-empty '^ +Storage Element 8:Empty *$' "$MTX" -f "$SG" status
+expect_output status-mail '^ +Storage Element 9 IMPORT/EXPORT:Empty *$' "$MTX" -f "$SG" status
+expect_output status-drive1-empty '^Data Transfer Element 1:Empty *$' "$MTX" -f "$SG" status
+expect_output strict-header "^ *Storage Changer $SG2:1 Drives, 5 Slots \\( 1 Import/Export \\)\$" "$MTX" -f "$SG2" status
+expect_output inquiry-ibm 'Product ID: .3573-TL' "$MTX" -f "$SG2" inquiry
+
+# mtx load: the cartridge goes into drive 0, which is ltape0, the drive
+# whose serial READ ELEMENT STATUS (DVCID) reports for element 0.
+check mtx-load "$MTX" -f "$SG" load 2 0
+expect_output status-drive0-loaded '^Data Transfer Element 0:Full \(Storage Element 2 Loaded\):VolumeTag = A00002L8 *$' "$MTX" -f "$SG" status
+expect_output status-slot2-empty '^ +Storage Element 2:Empty *$' "$MTX" -f "$SG" status
+serial=$(sg_inq -p 0x80 "/dev/$(dev_sg ltape0)" | sed -n 's/^ *Unit serial number: *//p')
+note "ltape0 serial $serial"
+check dvcid-res sg_raw -o "$W/res.bin" -r 1024 "$SG" b8 04 00 00 00 01 01 00 04 00 00 00
+note "READ ELEMENT STATUS, drives, DVCID: $(od -A x -t x1 "$W/res.bin" | head -n 8)"
+check_sh dvcid-names-ltape0 "[ -n '$serial' ] && tr -d '\\000' <'$W/res.bin' | grep -F '$serial' >/dev/null"
+expect_output loaded-mt-online 'ONLINE' /usr/bin/mt-st -f "$T0" status
+expect_output loaded-vscsictl '^ltape0 .* A00002L8 ' "$CTL" devices
+check_sh loaded-tar-roundtrip "
+	dd if=/dev/urandom of=$W/lib.data bs=64k count=16 2>/dev/null
+	/usr/bin/tar -C $W -cf $T0 -b 128 lib.data
+	/usr/bin/mt-st -f $T0 rewind
+	mkdir -p $W/lib.out && /usr/bin/tar -C $W/lib.out -xf $T0 -b 128
+	cmp $W/lib.data $W/lib.out/lib.data"
+check mtx-unload "$MTX" -f "$SG" unload
+expect_output unload-home '^ +Storage Element 2:Full :VolumeTag=A00002L8 *$' "$MTX" -f "$SG" status
+check_sh unload-drive-empty "$CTL devices | grep -E '^ltape0 ' | grep -v A00002L8 >/dev/null"
+
+# transfer, first/next, inventory, eepos.
+check mtx-transfer "$MTX" -f "$SG" transfer 3 8
+expect_output transfer-dest '^ +Storage Element 8:Full :VolumeTag=A00003L8 *$' "$MTX" -f "$SG" status
+check mtx-transfer-back "$MTX" -f "$SG" transfer 8 3
+check mtx-first "$MTX" -f "$SG" first 1
+expect_output first-loads-slot1 '^Data Transfer Element 1:Full \(Storage Element 1 Loaded\):VolumeTag = A00001L8' "$MTX" -f "$SG" status
+check mtx-next "$MTX" -f "$SG" next 1
+expect_output next-loads-slot2 '^Data Transfer Element 1:Full \(Storage Element 2 Loaded\):VolumeTag = A00002L8' "$MTX" -f "$SG" status
+expect_output next-returned-slot1 '^ +Storage Element 1:Full :VolumeTag=A00001L8' "$MTX" -f "$SG" status
+check mtx-unload-1 "$MTX" -f "$SG" unload 2 1
+check mtx-inventory "$MTX" -f "$SG" inventory
+check mtx-eepos-to-mail "$MTX" -f "$SG" eepos 1 transfer 4 9
+expect_output eepos-mail-full '^ +Storage Element 9 IMPORT/EXPORT:Full :VolumeTag=A00004L8' "$MTX" -f "$SG" status
+check mtx-eepos-back "$MTX" -f "$SG" eepos 0 transfer 9 4
+
+# Refused moves: mtx's error, and through sg_raw the sense a real library
+# gives (mtx checks some conditions itself before it sends MOVE MEDIUM).
+expect_fail mtx-load-empty-slot "$MTX" -f "$SG" load 8 0
+expect_fail mtx-load-full-drive sh -c "$MTX -f $SG load 1 0 && $MTX -f $SG load 3 0"
+check mtx-unload-after-full "$MTX" -f "$SG" unload 1 0
+# MOVE MEDIUM: a5, transport 0000, source, destination (generic: drives
+# from 0001, mail slots from 0010, slots from 1000).
+expect_output sense-source-empty 'Medium source element empty' sh -c "sg_raw $SG a5 00 00 00 10 07 10 06 00 00 00 00 2>&1; true"
+expect_output sense-destination-full 'Medium destination element full' sh -c "sg_raw $SG a5 00 00 00 10 00 10 01 00 00 00 00 2>&1; true"
+expect_output sense-invalid-element 'Invalid element address' sh -c "sg_raw $SG a5 00 00 00 20 00 10 07 00 00 00 00 2>&1; true"
+# A drive whose initiator prevents medium removal (mt lock: st's MTLOCK,
+# PREVENT ALLOW MEDIUM REMOVAL; st sends it itself at the first read or
+# write with its auto-lock option): the library cannot take its cartridge
+# (05/53/03) until it is allowed again.
+check mtx-load-for-prevent "$MTX" -f "$SG" load 5 1
+check mt-lock /usr/bin/mt-st -f "$T1" lock
+expect_output sense-drive-prevents 'Medium removal prevented by data transfer element' sh -c "sg_raw $SG a5 00 00 00 00 02 10 04 00 00 00 00 2>&1; true"
+expect_fail mtx-unload-prevented "$MTX" -f "$SG" unload 5 1
+check mt-unlock /usr/bin/mt-st -f "$T1" unlock
+check mtx-unload-after-close "$MTX" -f "$SG" unload 5 1
+# The strict library (autounload=0): a loaded drive is not unloaded by the
+# robot; mt offline first, as on libraries that need it.
+check strict-load "$MTX" -f "$SG2" load 1 0
+expect_output strict-sense-still-loaded 'Medium removal prevented' sh -c "sg_raw $SG2 a5 00 00 00 01 00 10 00 00 00 00 00 2>&1; true"
+expect_fail strict-unload-refused "$MTX" -f "$SG2" unload 1 0
+check strict-mt-offline /usr/bin/mt-st -f "$TS" offline
+check strict-unload-after-offline "$MTX" -f "$SG2" unload 1 0
+# A library's drive is loaded only through the library.
+expect_output direct-load-refused 'belongs to library lib0' sh -c "$CTL load ltape0 A00006L8 2>&1; true"
+
+# An operator import through a mail slot; the changer reports 28/01, mtx
+# sees the new barcode.
+check media-create-import "$CTL" media create --dir "$LIBM" --barcode B00001L8 --capacity 4MiB
+check library-import "$CTL" library import lib0 B00001L8
+expect_output import-shows-in-mtx '^ +Storage Element 9 IMPORT/EXPORT:Full :VolumeTag=B00001L8' sh -c "$MTX -f $SG status || $MTX -f $SG status"
+check import-to-slot "$MTX" -f "$SG" transfer 9 7
+expect_output library-status-vscsictl '^slot7 +0x1006 +B00001L8 +mail1' "$CTL" library status lib0
+
+# Multi-volume GNU tar across three 4 MiB cartridges (slots 4-6): the
+# new-volume script loads the next slot with mtx, as backup scripts do.
+cat >"$W/next-volume" <<EOS
+#!/bin/sh
+$MTX -f $SG next 0 >>$W/next-volume.log 2>&1
+EOS
+chmod +x "$W/next-volume"
+check_sh multivolume-write "
+	dd if=/dev/urandom of=$W/mv.data bs=1M count=7 2>/dev/null
+	$MTX -f $SG load 4 0
+	/usr/bin/tar -C $W -c -M -F $W/next-volume -f $T0 -b 64 mv.data
+	cat $W/next-volume.log"
+expect_output multivolume-spans-three '^Data Transfer Element 0:Full \(Storage Element 6 Loaded\)' "$MTX" -f "$SG" status
+check_sh multivolume-restore "
+	$MTX -f $SG unload
+	$MTX -f $SG load 4 0
+	mkdir -p $W/mv.out
+	/usr/bin/tar -C $W/mv.out -x -M -F $W/next-volume -f $T0 -b 64
+	cmp $W/mv.data $W/mv.out/mv.data
+	$MTX -f $SG unload"
+
+# The inventory survives a clean restart and kill -9 during moves: every
+# barcode in exactly one element, the drives holding what it says.
+cat >"$W/inventory-sane" <<'EOS'
+#!/bin/sh
+# Every barcode in exactly one element (7: A00001L8-A00006L8, B00001L8),
+# and a drive's cartridge is the one the inventory has in its element. A
+# drive may hold nothing while its element is full: the cartridge was
+# ejected (mt offline, or a crash between the drive's unload and the
+# inventory's save) and waits for the robot, as in a real library.
+$MTX -f "$SG" status >"$W/inv.txt" 2>&1 || $MTX -f "$SG" status >"$W/inv.txt" 2>&1 || { cat "$W/inv.txt"; exit 1; }
+n=$(grep -oE 'VolumeTag ?= ?[A-Z0-9]+' "$W/inv.txt" | sed 's/.*= *//' | sort -u | wc -l)
+all=$(grep -oE 'VolumeTag ?= ?[A-Z0-9]+' "$W/inv.txt" | wc -l)
+[ "$n" = 7 ] && [ "$all" = 7 ] || { echo "barcodes: $n distinct of $all"; cat "$W/inv.txt"; exit 1; }
+for d in 0 1; do
+	want=$(sed -n "s/^Data Transfer Element $d:Full .*VolumeTag = \([A-Z0-9]*\).*/\1/p" "$W/inv.txt")
+	got=$($CTL devices | awk -v n="ltape$d" '$1 == n { print $9 }')
+	[ "$got" = "-" ] || [ "$want" = "$got" ] || { echo "drive $d: mtx says '$want', vscsid '$got'"; exit 1; }
+done
+EOS
+chmod +x "$W/inventory-sane"
+export W
+vscsid_stop library-sigterm
+start_library restart
+SG=/dev/$(dev_sg lib0)
+check inventory-after-restart "$W/inventory-sane"
+kills=${LIBRARY_KILLS:-20}
+bad=0
+i=0
+while [ "$i" -lt "$kills" ]; do
+	i=$((i + 1))
+	(
+		for m in "1 8" "8 1" "2 0" "0 2" "3 9" "9 3"; do
+			set -- $m
+			if [ "$2" = 0 ]; then $MTX -f "$SG" load "$1" 0; elif [ "$1" = 0 ]; then $MTX -f "$SG" unload "$2" 0; else $MTX -f "$SG" transfer "$1" "$2"; fi
+		done
+	) >/dev/null 2>&1 &
+	mover=$!
+	sleep "0.$(($(od -An -N1 -tu1 /dev/urandom) % 9 + 1))"
+	kill -KILL "$VSCSID_PID"
+	wait "$VSCSID_PID" 2>/dev/null
+	VSCSID_PID=
+	wait "$mover" 2>/dev/null
+	start_library "kill$i" >/dev/null
+	SG=/dev/$(dev_sg lib0)
+	export SG
+	if ! capture "$W/inventory-sane"; then
+		bad=$((bad + 1))
+		note "kill $i: $OUT"
+	fi
+done
+expect_eq "inventory-after-$kills-kills" 0 "$bad"
+vscsid_stop library-final-sigterm
+wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
+kernel_clean library-kernel-log
