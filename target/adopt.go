@@ -127,6 +127,14 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	if err := t.action(obj, "block_dev", "0"); err != nil {
 		return info, false, err
 	}
+	// Commands that arrived while the device was blocked wait in TCMU's
+	// qfull queue, and unblocking does not run it: only a write to the
+	// uio device does (tcmu_irqcontrol). Without this kick, an initiator
+	// that sent one command and waits for it (mtx, a single dd) would
+	// wait for its own timeout and an ABORT TASK.
+	if err := rd.Kick(); err != nil {
+		dlog.Warn("kick after unblocking failed; commands queued meanwhile wait for the next completion", zap.Error(err))
+	}
 	for _, p := range []string{naaDir, tpg, lun} {
 		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
 	}

@@ -355,7 +355,7 @@ func (f *fixture) open(path string, size int) (ringDev, error) {
 }
 
 func (r *fakeRing) Memory() []byte { return r.mem }
-func (r *fakeRing) Kick() error    { return nil }
+func (r *fakeRing) Kick() error    { return r.f.record("kick " + r.f.rel(r.name)) }
 func (r *fakeRing) Wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
@@ -907,6 +907,7 @@ func TestCreateAdoptsIntactLeftover(t *testing.T) {
 		"write " + obj + "/action/reset_ring 1",
 		"open dev/uio0 0x110000",
 		"write " + obj + "/action/block_dev 0",
+		"kick dev/uio0", // runs what queued while blocked
 	}
 	if got := f.Ops()[n:]; !slices.Equal(got, want) {
 		t.Errorf("adopt ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

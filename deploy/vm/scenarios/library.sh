@@ -61,7 +61,7 @@ note "lib0 $SG /dev/$(dev_changer lib0), strict $SG2, drives $T0 $T1 $TS"
 
 # The kernel's view: ch bound, a mediumx in lsscsi, the cartridges created.
 check_sh ch-attached "dmesg | grep -E 'Attached scsi changer ch[0-9]+' >/dev/null"
-expect_output lsscsi-mediumx "^\\[[0-9:]+\\] +mediumx +VSCSI +VLIBRARY .*/dev/sch[0-9]+ +$SG\$" /usr/bin/lsscsi -g
+expect_output lsscsi-mediumx "^\\[[0-9:]+\\] +mediumx +VSCSI +VLIBRARY .*/dev/sch[0-9]+ +$SG *\$" /usr/bin/lsscsi -g
 expect_eq cartridges-created 8 "$(ls "$LIBM"/*.vtape "$STRICT"/*.vtape | wc -l)"
 
 # mtx status: drives, slots, mail slots, barcodes.
@@ -186,7 +186,8 @@ all=$(grep -oE 'VolumeTag ?= ?[A-Z0-9]+' "$W/inv.txt" | wc -l)
 for d in 0 1; do
 	want=$(sed -n "s/^Data Transfer Element $d:Full .*VolumeTag = \([A-Z0-9]*\).*/\1/p" "$W/inv.txt")
 	got=$($CTL devices | awk -v n="ltape$d" '$1 == n { print $9 }')
-	[ "$got" = "-" ] || [ "$want" = "$got" ] || { echo "drive $d: mtx says '$want', vscsid '$got'"; exit 1; }
+	case $got in -|"(empty)") continue ;; esac
+	[ "$want" = "$got" ] || { echo "drive $d: mtx says '$want', vscsid '$got'"; exit 1; }
 done
 EOS
 chmod +x "$W/inventory-sane"
