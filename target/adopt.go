@@ -30,9 +30,8 @@ import (
 // change to them needs a stop of vscsid (which removes the device) and a
 // start.
 //
-// Adopting takes the ring over as tcmu-runner does (block_dev=1,
-// reset_ring=1: what the dead daemon left in the ring is completed, and
-// the initiator retries it; open, serve, block_dev=0). The new Handler
+// Adopting takes the ring over (takeOverRing), then opens and serves it.
+// The new Handler
 // starts from power-on: a tape drive reports UNIT ATTENTION 29/00, so st
 // knows the position may be lost. Close then removes the adopted device
 // like one it created.
@@ -66,16 +65,12 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		zap.String("device", spec.Name), zap.String("object", obj), zap.String("uio", uioN))
 
 	m := &managed{done: make(chan struct{}), obj: obj, noReply: true} // ours: nl_reply_supported=-1
-	blocked := false
 	defer func() {
 		if err != nil {
 			// Leave the configfs objects: they are still the kernel's
 			// live device; the caller falls back to reclaiming them.
 			if uerr := m.undo.runFrom(m.served); uerr != nil {
 				err = errors.Join(err, uerr)
-			}
-			if blocked {
-				err = errors.Join(err, t.action(obj, "block_dev", "0"))
 			}
 		}
 	}()
@@ -90,11 +85,7 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	})
 	m.undo.push("remove "+obj, func() error { return f.Rmdir(obj) })
 	m.served = len(m.undo)
-	if err := t.action(obj, "block_dev", "1"); err != nil {
-		return info, false, err
-	}
-	blocked = true
-	if err := t.action(obj, "reset_ring", "1"); err != nil {
+	if err := t.takeOverRing(obj); err != nil {
 		return info, false, err
 	}
 	size, err := uioMapSize(f, t.paths.SysFS, uioN)
@@ -123,18 +114,6 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	m.dev, m.h = d, h
 	m.info.DeviceConfig = dc
 	t.serve(m, rd, dlog)
-	blocked = false
-	if err := t.action(obj, "block_dev", "0"); err != nil {
-		return info, false, err
-	}
-	// Commands that arrived while the device was blocked wait in TCMU's
-	// qfull queue, and unblocking does not run it: only a write to the
-	// uio device does (tcmu_irqcontrol). Without this kick, an initiator
-	// that sent one command and waits for it (mtx, a single dd) would
-	// wait for its own timeout and an ABORT TASK.
-	if err := rd.Kick(); err != nil {
-		dlog.Warn("kick after unblocking failed; commands queued meanwhile wait for the next completion", zap.Error(err))
-	}
 	for _, p := range []string{naaDir, tpg, lun} {
 		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
 	}

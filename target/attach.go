@@ -58,9 +58,7 @@ var ErrNotOurs = errors.New("no handler for this subtype")
 // its description.
 //
 // A device that may have been served before (found at start-up, see Run)
-// is taken over the way the kernel supports it (tcmu-runner's sequence):
-// block_dev=1 so that no new command enters the ring, reset_ring=1 to
-// complete what is left in it, open and serve, then block_dev=0.
+// is taken over with takeOverRing before it is opened and served.
 func (t *Target) Attach(ctx context.Context, name string) (DeviceInfo, error) {
 	return t.attach(ctx, name, "", true)
 }
@@ -140,7 +138,6 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 		}
 	}
 	m.info = DeviceInfo{DeviceConfig: dc, Origin: OriginAttached}
-	blocked := false
 	defer func() {
 		if err != nil {
 			if c, ok := h.(io.Closer); ok && m.dev == nil {
@@ -149,17 +146,10 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 			if uerr := m.undo.run(); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("roll back: %w", uerr))
 			}
-			if blocked {
-				err = errors.Join(err, t.action(obj, "block_dev", "0"))
-			}
 		}
 	}()
 	if reopen {
-		if err := t.action(obj, "block_dev", "1"); err != nil {
-			return info, fmt.Errorf("device %s: %w", objName, err)
-		}
-		blocked = true
-		if err := t.action(obj, "reset_ring", "1"); err != nil {
+		if err := t.takeOverRing(obj); err != nil {
 			return info, fmt.Errorf("device %s: %w", objName, err)
 		}
 	}
@@ -179,12 +169,6 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 	m.dev = d
 	m.info.Ring = d.Info()
 	t.serve(m, rd, dlog)
-	if reopen {
-		blocked = false
-		if err := t.action(obj, "block_dev", "0"); err != nil {
-			return info, fmt.Errorf("device %s: %w", objName, err)
-		}
-	}
 	if lun, ok := t.findLUN(obj); ok {
 		m.info.SCSI, _ = probeSCSI(f, t.paths.SysFS, lun)
 	}
@@ -370,4 +354,26 @@ func errnoOf(err error) int32 {
 		return -int32(unix.ESHUTDOWN)
 	}
 	return -int32(unix.EINVAL)
+}
+
+// takeOverRing readies the ring of a device a dead daemon (or another
+// tool) may have left commands in: block_dev=1, reset_ring=1 (what is left
+// in the ring is completed with BUSY and the initiator retries it), then
+// block_dev=0 at once, before the device is opened and served. The device
+// is unblocked before it is served, not after as tcmu-runner does: a
+// command that arrives while TCMU is blocked waits in its qfull queue,
+// which neither unblocking nor a kick without completions runs
+// (qfull_time_out is -1: forever), so an initiator with one command
+// outstanding (mtx, a single dd) would wait for its own timeout and an
+// ABORT TASK. Commands that arrive after the reset wait in the ring until
+// the new loop serves them, as on a new device. A failure after
+// block_dev=1 unblocks again.
+func (t *Target) takeOverRing(obj string) error {
+	if err := t.action(obj, "block_dev", "1"); err != nil {
+		return err
+	}
+	if err := t.action(obj, "reset_ring", "1"); err != nil {
+		return errors.Join(err, t.action(obj, "block_dev", "0"))
+	}
+	return t.action(obj, "block_dev", "0")
 }

@@ -72,8 +72,8 @@ func TestAttachAndRelease(t *testing.T) {
 	want := []string{
 		"write config/target/core/user_7/tc0/action/block_dev 1",
 		"write config/target/core/user_7/tc0/action/reset_ring 1",
+		"write config/target/core/user_7/tc0/action/block_dev 0", // before serving (takeOverRing)
 		"open dev/uio0 0x110000",
-		"write config/target/core/user_7/tc0/action/block_dev 0",
 	}
 	if got := f.Ops()[n:]; !slices.Equal(got, want) {
 		t.Errorf("attach ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
