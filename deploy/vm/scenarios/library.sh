@@ -212,8 +212,11 @@ while [ "$i" -lt "$kills" ]; do
 	kill -KILL "$VSCSID_PID"
 	wait "$VSCSID_PID" 2>/dev/null
 	VSCSID_PID=
-	wait "$mover" 2>/dev/null
+	# Restart at once, as systemd's Restart= would: the command mtx has in
+	# flight is completed by the restarted daemon's ring reset (BUSY) or
+	# served by it, and the mover goes on against the new daemon.
 	start_library "kill$i" >/dev/null
+	wait "$mover" 2>/dev/null
 	SG=/dev/$(dev_sg lib0)
 	export SG
 	if ! capture "$W/inventory-sane"; then
