@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
@@ -344,5 +346,63 @@ func TestDumpReportsBadChecksum(t *testing.T) {
 	}
 	if !strings.Contains(out, "   0          3        1      0 block        10240          76048 tape: image corrupt: partition 0 object 3: block data checksum mismatch\n") {
 		t.Errorf("dump:\n%s", out)
+	}
+}
+
+// TestExportNeverWritesThrough: the hostile-input run's cases. A FIFO, a
+// device node or a symlink at the target is not replaced, even with
+// --force; an existing FILE.tmp, or a symlink there pointing at a victim,
+// is neither overwritten nor followed.
+func TestExportNeverWritesThrough(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "media", "create", "--dir", dir, "--barcode", "BASE1", "--capacity", "8MiB")
+	out := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "precious.txt")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink where the old code put its temporary file.
+	if err := os.Symlink(victim, filepath.Join(out, "new.tap.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "other.tap.tmp"), []byte("someone's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "media", "export", "--dir", dir, "--barcode", "BASE1", filepath.Join(out, "new.tap"))
+	mustRun(t, "media", "export", "--dir", dir, "--barcode", "BASE1", filepath.Join(out, "other.tap"))
+	if b, _ := os.ReadFile(victim); string(b) != "keep me" {
+		t.Errorf("the victim behind new.tap.tmp now holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "other.tap.tmp")); string(b) != "someone's" {
+		t.Errorf("an existing other.tap.tmp was overwritten: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(out, "new.tap")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("new.tap: %v %v", fi, err)
+	}
+	fifo := filepath.Join(out, "fifo.tap")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(out, "link.tap")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{fifo, link, out, "/dev/null"} {
+		_, _, err := vsctl(t, "media", "export", "--dir", dir, "--barcode", "BASE1", "--force", target)
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("export --force over %s: %v, want a refusal", target, err)
+		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi, err)
+	}
+	if fi, err := os.Lstat("/dev/null"); err != nil || fi.Mode()&os.ModeDevice == 0 {
+		t.Fatalf("/dev/null is no longer a device: %v %v", fi, err)
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
 	}
 }

@@ -52,7 +52,9 @@ If the import fails the new cartridge is removed.`, mediaImport},
 		{"export", "--barcode B [--partition N] [--format simh|e11] FILE.tap", "write a partition as a SIMH .tap image", `
 Write partition 0 (or --partition) of cartridge B as a SIMH magtape image.
 FILE "-" writes standard output; an existing FILE is not replaced without
---force. SIMH has no setmarks: a setmark fails the export unless
+--force, and only a regular file ever is (never a device node, FIFO,
+directory or symlink). The image is written to a new temporary file
+beside FILE and renamed into place. SIMH has no setmarks: a setmark fails the export unless
 --skip-setmarks.`, mediaExport},
 		{"set", "--barcode B --write-protect=true|false", "change a cartridge's write-protect tab", `
 Set or clear the write-protect tab of cartridge B (takes effect at the next

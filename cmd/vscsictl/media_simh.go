@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
@@ -114,17 +116,29 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		_, err := cartridge.ExportSIMH(m, *part, stdout, opts)
 		return err
 	}
-	// Write next to the target and rename, so a failed export leaves no
-	// partial file under the name.
-	if _, err := os.Lstat(file); err == nil && !*force {
+	// Write a new file next to the target and rename it into place, so a
+	// failed export leaves no partial file under the name. The temporary
+	// file is created exclusively (CreateTemp: O_EXCL, a fresh name), so
+	// nothing that exists there, a file or a symlink, is written through;
+	// and only a regular file is ever replaced: --force does not turn a
+	// device node, FIFO, socket, directory or symlink into a file.
+	switch fi, err := os.Lstat(file); {
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s exists and is not a regular file (%s): not replaced", file, fileKind(fi.Mode()))
+	case err == nil && !*force:
 		return fmt.Errorf("%s exists (use --force to replace it)", file)
+	case err != nil && !errors.Is(err, iofs.ErrNotExist):
+		return err
 	}
-	tmp := file + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	st, err := cartridge.ExportSIMH(m, *part, f, opts)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -166,4 +180,21 @@ func parseTapArgs(fs *flag.FlagSet, cf *commonFlags, args []string, format *stri
 		return "", 0, usagef("--format: %v", err)
 	}
 	return pos[0], sf, nil
+}
+
+// fileKind names a non-regular file's type for messages.
+func fileKind(m iofs.FileMode) string {
+	switch {
+	case m&iofs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	case m&iofs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&iofs.ModeSocket != 0:
+		return "a socket"
+	case m&iofs.ModeDevice != 0:
+		return "a device node"
+	}
+	return "not a regular file"
 }
