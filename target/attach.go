@@ -169,6 +169,11 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 	m.dev = d
 	m.info.Ring = d.Info()
 	t.serve(m, rd, dlog)
+	// targetcli sets target/dbroot (rtslib: /etc/rtslib-fb-target) when it
+	// first runs, after New prepared the old one: LIO fails PERSISTENT
+	// RESERVE OUT with APTPL (LTFS registers at every open) without
+	// <dbroot>/pr.
+	t.preparePR()
 	if lun, ok := t.findLUN(obj); ok {
 		m.info.SCSI, _ = probeSCSI(f, t.paths.SysFS, lun)
 	}

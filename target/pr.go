@@ -21,7 +21,9 @@ import (
 //   - <dbroot>/pr exists: LIO writes APTPL state there and fails
 //     (dmesg: filp_open) when it is missing, which Debian's packages leave
 //     it. New creates it, and <dbroot> if needed (the kernel's
-//     target/dbroot, /etc/target by default).
+//     target/dbroot, /etc/target by default), and so do Create and the
+//     attaching of a device, since targetcli moves dbroot
+//     (/etc/rtslib-fb-target) the first time it runs.
 
 // A UnitSerialer reports the unit serial number of its VPD page 80h.
 type UnitSerialer interface {

@@ -360,6 +360,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	m.dev, m.h, m.obj = d, h, obj
 	m.info.DeviceConfig = dc
 	t.setUnitSerial(obj, h, dlog)
+	t.preparePR() // targetcli may have moved target/dbroot since New
 	t.serve(m, rd, dlog)
 	naa, nexus, addr, err := t.export(ctx, m, spec.Name, obj)
 	if err != nil {
