@@ -52,6 +52,18 @@ while read -r line; do
 	[[ "$line" =~ ^[a-z0-9_]+$ ]] || { echo "verify.sh: modules-load.d/vscsid.conf: bad line: $line" >&2; fail=1; }
 done <"$here/modules-load.d/vscsid.conf"
 
+# tmpfiles.d: systemd-tmpfiles creates the directories it lists, each
+# under <dbroot>/pr, into a scratch root without complaint.
+mkdir -p "$tmp/tmpfiles-root"
+if out=$(systemd-tmpfiles --root="$tmp/tmpfiles-root" --create "$here/tmpfiles.d/vscsid.conf" 2>&1) && [[ -z "$out" ]]; then
+	for d in etc/target/pr var/target/pr etc/rtslib-fb-target/pr; do
+		[[ -d "$tmp/tmpfiles-root/$d" ]] || { echo "verify.sh: tmpfiles.d/vscsid.conf did not create /$d" >&2; fail=1; }
+	done
+else
+	echo "verify.sh: tmpfiles.d/vscsid.conf: ${out:-systemd-tmpfiles failed}" >&2
+	fail=1
+fi
+
 if ((fail)); then
 	echo "verify.sh: FAIL" >&2
 	exit 1
