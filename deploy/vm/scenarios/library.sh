@@ -79,7 +79,9 @@ expect_output inquiry-ibm 'Product ID: .3573-TL' "$MTX" -f "$SG2" inquiry
 check mtx-load "$MTX" -f "$SG" load 2 0
 expect_output status-drive0-loaded '^Data Transfer Element 0:Full \(Storage Element 2 Loaded\):VolumeTag = A00002L8 *$' "$MTX" -f "$SG" status
 expect_output status-slot2-empty '^ +Storage Element 2:Empty *$' "$MTX" -f "$SG" status
-serial=$(sg_inq -p 0x80 "/dev/$(dev_sg ltape0)" | sed -n 's/^ *Unit serial number: *//p')
+# The unit serial number VPD page raw (sg3-utils prints it differently
+# from version to version): its data after the 4-byte header.
+serial=$(sg_inq -p 0x80 -r "/dev/$(dev_sg ltape0)" | tail -c +5 | tr -d ' \000')
 note "ltape0 serial $serial"
 check dvcid-res sg_raw -o "$W/res.bin" -r 1024 "$SG" b8 04 00 00 00 01 01 00 04 00 00 00
 note "READ ELEMENT STATUS, drives, DVCID: $(od -A x -t x1 "$W/res.bin" | head -n 8)"
