@@ -1,6 +1,7 @@
 # vm-timeout: 180
-# demo: vscsid with no --config serves its built-in default (one vdisk and
-# one vtape); show what the kernel made of it, the way a user would look.
+# demo: vscsid with no --config serves its built-in default (one vdisk, one
+# vtape, and a library of two vtapes); show what the kernel made of it, the
+# way a user would look.
 
 banner() { printf '\n======== %s\n' "$*"; }
 show() { # show CMD...: print the command and its output (under timeout)
@@ -27,19 +28,30 @@ names_all() {
 attached() {
 	[ -n "$(names_all)" ] || return 1
 	for n in $(names_all); do
-		dev_node block "$n" >/dev/null || dev_node tape "$n" >/dev/null || return 1
+		dev_node block "$n" >/dev/null || dev_node tape "$n" >/dev/null || dev_node changer "$n" >/dev/null || return 1
 	done
 }
 wait_for devices-attached 30 attached
 names=$(names_all)
 
 banner "SCSI devices (lsscsi -g)"
-show lsscsi -g
+show /usr/bin/lsscsi -g
 banner "kernel log"
 dmesg_since daemon | grep -E 'scsi |sd |st |Attached' | sed 's/^\[[ .0-9]*\] //'
 
-disks=0 tapes=0
+disks=0 tapes=0 libraries=0
 for n in $names; do
+	if sch=$(dev_changer "$n"); then
+		libraries=$((libraries + 1))
+		sg=$(dev_sg "$n")
+		banner "$n: library /dev/$sch, /dev/$sg ($(dev_hctl "$n"))"
+		show /usr/bin/mtx -f "/dev/$sg" status
+		check "$n-mtx-status" /usr/bin/mtx -f "/dev/$sg" status
+		show /usr/bin/mtx -f "/dev/$sg" load 1 0
+		show /usr/bin/mtx -f "/dev/$sg" status
+		show /usr/bin/mtx -f "/dev/$sg" unload
+		continue
+	fi
 	if sd=$(dev_block "$n"); then
 		disks=$((disks + 1))
 		banner "$n: disk /dev/$sd ($(dev_hctl "$n"))"
@@ -57,6 +69,10 @@ for n in $names; do
 		showf 'identification|revision|device type' sg_inq "/dev/$(dev_sg "$n")"
 		show "$MT" -f "/dev/n$st" status
 		check "$n-mt-status" "$MT" -f "/dev/n$st" status
+		if printf '%s\n' "$OUT" | grep -q DR_OPEN; then
+			echo "(no cartridge: a library's drive, loaded through the library with mtx)"
+			continue
+		fi
 		$DD if=/dev/urandom of="$W/demo" bs=32k count=8 2>/dev/null
 		show "$MT" -f "/dev/n$st" rewind
 		show $DD if="$W/demo" of="/dev/n$st" bs=32k
@@ -75,5 +91,6 @@ fi
 echo
 check_sh default-has-a-disk "[ $disks -ge 1 ]"
 check_sh default-has-a-tape "[ $tapes -ge 1 ]"
+check_sh default-has-a-library "[ $libraries -ge 1 ]"
 vscsid_stop vscsid-sigterm-exit-0
 wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
