@@ -275,3 +275,56 @@ func TestEraseAndFilemarkSync(t *testing.T) {
 	h.ok(cdb(0x10, 0x01, 0, 0, 1, 0), nil, 0)
 	h.wantPos(0, 2, 1)
 }
+
+// cdb16 builds READ(16), WRITE(16) or WRITE FILEMARKS(16).
+func cdb16(op, b1 byte, part int, obj uint64, n int) []byte {
+	c := make([]byte, 16)
+	c[0], c[1], c[3] = op, b1, byte(part)
+	binary.BigEndian.PutUint64(c[4:], obj)
+	c[12], c[13], c[14] = byte(n>>16), byte(n>>8), byte(n)
+	return c
+}
+
+// TestSixteenByteReadWrite: READ(16), WRITE(16) and WRITE FILEMARKS(16)
+// start at the partition and logical object their CDB names, locating
+// first when the drive is elsewhere; at the current position they do what
+// the 6-byte forms do.
+func TestSixteenByteReadWrite(t *testing.T) {
+	h := newHarness(t, "")
+	// Three blocks, then a filemark, at the current position.
+	for i := range 3 {
+		h.ok(cdb16(0x8a, 0, 0, uint64(i), 100), block(i, 100), 0)
+	}
+	h.ok(cdb16(0x80, 0, 0, 3, 1), nil, 0)
+	h.wantPos(0, 4, 1)
+	// Read block 1 from elsewhere: READ(16) locates first.
+	in := h.ok(cdb16(0x88, 0, 0, 1, 100), nil, 100)
+	wantBytes(t, "block 1", in, block(1, 100))
+	h.wantPos(0, 2, 0)
+	// A fixed read of 0 blocks at object 0 still moves there.
+	h.ok(cdb16(0x88, 0, 0, 0, 0), nil, 0)
+	h.wantPos(0, 0, 0)
+	// WRITE(16) at object 2 replaces block 2 and everything after it.
+	h.ok(cdb16(0x8a, 0, 0, 2, 50), block(9, 50), 0)
+	h.wantPos(0, 3, 0)
+	s, _ := h.fail(cdb16(0x88, 0x02, 0, 3, 100), nil, 100)
+	if want := "f00008000000640a00000000000500000000"; s != want { // BLANK CHECK, EOD, residue 100
+		t.Fatalf("read past the rewrite: sense %s, want %s", s, want)
+	}
+	// A partition the cartridge does not have: 24/00 at byte 3.
+	s, _ = h.fail(cdb16(0x8a, 0, 1, 0, 10), block(0, 10), 0)
+	if want := "700005000000000a00000000240000c00003"; s != want {
+		t.Fatalf("partition 1: sense %s, want %s", s, want)
+	}
+	// Past end of data: BLANK CHECK 00/05, at EOD, nothing written.
+	s, _ = h.fail(cdb16(0x80, 0, 0, 10, 1), nil, 0)
+	if want := "700008000000000a00000000000500000000"; s != want {
+		t.Fatalf("filemarks past EOD: sense %s, want %s", s, want)
+	}
+	h.wantPos(0, 3, 0)
+	// WRITE FILEMARKS(16) has no setmarks.
+	s, _ = h.fail(cdb16(0x80, 0x02, 0, 3, 1), nil, 0)
+	if want := "700005000000000a00000000240000c90001"; s != want {
+		t.Fatalf("WSMK: sense %s, want %s", s, want)
+	}
+}

@@ -34,13 +34,21 @@ import (
 // INFORMATION = blocks not read. FIXED=1 with SILI=1 is invalid, and so is
 // a fixed TRANSFER LENGTH larger than the Data-In buffer (24/00 at byte 2).
 // A variable read into a smaller buffer returns what fits.
-func (d *Drive) read6(cmd *scsi.Command) scsi.Response {
-	x := decodeXfer(cmd.CDB)
+func (d *Drive) read6(cmd *scsi.Command) scsi.Response { return d.read(cmd, decodeXfer(cmd.CDB)) }
+
+// read16 is READ(16) (SSC-5 clause 7): READ(6) starting at the logical object
+// and partition the CDB names, located first when the drive is elsewhere.
+func (d *Drive) read16(cmd *scsi.Command) scsi.Response { return d.read(cmd, decodeXfer16(cmd.CDB)) }
+
+func (d *Drive) read(cmd *scsi.Command, x xfer) scsi.Response {
 	if x.fixed && x.sili {
 		return check(scsi.InvalidFieldSense(1, 1))
 	}
 	if x.fixed && d.mode.blockSize == 0 {
 		return check(scsi.InvalidFieldSense(1, 0))
+	}
+	if r, ok := d.startAt(x.start); !ok {
+		return r
 	}
 	d.st.reads.Add(1)
 	if x.length == 0 {
@@ -170,12 +178,22 @@ func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
 //     EOM, INFORMATION = bytes (variable) or blocks (fixed) not written;
 //   - written into the early-warning zone: CHECK CONDITION NO SENSE 00/02
 //     EOM with VALID=0 — the data is on tape and st reports success.
-func (d *Drive) write6(cmd *scsi.Command) scsi.Response {
-	x := decodeXfer(cmd.CDB)
+func (d *Drive) write6(cmd *scsi.Command) scsi.Response { return d.write(cmd, decodeXfer(cmd.CDB)) }
+
+// write16 is WRITE(16): WRITE(6) starting at the logical object and
+// partition the CDB names, located first when the drive is elsewhere.
+func (d *Drive) write16(cmd *scsi.Command) scsi.Response {
+	return d.write(cmd, decodeXfer16(cmd.CDB))
+}
+
+func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 	if x.fixed && d.mode.blockSize == 0 {
 		return check(scsi.InvalidFieldSense(1, 0))
 	}
 	if r, ok := d.checkWritable(); !ok {
+		return r
+	}
+	if r, ok := d.startAt(x.start); !ok {
 		return r
 	}
 	d.st.writes.Add(1)
@@ -228,7 +246,24 @@ func (d *Drive) writeFilemarks6(cmd *scsi.Command) scsi.Response {
 	if wsmk && !d.pers.Setmarks {
 		return check(scsi.InvalidFieldSense(1, 1))
 	}
-	count := int(cmd.CDB.Uint24(2))
+	return d.writeFilemarks(int(cmd.CDB.Uint24(2)), immed, wsmk, start{})
+}
+
+// writeFilemarks16 is WRITE FILEMARKS(16): byte 1 FCS, LCS (accepted),
+// IMMED (bit 0); PARTITION and LOGICAL OBJECT IDENTIFIER where the marks
+// start (located first when the drive is elsewhere); FILEMARK COUNT bytes
+// 12-14. It has no setmarks.
+func (d *Drive) writeFilemarks16(cmd *scsi.Command) scsi.Response {
+	if cmd.CDB.Byte(1)&0x02 != 0 {
+		return check(scsi.InvalidFieldSense(1, 1))
+	}
+	return d.writeFilemarks(int(cmd.CDB.Uint24(cdb16Length)), cmd.CDB.Byte(1)&0x01 != 0, false, decodeStart(cmd.CDB))
+}
+
+func (d *Drive) writeFilemarks(count int, immed, wsmk bool, at start) scsi.Response {
+	if r, ok := d.startAt(at); !ok {
+		return r
+	}
 	kind := KindFilemark
 	if wsmk {
 		kind = KindSetmark
@@ -281,6 +316,22 @@ func (d *Drive) erase6(_ *scsi.Command) scsi.Response {
 	d.notePos()
 	d.noteUsed()
 	return scsi.Good
+}
+
+// startAt positions the drive where a 16-byte READ, WRITE or WRITE
+// FILEMARKS starts, as LOCATE(16) would (a partition that does not exist
+// is 24/00 at byte 3, past end of data BLANK CHECK 00/05); ok is false
+// with the response to return when the locate failed. The 6-byte forms,
+// and a 16-byte one naming the current position, do not move.
+func (d *Drive) startAt(s start) (scsi.Response, bool) {
+	if !s.set {
+		return scsi.Good, true
+	}
+	if p := d.med.Pos(); p.Partition == s.partition && p.Object == s.object {
+		return scsi.Good, true
+	}
+	r := d.locate(locate{destType: destObject, cp: true, partition: s.partition, id: s.object}, cdb16Partition)
+	return r, r.Status == scsi.StatusGood
 }
 
 func isEndOfMedium(err error) bool { return errors.Is(err, ErrEndOfMedium) }

@@ -24,6 +24,10 @@ func FuzzSSC(f *testing.F) {
 	f.Add([]byte{0x1d, 0x04, 0x00, 0x00, 0x00, 0x00}, []byte{}, uint16(0))
 	f.Add([]byte{0x0b, 0x00, 0x00, 0x80, 0x00, 0x00}, []byte{}, uint16(0))
 	f.Add([]byte{0x0b, 0x01, 0x00, 0x00, 0x00, 0x00}, []byte{}, uint16(0))
+	// READ(16), WRITE(16) and WRITE FILEMARKS(16) at objects 2 and 5.
+	f.Add([]byte{0x88, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 1, 0}, []byte{}, uint16(2048))
+	f.Add([]byte{0x8a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0x10, 0}, make([]byte, 16), uint16(0))
+	f.Add([]byte{0x80, 0x01, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0}, []byte{}, uint16(0))
 	f.Fuzz(func(t *testing.T, c []byte, out []byte, inLen uint16) {
 		cfg, err := ParseConfig("memory=1;barcode=FUZZ01;capacity=1M;early_warning=64K;personality=dat72;max_block=65536;min_block=1")
 		if err != nil {

@@ -12,16 +12,47 @@ import "github.com/vscsid/vscsid/scsi"
 // reuses bytes that mean other commands in SBC (0x01, 0x04, 0x1b, 0x2b,
 // 0x34, 0x91, 0x92), and scsi.SSC names them.
 
-// xfer is the decoded READ(6) or WRITE(6) CDB (SSC-5 6.3, 6.9).
+// xfer is the decoded READ(6), WRITE(6), READ(16) or WRITE(16) CDB
+// (SSC-5 6.3, 6.9; the 16-byte forms in clause 7): byte 1 bit 0 FIXED,
+// bit 1 SILI (READ only); the 16-byte forms add the position the transfer
+// starts at.
 type xfer struct {
-	fixed  bool // byte 1 bit 0: FIXED, TRANSFER LENGTH counts blocks
-	sili   bool // byte 1 bit 1 (READ only): SUPPRESS INCORRECT LENGTH INDICATOR
-	length int  // bytes 2-4: TRANSFER LENGTH, bytes (FIXED=0) or blocks (FIXED=1)
+	fixed  bool // FIXED: TRANSFER LENGTH counts blocks
+	sili   bool // READ: SUPPRESS INCORRECT LENGTH INDICATOR
+	length int  // TRANSFER LENGTH, bytes (FIXED=0) or blocks (FIXED=1)
+	start  start
 }
 
+// start is the PARTITION (byte 3) and LOGICAL OBJECT IDENTIFIER (bytes
+// 4-11) of READ(16), WRITE(16) and WRITE FILEMARKS(16); set is false for
+// the 6-byte forms, which start at the current position.
+type start struct {
+	set       bool
+	partition int
+	object    uint64
+}
+
+// Field offsets of the 16-byte READ, WRITE and WRITE FILEMARKS CDBs.
+const (
+	cdb16Partition = 3
+	cdb16Object    = 4
+	cdb16Length    = 12
+)
+
+func decodeStart(c scsi.CDB) start {
+	return start{set: true, partition: int(c.Byte(cdb16Partition)), object: c.Uint64(cdb16Object)}
+}
+
+// decodeXfer decodes READ(6)/WRITE(6) (TRANSFER LENGTH in bytes 2-4).
 func decodeXfer(c scsi.CDB) xfer {
 	b1 := c.Byte(1)
 	return xfer{fixed: b1&0x01 != 0, sili: b1&0x02 != 0, length: int(c.Uint24(2))}
+}
+
+// decodeXfer16 decodes READ(16)/WRITE(16) (TRANSFER LENGTH in bytes 12-14).
+func decodeXfer16(c scsi.CDB) xfer {
+	b1 := c.Byte(1)
+	return xfer{fixed: b1&0x01 != 0, sili: b1&0x02 != 0, length: int(c.Uint24(cdb16Length)), start: decodeStart(c)}
 }
 
 // SPACE codes (SSC-5 6.7, table "Code field definition").
@@ -133,8 +164,13 @@ func sscExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
 	case scsi.Read6, scsi.Write6:
 		x := decodeXfer(c)
 		return scsi.Extent{Count: int64(x.length), Fixed: x.fixed, LengthAt: 2, LengthSize: 3}, len(c) >= 6
+	case scsi.Read16, scsi.Write16:
+		x := decodeXfer16(c)
+		return scsi.Extent{Count: int64(x.length), Fixed: x.fixed, LengthAt: cdb16Length, LengthSize: 3}, len(c) >= 16
 	case scsi.WriteFilemarks6:
 		return scsi.Extent{Count: int64(c.Uint24(2)), LengthAt: 2, LengthSize: 3}, len(c) >= 6
+	case scsi.WriteFilemarks16:
+		return scsi.Extent{Count: int64(c.Uint24(cdb16Length)), LengthAt: cdb16Length, LengthSize: 3}, len(c) >= 16
 	case scsi.Space6:
 		return scsi.Extent{Count: decodeSpace6(c).count}, len(c) >= 6
 	case scsi.Space16:
