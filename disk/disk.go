@@ -136,6 +136,7 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 		d.cmds[c.info.OpCode] = c
 		d.Commands = append(d.Commands, c.info)
 	}
+	d.Commands = scsi.WithCoreCommands(d.Commands)
 	d.Identity = identity(name, cfg)
 	d.VPD = []scsi.VPDPage{
 		{Code: 0xb0, Append: d.appendBlockLimits},

@@ -278,7 +278,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i < len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	want := hx("00 03 08 0a 12 15 1a 1b 1d 1e 25 28 2a 2f 35 41 55 5a 88 8a 8f 91 93 9e a3 a8 aa af")
+	want := hx("00 03 08 0a 12 15 16 17 1a 1b 1d 1e 25 28 2a 2f 35 41 55 5a 5e 5f 88 8a 8f 91 93 9e a0 a3 a8 aa af")
 	if string(ops) != string(want) {
 		t.Fatalf("supported opcodes\n got % x\nwant % x", ops, want)
 	}

@@ -3,6 +3,7 @@ package scsi
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // REPORT SUPPORTED OPERATION CODES.
@@ -15,6 +16,37 @@ type CommandInfo struct {
 	HasSA         bool   // SERVACTV
 	Usage         []byte // CDB usage data: CDB length = len(Usage); byte 0 = opcode
 	Timeout       uint32 // nominal command timeout in seconds (0 = none reported)
+}
+
+// CoreCommands are the commands LIO's core answers itself for every TCMU
+// backstore, before a handler sees them (target_core_user passes its CDBs
+// through passthrough_parse_cdb, which emulates persistent reservations and
+// RESERVE/RELEASE unless the device is configured for PR passthrough, and
+// target_core_spc answers REPORT LUNS). The device supports them, so its
+// REPORT SUPPORTED OPERATION CODES lists them: LTFS, for one, reads the
+// timeouts of PERSISTENT RESERVE IN/OUT from it.
+func CoreCommands() []CommandInfo {
+	const ctl = 0x04 // NACA; LINK and FLAG are obsolete
+	return []CommandInfo{
+		{OpCode: Reserve6, Usage: []byte{byte(Reserve6), 0, 0, 0, 0, ctl}, Timeout: 60},
+		{OpCode: Release6, Usage: []byte{byte(Release6), 0, 0, 0, 0, ctl}, Timeout: 60},
+		{OpCode: PersistentReserveIn, Usage: []byte{byte(PersistentReserveIn), 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, ctl}, Timeout: 60},
+		{OpCode: PersistentReserveOut, Usage: []byte{byte(PersistentReserveOut), 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, ctl}, Timeout: 60},
+		{OpCode: ReportLUNs, Usage: []byte{byte(ReportLUNs), 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, ctl}, Timeout: 60},
+	}
+}
+
+// WithCoreCommands returns cmds and the CoreCommands it does not list
+// itself, in opcode order.
+func WithCoreCommands(cmds []CommandInfo) []CommandInfo {
+	out := slices.Clone(cmds)
+	for _, c := range CoreCommands() {
+		if !slices.ContainsFunc(cmds, func(x CommandInfo) bool { return x.OpCode == c.OpCode }) {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b CommandInfo) int { return int(a.OpCode) - int(b.OpCode) })
+	return out
 }
 
 // RSOC support values (SPC-5 6.35.3, table 253).

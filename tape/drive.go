@@ -190,7 +190,7 @@ func (d *Drive) initSPC() {
 	}
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
-	d.spc.Commands = commandInfos()
+	d.spc.Commands = scsi.WithCoreCommands(commandInfos())
 	if d.pers.IBM {
 		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -411,6 +412,12 @@ func TestReportSupportedOpCodes(t *testing.T) {
 		op := in[off]
 		seen[op] = true
 		cdbLen := int(in[off+6])<<8 | int(in[off+7])
+		if i := slices.IndexFunc(scsi.CoreCommands(), func(c scsi.CommandInfo) bool { return byte(c.OpCode) == op }); i >= 0 {
+			if want := len(scsi.CoreCommands()[i].Usage); cdbLen != want {
+				t.Errorf("core opcode %#x: CDB length %d, want %d", op, cdbLen, want)
+			}
+			continue
+		}
 		if cdbLen != commands[op].cdbLen {
 			t.Errorf("opcode %#x: CDB length %d, want %d", op, cdbLen, commands[op].cdbLen)
 		}

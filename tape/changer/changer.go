@@ -233,7 +233,7 @@ func (c *Changer) initSPC() {
 		Versions:       []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSMC3},
 	}
 	c.spc.Modes = c.modePages()
-	c.spc.Commands = commandInfos()
+	c.spc.Commands = scsi.WithCoreCommands(commandInfos())
 	c.spc.SenseFormat = scsi.FixedFormat
 	if c.cfg.DSense {
 		c.spc.SenseFormat = scsi.DescriptorFormat

@@ -299,7 +299,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i+8 <= len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 1a 1e 2b 37 55 5a a3 a5 b8"))
+	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1e 2b 37 55 5a 5e 5f a0 a3 a5 b8"))
 	wantBytes(t, "MOVE MEDIUM usage", l.ok(cdb(0xa3, 0x0c, 0x01, 0xa5, 0, 0, 0, 0, 1, 0, 0, 0), 256),
 		hexBytes("00 03 00 0c a5 00 ff ff ff ff ff ff 00 00 01 07"))
 	for op, name := range map[scsi.OpCode]string{0x07: "initialize_element_status", 0x2b: "position_to_element",
