@@ -255,6 +255,7 @@ var ascNames = map[uint16]string{
 	0x04ff: "logical_unit_not_ready",
 	0x08ff: "logical_unit_communication_failure",
 	0x0cff: "write_error",
+	0x10ff: "logical_block_guard_check_failed",
 	0x11ff: "unrecovered_read_error",
 	0x14ff: "recorded_entity_not_found",
 	0x1aff: "parameter_list_length_error",

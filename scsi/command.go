@@ -85,6 +85,26 @@ func (b *Buffer) Segments() int {
 	return len(b.segs)
 }
 
+// Scan calls fn with the bytes [off, off+n) of the buffer, segment piece
+// by segment piece, whatever the cursors say; it stops at the end of the
+// buffer. Handlers use it to check Data-Out before consuming it, or to
+// checksum Data-In they wrote, without a copy.
+func (b *Buffer) Scan(off, n int, fn func(p []byte)) {
+	for _, s := range b.segs {
+		if n <= 0 {
+			return
+		}
+		if off >= len(s) {
+			off -= len(s)
+			continue
+		}
+		p := s[off:min(len(s), off+n)]
+		fn(p)
+		n -= len(p)
+		off = 0
+	}
+}
+
 // Written is the number of Data-In bytes written so far.
 func (b *Buffer) Written() int { return b.written }
 

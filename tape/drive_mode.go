@@ -13,24 +13,27 @@ import (
 
 // Mode page codes (SSC-5 8.3, SPC-5 7.5).
 const (
-	pageControl       = 0x0a // SPC-5 7.5.8 (subpage F0h: control data protection, SSC-5 8.3.9)
-	subpageDataProt   = 0xf0
-	dataProtLen       = 0x1c // page length of the control data protection subpage
-	pageCompression   = 0x0f // SSC-5 8.3.2 data compression
-	pageDeviceConfig  = 0x10 // SSC-5 8.3.3 device configuration (subpage 01h: extension, 8.3.4)
-	pagePartition     = 0x11 // SSC-5 8.3.5 medium partition
-	pageInfoExcept    = 0x1c // SPC-5 7.5.12 informational exceptions control
-	pageMediumConfig  = 0x1d // SSC-5 8.3.7 medium configuration (WORM mode)
-	devConfigLen      = 0x0e // page length of the device configuration page
-	devConfigExtLen   = 0x1c // page length of its extension subpage
-	partitionFixedLen = 8    // medium partition page without size descriptors
+	pageControl      = 0x0a // SPC-5 7.5.8 (subpage F0h: control data protection, SSC-5 8.3.9)
+	subpageDataProt  = 0xf0
+	dataProtLen      = 0x1c // page length of the control data protection subpage
+	pageCompression  = 0x0f // SSC-5 8.3.2 data compression
+	pageDeviceConfig = 0x10 // SSC-5 8.3.3 device configuration (subpage 01h: extension, 8.3.4)
+	pagePartition    = 0x11 // SSC-5 8.3.5 medium partition
+	pageInfoExcept   = 0x1c // SPC-5 7.5.12 informational exceptions control
+	pageMediumConfig = 0x1d // SSC-5 8.3.7 medium configuration (WORM mode)
+	// IBM LTO vendor page: read/write control (encryption state).
+	pageReadWriteControl = 0x25
+	readWriteControlLen  = 0x1e
+	devConfigLen         = 0x0e // page length of the device configuration page
+	devConfigExtLen      = 0x1c // page length of its extension subpage
+	partitionFixedLen    = 8    // medium partition page without size descriptors
 )
 
 func (d *Drive) modePages() scsi.ModePages {
-	return scsi.ModePages{
+	pages := scsi.ModePages{
 		Pages: []scsi.ModePage{
 			{Code: pageControl, Append: d.appendControlPage, Select: d.selectControlPage},
-			{Code: pageControl, Subpage: subpageDataProt, Append: appendDataProtPage, Select: selectDataProtPage},
+			{Code: pageControl, Subpage: subpageDataProt, Append: d.appendDataProtPage, Select: d.selectDataProtPage},
 			{Code: pageCompression, Append: d.appendCompressionPage, Select: d.selectCompressionPage},
 			{Code: pageDeviceConfig, Append: d.appendDeviceConfigPage, Select: d.selectDeviceConfigPage},
 			{Code: pageDeviceConfig, Subpage: 0x01, Append: d.appendDeviceConfigExtPage, Select: d.selectDeviceConfigExtPage},
@@ -42,6 +45,10 @@ func (d *Drive) modePages() scsi.ModePages {
 		BlockDescriptor:       d.blockDescriptor,
 		SelectBlockDescriptor: d.selectBlockDescriptor,
 	}
+	if d.pers.IBM {
+		pages.Pages = append(pages.Pages, scsi.ModePage{Code: pageReadWriteControl, Append: appendReadWriteControlPage})
+	}
+	return pages
 }
 
 // deviceSpecific is the mode parameter header's device-specific byte (SSC-5

@@ -45,28 +45,44 @@ func (d *Drive) selectControlPage(page []byte) error {
 
 // appendDataProtPage is the control data protection subpage (0Ah/F0h,
 // SSC-5 8.3.9), page length 1Ch: LBP METHOD (byte 4), LBP INFORMATION
-// LENGTH (byte 5), LBP_W, LBP_R and RBDP (byte 6 bits 7..5). The drive
-// does not protect logical blocks, so the method is always 00h (none);
-// the fields are changeable so that MODE SELECT can say so.
-func appendDataProtPage(b []byte, pc scsi.PageControl) []byte {
+// LENGTH (byte 5), LBP_W, LBP_R and RBDP (byte 6 bits 7..5), changeable
+// on the models with logical block protection.
+func (d *Drive) appendDataProtPage(b []byte, pc scsi.PageControl) []byte {
 	b = append(b, 0x40|pageControl, subpageDataProt, 0, dataProtLen)
 	b = extendZero(b, dataProtLen)
-	if pc == scsi.PCChangeable {
-		p := b[len(b)-dataProtLen:]
-		p[0], p[1], p[2] = 0xff, 0xff, 0xe0
+	p := b[len(b)-dataProtLen:]
+	switch pc {
+	case scsi.PCChangeable:
+		if d.pers.LBP != 0 {
+			p[0], p[1], p[2] = 0xff, 0xff, 0xe0
+		}
+	case scsi.PCCurrent, scsi.PCSaved:
+		l := d.mode.lbp
+		if l.method != lbpNone {
+			p[0], p[1] = l.method, lbpLen
+		}
+		p[2] = b2u8(l.write)<<7 | b2u8(l.read)<<6 | b2u8(l.rbdp)<<5
 	}
 	return b
 }
 
-// selectDataProtPage accepts LBP METHOD 00h, logical block protection
-// off (what LTFS's IBM backend sets unless asked to protect blocks; the
-// length and the per-command bits mean nothing then), and refuses a
-// method with 26/00 at byte 4: neither the Reed-Solomon CRC nor CRC32C
-// is computed or checked.
-func selectDataProtPage(page []byte) error {
-	if page[4] != 0 {
+// selectDataProtPage sets logical block protection: LBP METHOD 00h (off)
+// or one the model implements (else 26/00 at byte 4), whose LBP
+// INFORMATION LENGTH must be 4 (else 26/00 at byte 5); LBP_W, LBP_R and
+// RBDP as sent.
+func (d *Drive) selectDataProtPage(page []byte) error {
+	l := lbpState{method: page[4], write: page[6]&0x80 != 0, read: page[6]&0x40 != 0, rbdp: page[6]&0x20 != 0}
+	switch {
+	case l.method == lbpNone:
+	case l.method > 7 || d.pers.LBP&(1<<l.method) == 0:
 		return scsi.InvalidParameter(4, -1)
+	case page[5] != lbpLen:
+		return scsi.InvalidParameter(5, -1)
 	}
+	if d.pers.LBP == 0 && page[6]&0xe0 != 0 {
+		return scsi.InvalidParameter(6, 7)
+	}
+	d.mode.lbp = l
 	return nil
 }
 
@@ -289,4 +305,15 @@ func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
 		b[len(b)-0x1e] = 0x01
 	}
 	return b
+}
+
+// appendReadWriteControlPage is IBM's read/write control page (25h, page
+// length 1Eh; IBM models only). LTFS reads it at every mount for the
+// encryption state of the drive and the cartridge (byte 20 bits 1..0
+// encryption state, byte 24 bit 0 medium encrypted, byte 27 the key
+// management method); this drive does not encrypt, so they are all 0: not
+// encrypted, off, no method. Not changeable.
+func appendReadWriteControlPage(b []byte, _ scsi.PageControl) []byte {
+	b = append(b, pageReadWriteControl, readWriteControlLen)
+	return extendZero(b, readWriteControlLen)
 }

@@ -54,7 +54,7 @@ func (d *Drive) read(cmd *scsi.Command, x xfer) scsi.Response {
 	if x.length == 0 {
 		return scsi.Good // SSC-5 6.3: not an error, no movement
 	}
-	if x.fixed && int64(x.length)*int64(d.mode.blockSize) > int64(cmd.Data.Len()) {
+	if x.fixed && int64(x.length)*int64(int(d.mode.blockSize)+d.mode.lbp.extra(false)) > int64(cmd.Data.Len()) {
 		// Blocks the initiator has no room for would be consumed and lost.
 		return check(scsi.InvalidFieldSense(2, -1))
 	}
@@ -76,7 +76,11 @@ func (d *Drive) readVariable(cmd *scsi.Command, want int, sili bool) scsi.Respon
 		}
 		switch obj.Kind {
 		case KindBlock:
+			// With LBP_R the block is followed by its protection
+			// information, as far as the transfer has room.
+			pi := d.mode.lbp.extra(false)
 			n := min(obj.Len, want)
+			at := cmd.Data.Written()
 			if n > 0 {
 				w, err := cmd.Data.WriteFromAt(d.ra, 0, n)
 				d.st.readBytes.Add(uint64(w))
@@ -84,19 +88,23 @@ func (d *Drive) readVariable(cmd *scsi.Command, want int, sili bool) scsi.Respon
 					return d.fault(err, dirRead)
 				}
 			}
+			if pi > 0 && want > obj.Len {
+				d.lbpAppend(cmd.Data, at, obj.Len, want-obj.Len)
+			}
 			if err := d.med.Next(); err != nil {
 				return d.fault(err, dirRead)
 			}
+			wire := obj.Len + pi
 			switch {
-			case obj.Len == want:
+			case wire == want:
 				return scsi.Good
-			case obj.Len < want && sili:
+			case wire < want && sili:
 				return scsi.Good
-			case obj.Len > want && sili && d.mode.blockSize == 0:
+			case wire > want && sili && d.mode.blockSize == 0:
 				return scsi.Good
 			}
 			d.st.ili.Add(1)
-			return check(iliSense(int64(want) - int64(obj.Len)))
+			return check(iliSense(int64(want) - int64(wire)))
 		case KindFilemark:
 			if err := d.med.Next(); err != nil {
 				return d.fault(err, dirRead)
@@ -135,10 +143,14 @@ func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
 				d.st.ili.Add(1)
 				return check(iliSense(int64(count - i)))
 			}
+			at := cmd.Data.Written()
 			w, err := cmd.Data.WriteFromAt(d.ra, 0, bs)
 			d.st.readBytes.Add(uint64(w))
 			if err != nil {
 				return d.fault(err, dirRead)
+			}
+			if pi := d.mode.lbp.extra(false); pi > 0 {
+				d.lbpAppend(cmd.Data, at, bs, pi)
 			}
 			if err := d.med.Next(); err != nil {
 				return d.fault(err, dirRead)
@@ -200,17 +212,26 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 	if x.length == 0 {
 		return scsi.Good
 	}
-	size, count := x.length, 1
+	// With LBP_W every block is followed by its protection information.
+	pi := d.mode.lbp.extra(true)
+	size, count := x.length-pi, 1
 	if x.fixed {
 		size, count = int(d.mode.blockSize), x.length
-	} else if size < int(d.cfg.MinBlock) || size > int(d.cfg.MaxBlock) {
+	} else if size < int(d.cfg.MinBlock) || size > int(d.cfg.MaxBlock) || size <= 0 {
 		return check(scsi.InvalidFieldSense(2, -1))
 	}
-	if int64(size)*int64(count) > int64(cmd.Data.Len()) {
+	if int64(size+pi)*int64(count) > int64(cmd.Data.Len()) {
 		return check(scsi.InvalidFieldSense(2, -1))
 	}
 	d.bumpVCR()
 	for i := range count {
+		if pi > 0 && !d.lbpCheck(cmd.Data, size) {
+			residue := int64(size + pi)
+			if x.fixed {
+				residue = int64(count - i)
+			}
+			return check(lbpWriteSense(residue))
+		}
 		if err := d.med.WriteBlock(cmd.Data, size); err != nil {
 			d.notePos()
 			d.noteUsed()
@@ -224,6 +245,7 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 			return d.fault(err, dirWrite)
 		}
 		d.st.writtenBytes.Add(uint64(size))
+		cmd.Data.Discard(pi)
 	}
 	d.notePos()
 	d.noteUsed()
@@ -316,6 +338,30 @@ func (d *Drive) erase6(_ *scsi.Command) scsi.Response {
 	d.notePos()
 	d.noteUsed()
 	return scsi.Good
+}
+
+// lbpCheck reports whether the size bytes of Data-Out at its cursor are
+// followed by their protection information, as the selected method
+// computes it. Nothing is consumed.
+func (d *Drive) lbpCheck(data *scsi.Buffer, size int) bool {
+	sum := newLBPSum(d.mode.lbp.method)
+	data.Scan(data.Consumed(), size, sum.update)
+	var want, got [lbpLen]byte
+	sum.put(want[:])
+	n := 0
+	data.Scan(data.Consumed()+size, lbpLen, func(p []byte) { n += copy(got[n:], p) })
+	return n == lbpLen && want == got
+}
+
+// lbpAppend writes the protection information of the size bytes of
+// Data-In at off (the block just read) after them, at most room bytes of
+// it.
+func (d *Drive) lbpAppend(data *scsi.Buffer, off, size, room int) {
+	sum := newLBPSum(d.mode.lbp.method)
+	data.Scan(off, size, sum.update)
+	var pi [lbpLen]byte
+	sum.put(pi[:])
+	_, _ = data.Write(pi[:min(room, lbpLen)])
 }
 
 // startAt positions the drive where a 16-byte READ, WRITE or WRITE

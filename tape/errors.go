@@ -83,6 +83,15 @@ func overflowSense(residue int64) scsi.Sense {
 	return scsi.Sense{Key: scsi.VolumeOverflow, ASC: scsi.EndOfPartitionMediumDetected, EOM: true, Valid: true, Info: residue}
 }
 
+// lbpWriteSense: a WRITE block's protection information does not match
+// its data (LBP_W): HARDWARE ERROR, LOGICAL BLOCK GUARD CHECK FAILED 10/01
+// (what IBM LTO drives return and LTFS maps to a write protection
+// error); the block and those after it are not written. INFORMATION as
+// for an overflow.
+func lbpWriteSense(residue int64) scsi.Sense {
+	return scsi.Sense{Key: scsi.HardwareError, ASC: scsi.LogicalBlockGuardCheckFailed, Valid: true, Info: residue}
+}
+
 // notReady: NOT READY with the given ASC (3A/00 no cartridge, 04/02 the
 // cartridge is unloaded to the hold position and needs a LOAD).
 func notReady(asc scsi.ASC) scsi.Sense { return scsi.Sense{Key: scsi.NotReady, ASC: asc} }

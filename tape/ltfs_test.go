@@ -1,8 +1,11 @@
 package tape
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vscsid/vscsid/scsi"
 )
 
 // The commands LTFS's IBM (sg) backend sends, byte for byte, and what it
@@ -84,8 +87,8 @@ func TestLTFSCartridgeType(t *testing.T) {
 
 // TestLTFSDataProtectionPage: LTFS's IBM backend reads page 0Ah subpage
 // F0h (48 bytes with the block descriptor) and writes it back with LBP
-// METHOD, LENGTH and LBP_W/LBP_R at bytes 20-22 of the list: 00h (off) is
-// accepted, a method (01h Reed-Solomon, 02h CRC32C) refused.
+// METHOD, LENGTH and LBP_W/LBP_R at bytes 20-22 of the list: 00h (off)
+// always, 01h (Reed-Solomon CRC) from LTO-5, 02h (CRC32C) from LTO-7.
 func TestLTFSDataProtectionPage(t *testing.T) {
 	h := newHarness(t, "personality=lto6")
 	in := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
@@ -94,17 +97,58 @@ func TestLTFSDataProtectionPage(t *testing.T) {
 	in = h.ok(cdb(0x5a, 0x08, 0x4a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48) // changeable, no descriptor
 	wantBytes(t, "changeable", in, hexBytes("0026 68 10 0000 0000 4a f0 001c ff ff e0"+strings.Repeat("00", 25)))
 
-	list := hexBytes(want)
-	list[0], list[1] = 0, 0
-	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0) // LBP off
-	list[20], list[21], list[22] = 0x01, 0x04, 0xc0         // Reed-Solomon CRC on
-	s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0)
-	if want := "700005000000000a00000000260000800014"; s != want {
-		t.Fatalf("LBP on: sense %s, want %s", s, want)
+	selectDP := func(h *harness, method, length, bits byte) (string, bool) {
+		l := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+		l[0], l[1] = 0, 0
+		l[20], l[21], l[22] = method, length, bits
+		r, _ := h.do(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), l, 0)
+		return senseHex(r.Sense), r.Status == scsi.StatusGood
+	}
+	if s, ok := selectDP(h, 0x02, 0x04, 0xc0); ok || s != "700005000000000a00000000260000800014" {
+		t.Fatalf("lto6 CRC32C: sense %s, want 26/00 at byte 20", s)
+	}
+	if s, ok := selectDP(h, 0x01, 0x08, 0xc0); ok || s != "700005000000000a00000000260000800015" {
+		t.Fatalf("lto6 length 8: sense %s, want 26/00 at byte 21", s)
+	}
+	if s, ok := selectDP(h, 0x01, 0x04, 0xc0); !ok {
+		t.Fatalf("lto6 Reed-Solomon: sense %s", s)
 	}
 	in = h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
-	if in[20] != 0 || in[21] != 0 || in[22] != 0 {
-		t.Fatalf("LBP fields after a refused select: % x", in[20:23])
+	wantBytes(t, "LBP on", in[20:23], hexBytes("01 04 c0"))
+	if s, ok := selectDP(h, 0, 0, 0); !ok {
+		t.Fatalf("lto6 off: sense %s", s)
+	}
+	in = h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+	wantBytes(t, "LBP off", in[20:23], hexBytes("00 00 00"))
+
+	h = newHarness(t, "personality=lto7")
+	if s, ok := selectDP(h, 0x02, 0x04, 0xc0); !ok {
+		t.Fatalf("lto7 CRC32C: sense %s", s)
+	}
+	h = newHarness(t, "personality=dat72")
+	if s, ok := selectDP(h, 0x01, 0x04, 0xc0); ok || s != "700005000000000a00000000260000880014" {
+		t.Fatalf("dat72 Reed-Solomon: sense %s, want 26/00 at byte 20", s)
+	}
+}
+
+// TestLTFSReadWriteControlPage: LTFS reads IBM's page 25h (48 bytes with
+// the block descriptor) at every mount for the encryption state; a refusal
+// sends it into a drive dump. The HP models have no such page.
+func TestLTFSReadWriteControlPage(t *testing.T) {
+	h := newHarness(t, "personality=lto8")
+	in := h.ok(cdb(0x5a, 0, 0x25, 0, 0, 0, 0, 0, 48, 0), nil, 48)
+	wantBytes(t, "page 25h", in, hexBytes("002e 88 10 0000 0008 5e000000 00000000 25 1e"+strings.Repeat("00", 30)))
+	// Not changeable: the page as sensed is accepted back, a change is not.
+	list := slices.Clone(in)
+	list[0], list[1] = 0, 0
+	h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0)
+	list[16+20] = 0x01
+	h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0)
+
+	h = newHarness(t, "personality=hp-lto8")
+	s, _ := h.fail(cdb(0x5a, 0, 0x25, 0, 0, 0, 0, 0, 48, 0), nil, 48)
+	if want := "700005000000000a00000000240000cd0002"; s != want {
+		t.Fatalf("hp page 25h: sense %s, want %s", s, want)
 	}
 }
 

@@ -67,9 +67,14 @@ type Personality struct {
 	// WORM media are supported (reported in VPD B0h and REPORT DENSITY
 	// SUPPORT medium types).
 	WORM bool
+	// LBP is the mask (1<<method) of the logical block protection methods
+	// the model implements: Reed-Solomon CRC from LTO-5, CRC32C too from
+	// LTO-7 (the generations LTFS picks them by); 0 = none.
+	LBP uint8
 	// IBM: the model has the IBM LTO vendor interfaces LTFS's IBM backend
-	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER)
-	// and the cartridge type as the mode header's medium type.
+	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER),
+	// the cartridge type as the mode header's medium type, mode page 25h
+	// (read/write control) and log page 37h.
 	IBM bool
 }
 
@@ -163,10 +168,14 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	if vendor != "IBM" {
 		maxBlock = maxBlock24
 	}
+	lbp := uint8(lbpMaskRS)
+	if gen >= 7 {
+		lbp |= lbpMaskCRC32C
+	}
 	return Personality{
 		Name: name, Vendor: vendor, Product: product, Revision: rev,
 		MaxBlockSize: maxBlock, Densities: ltoTable(gen),
-		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM",
+		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM", LBP: lbp,
 	}
 }
 
@@ -176,7 +185,7 @@ var personalities = []Personality{
 		Name: "generic", Vendor: "VSCSI", Product: "VTAPE", Revision: "0100",
 		Note:         "variable blocks",
 		MaxBlockSize: maxBlock24, Densities: []Density{densityGeneric},
-		MaxPartitions: 4, WORM: true,
+		MaxPartitions: 4, WORM: true, LBP: lbpMaskRS | lbpMaskCRC32C,
 	},
 	ltoPersonality("lto5", "IBM", "ULT3580-TD5", "Q3F0", 5),
 	ltoPersonality("lto6", "IBM", "ULT3580-TD6", "Q3F0", 6),

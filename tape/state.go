@@ -50,6 +50,7 @@ type modeState struct {
 	sew         bool   // SEW: synchronise at early warning (accepted, always true in effect)
 	pews        uint16 // programmable early warning size, MB (device configuration extension)
 	dsense      bool   // D_SENSE of the control page
+	lbp         lbpState
 	// informational exceptions control page (0x1C) bytes 2..11, stored.
 	iec [10]byte
 	// pending is the partition layout MODE SELECT of page 0x11 asked for;
