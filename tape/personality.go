@@ -168,12 +168,13 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	if vendor != "IBM" {
 		maxBlock = maxBlock24
 	}
-	lbp := uint8(lbpMaskRS)
+	lbp, note := uint8(lbpMaskRS), "LBP: RS-CRC"
 	if gen >= 7 {
 		lbp |= lbpMaskCRC32C
+		note += ", CRC32C"
 	}
 	return Personality{
-		Name: name, Vendor: vendor, Product: product, Revision: rev,
+		Name: name, Vendor: vendor, Product: product, Revision: rev, Note: note,
 		MaxBlockSize: maxBlock, Densities: ltoTable(gen),
 		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM", LBP: lbp,
 	}
@@ -183,7 +184,7 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 var personalities = []Personality{
 	{
 		Name: "generic", Vendor: "VSCSI", Product: "VTAPE", Revision: "0100",
-		Note:         "variable blocks",
+		Note:         "variable blocks; LBP: RS-CRC, CRC32C",
 		MaxBlockSize: maxBlock24, Densities: []Density{densityGeneric},
 		MaxPartitions: 4, WORM: true, LBP: lbpMaskRS | lbpMaskCRC32C,
 	},
