@@ -51,6 +51,26 @@ func TestSendDiagnosticSelfTests(t *testing.T) {
 	}
 }
 
+// With the results log page, the background self-tests run too, and every
+// short or extended self-test is logged, most recent first.
+func TestSelfTestLog(t *testing.T) {
+	f := newTape()
+	f.SelfTests.Reported = true
+	for _, cdb := range []string{"1d 20 00 0000 00", "1d 04 00 0000 00", "1d c0 00 0000 00"} {
+		wantGood(t, out(f.SendDiagnostic, cdb, nil))
+	}
+	b := f.SelfTests.AppendParams(nil, 0)
+	if len(b) != 20*20 {
+		t.Fatalf("%d bytes of parameters", len(b))
+	}
+	if b[4] != 0xc0 || b[24] != 0x20 || b[44] != 0 {
+		t.Fatalf("codes % x, % x, % x", b[4], b[24], b[44])
+	}
+	if b := f.SelfTests.AppendParams(nil, 20); len(b) != 20 || b[1] != 20 {
+		t.Fatalf("from parameter 0014h: % x", b)
+	}
+}
+
 func TestSendDiagnosticPages(t *testing.T) {
 	f := newTape()
 	// No page registered: the forced dump is an unknown page.

@@ -23,6 +23,7 @@ type SPC struct {
 	Modes       ModePages        // MODE SENSE/SELECT registry
 	Commands    []CommandInfo    // REPORT SUPPORTED OPERATION CODES
 	Diagnostics []DiagnosticPage // SEND DIAGNOSTIC pages (diag.go)
+	SelfTests   SelfTestLog      // the self-tests SEND DIAGNOSTIC ran (diag.go)
 	UA          UnitAttentions
 	SenseFormat SenseFormat // D_SENSE of the control mode page
 

@@ -191,6 +191,7 @@ func (d *Drive) initSPC() {
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
 	d.spc.Commands = scsi.WithCoreCommands(commandInfos())
+	d.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	if d.pers.IBM {
 		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
 	}

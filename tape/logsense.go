@@ -10,6 +10,7 @@ import (
 const (
 	logSupported    = 0x00
 	logSeqAccess    = 0x0c // SSC-5 8.2.3 sequential-access device
+	logSelfTest     = scsi.SelfTestResultsPage
 	logVolumeStats  = 0x17 // SSC-5 8.2.4 volume statistics
 	logTapeAlert    = 0x2e // SSC-5 8.2.5 TapeAlert
 	logTapeCapacity = 0x31 // tape capacity (IBM/HP LTO vendor page LTFS reads)
@@ -26,7 +27,7 @@ const (
 	perfCQLossWrite   = 0x7113
 )
 
-var logPages = [...]uint8{logSupported, logSeqAccess, logVolumeStats, logTapeAlert, logTapeCapacity}
+var logPages = [...]uint8{logSupported, logSeqAccess, logSelfTest, logVolumeStats, logTapeAlert, logTapeCapacity}
 
 // Log parameter control bytes (SPC-5 7.3.2.2.2): FORMAT AND LINKING 00b
 // bounded data counter, 01b ASCII list, 11b binary list.
@@ -86,7 +87,7 @@ func (w *logWriter) perPartition(code uint16, n int, value func(p int) uint64) {
 // current values) and PAGE CODE; byte 3 SUBPAGE CODE (00h, or FFh with page
 // 00h for the supported pages and subpages list); PARAMETER POINTER bytes
 // 5-6; ALLOCATION LENGTH bytes 7-8. Pages: 00h supported pages, 0Ch
-// sequential-access device, 17h volume statistics, 2Eh TapeAlert (64
+// sequential-access device, 10h self-test results, 17h volume statistics, 2Eh TapeAlert (64
 // flags, all clear), 31h tape capacity, and on the IBM models 37h
 // performance characteristics (subpages 00h and 64h, the parameters LTFS
 // reads). Without a cartridge the capacity figures are zero.
@@ -125,6 +126,8 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 		}
 	case logSeqAccess:
 		d.seqAccessPage(&w)
+	case logSelfTest:
+		w.b = d.spc.SelfTests.AppendParams(w.b, w.ptr)
 	case logVolumeStats:
 		d.volumeStatsPage(&w)
 	case logTapeAlert:

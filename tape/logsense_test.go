@@ -2,6 +2,7 @@ package tape
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -54,9 +55,9 @@ func TestLogSensePages(t *testing.T) {
 	h := newHarness(t, "personality=lto8;capacity=1G")
 	h.writeBlocks(1<<20, 1<<20) // the default max_block is 1 MiB
 	in := h.ok(logSenseCDB(0x00, 0, 0), nil, 4096)
-	wantBytes(t, "supported pages", in, hexBytes("00 00 00 06 00 0c 17 2e 31 37"))
+	wantBytes(t, "supported pages", in, hexBytes("00 00 00 07 00 0c 10 17 2e 31 37"))
 	in = h.ok(logSenseCDB(0x00, 0xff, 0), nil, 4096)
-	wantBytes(t, "supported subpages", in, hexBytes("40 ff 00 10 00 00 00 ff 0c 00 17 00 2e 00 31 00 37 00 37 64"))
+	wantBytes(t, "supported subpages", in, hexBytes("40 ff 00 12 00 00 00 ff 0c 00 10 00 17 00 2e 00 31 00 37 00 37 64"))
 
 	ta := parseLogPage(t, h.ok(logSenseCDB(0x2e, 0, 0), nil, 4096), 0x2e)
 	if len(ta) != 64 || ta[0].code != 1 || ta[63].code != 64 {
@@ -134,4 +135,26 @@ func TestLogSenseWithoutCartridge(t *testing.T) {
 			t.Fatalf("capacity without a cartridge: %+v", p)
 		}
 	}
+}
+
+// TestSelfTestResultsPage: the self-tests SEND DIAGNOSTIC runs are on LOG
+// SENSE page 10h, most recent first, in 20 parameters of 16 bytes.
+func TestSelfTestResultsPage(t *testing.T) {
+	h := newHarness(t, "personality=lto8")
+	in := h.ok(logSenseCDB(0x10, 0, 0), nil, 4096)
+	if len(in) != 4+20*20 {
+		t.Fatalf("page 10h: %d bytes", len(in))
+	}
+	wantBytes(t, "no self-test yet", in[4:24], hexBytes("0001 03 10"+strings.Repeat("00", 16)))
+	h.ok(cdb(0x1d, 0xa0, 0, 0, 0, 0), nil, 0) // foreground short (101b)
+	h.ok(cdb(0x1d, 0x40, 0, 0, 0, 0), nil, 0) // background extended (010b)
+	h.ok(cdb(0x1d, 0x04, 0, 0, 0, 0), nil, 0) // default self-test: not logged
+	in = h.ok(logSenseCDB(0x10, 0, 0), nil, 4096)
+	wantBytes(t, "most recent", in[4:24], hexBytes("0001 03 10 40 00 0000 ffffffffffffffff 00 00 00 00"))
+	wantBytes(t, "before it", in[24:44], hexBytes("0002 03 10 a0 00 0000 ffffffffffffffff 00 00 00 00"))
+	wantBytes(t, "unused", in[44:64], hexBytes("0003 03 10"+strings.Repeat("00", 16)))
+	// PARAMETER POINTER 2: from the second on.
+	in = h.ok(cdb(0x4d, 0, 0x50, 0, 0, 0, 2, 0x10, 0, 0), nil, 4096)
+	wantBytes(t, "from 0002h", in[:9], hexBytes("10 00 017c 0002 03 10 a0"))
+	h.fail(cdb(0x1d, 0x80, 0, 0, 0, 0), nil, 0) // abort background: none running
 }

@@ -219,9 +219,9 @@ func TestLTFSPerformancePage(t *testing.T) {
 	in = h.ok(logSenseCDB(0x37, 0x64, 0), nil, 0xffff)
 	wantBytes(t, "37h/64h", in, hexBytes("77 64 0008 7113 03 04 00000000"))
 	in = h.ok(logSenseCDB(0x00, 0, 0), nil, 4096)
-	wantBytes(t, "supported pages", in, hexBytes("00 00 0006 00 0c 17 2e 31 37"))
+	wantBytes(t, "supported pages", in, hexBytes("00 00 0007 00 0c 10 17 2e 31 37"))
 	in = h.ok(logSenseCDB(0x00, 0xff, 0), nil, 4096)
-	wantBytes(t, "supported subpages", in, hexBytes("40 ff 0010 0000 00ff 0c00 1700 2e00 3100 3700 3764"))
+	wantBytes(t, "supported subpages", in, hexBytes("40 ff 0012 0000 00ff 0c00 1000 1700 2e00 3100 3700 3764"))
 	h.fail(logSenseCDB(0x37, 0x65, 0), nil, 4096)
 
 	h = newHarness(t, "personality=hp-lto6")
