@@ -4,7 +4,7 @@ SUITE     ?= bookworm
 FUZZTIME  ?= 10s
 BIN       := bin
 
-.PHONY: all deps build vet cross lint unit deploy-check fuzz bench vm-test vm-full demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check fuzz bench vm-test vm-full vm-ltfs demo experiments test clean
 
 all: build
 
@@ -74,6 +74,11 @@ vm-test:
 # service (bookworm).
 vm-full:
 	deploy/vm/full/run
+
+# LTFS (mkltfs, ltfs, ltfsck; built from the source beside the checkout or
+# $LTFS_SRC) on every LTO personality, in the full guest; about 3 min each.
+vm-ltfs:
+	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
 
 # The main job: boot the VM with vscsid's default config and show the devices.
 demo:

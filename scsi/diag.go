@@ -31,7 +31,7 @@ type SelfTestLog struct {
 	// background self-tests, which report only there, are refused.
 	Reported bool
 	n        int       // self-tests recorded, up to 20
-	codes [20]uint8 // SELF-TEST CODE, most recent first
+	codes    [20]uint8 // SELF-TEST CODE, most recent first
 }
 
 // SelfTestResultsPage is the self-test results log page code.

@@ -1,0 +1,186 @@
+# shellcheck shell=bash
+# ltfs.sh: the LTFS scenario of the full guest, sourced by vmtest (bash)
+# after the check library and the helpers. LTFS is built from source into
+# /opt/ltfs by deploy/vm/ltfs/build; ltfs_available says whether it is here.
+#
+#   ltfs_scenario PERSONALITY N
+#
+# creates drive ltfs-PERSONALITY with targetcli on its own tcm_loop target
+# (the N-th, from 1), with a 1 GiB cartridge LTFS0NLg (g = the LTO
+# generation), and drives it through LTFS's IBM sg backend as a user does:
+# device_list, mkltfs, mount, write (small files, a directory, a 32 MiB
+# file), unmount, mount and compare checksums, a second index generation,
+# ltfsck, ltfsck -l and a rollback mount of the first generation, mkltfs
+# refusing a formatted volume without --force, --force, and -w; the
+# second mount with logical block protection on the IBM models. Then it
+# reports the CHECK CONDITIONs vscsid answered during the run (from its
+# metrics) and fails on any that LTFS does not expect of a real drive.
+# Check names are ltfs-PERSONALITY-STEP.
+
+LTFS_BIN=/opt/ltfs/bin
+ltfs_available() { [ -x $LTFS_BIN/mkltfs ]; }
+
+# ltfs_metric NAME DEVICE: the "label value" pairs of one vscsid metric
+# family for one device, one per line ("sense_key value" or "asc value"),
+# zero values left out.
+ltfs_metric() {
+	python3 - "$1" "$2" <<-'EOF'
+		import re, sys, urllib.request
+		name, dev = sys.argv[1], sys.argv[2]
+		text = urllib.request.urlopen("http://127.0.0.1:9544/metrics", timeout=10).read().decode()
+		for line in text.splitlines():
+		    if not line.startswith(name + "{"):
+		        continue
+		    labels, value = line[len(name) + 1:].rsplit("} ", 1)
+		    kv = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+		    if kv.get("device") != dev or float(value) == 0:
+		        continue
+		    other = [v for k, v in kv.items() if k not in ("device", "type")]
+		    print(other[0] if other else "-", int(float(value)))
+	EOF
+}
+
+# ltfs_generations DEV: the index generations ltfsck -l lists, oldest first
+# (each is on both partitions, so listed twice).
+ltfs_generations() {
+	$LTFS_BIN/ltfsck -l "$1" 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ { sub(":", "", $1); print $1 }' | sort -nu
+}
+
+# ltfs_step_sh NAME 'CODE': check_sh with LTFS's long commands allowed.
+ltfs_step_sh() { CMD_TIMEOUT=600 check_sh "$@"; }
+ltfs_step() { CMD_TIMEOUT=600 check "$@"; }
+
+ltfs_scenario() {
+	local p=$1 n=$2 g=ltfs-$1 dev=ltfs-$1 wwn gen bc sg m=/mnt/ltfs-$1 ok
+	wwn=$(printf 'naa.5001405000b%05x' "$n")
+	gen=${p##*lto}
+	bc=$(printf 'LTFS%02dL%s' "$n" "$gen")
+	note "LTFS on $p: drive $dev, cartridge $bc, target $wwn"
+	ok=
+	tc /backstores/user:vtape create name="$dev" size=1G "cfgstring=personality=$p;media=/var/lib/vscsid/ltfs;barcode=$bc" >/dev/null &&
+		tc /loopback create "$wwn" >/dev/null &&
+		tc "/loopback/$wwn/luns" create "/backstores/user:vtape/$dev" >/dev/null && ok=1
+	udevadm settle -t 20 >/dev/null 2>&1
+	sg=$(vscsictl devices 2>/dev/null | awk -v d="$dev" '$1 == d && $7 != "-" { print "/dev/" $7 }')
+	if [ -z "$ok" ] || [ -z "$sg" ]; then
+		fail "$g-attach" "targetcli created: ${ok:-no}; sg node [$sg]"
+		ltfs_teardown "$dev" "$wwn"
+		return
+	fi
+	pass "$g-attach"
+	local mark
+	mark=$(dmesg | wc -l)
+	local serial
+	serial=$(sg_vpd -r -p 0x80 "$sg" 2>/dev/null | tail -c +5 | tr -d ' \0')
+	# (grep -q in a pipeline would fail it with SIGPIPE under pipefail)
+	ltfs_step_sh "$g-device-list" "out=\$($LTFS_BIN/ltfs -o device_list 2>&1) || true; echo \"\$out\" | grep 'Device Name'
+		echo \"\$out\" | grep -F 'Device Name = $sg ' | grep -F 'Serial Number = ${serial:-no serial},' >/dev/null"
+	if ! ltfs_step "$g-mkltfs" $LTFS_BIN/mkltfs -d "$sg" -n "LTFS-$p"; then
+		ltfs_teardown "$dev" "$wwn"
+		return
+	fi
+	mkdir -p "$m" /tmp/$g
+	head -c $((32 << 20)) /dev/urandom >/tmp/$g/big.dat
+	head -c 3000 /dev/urandom >/tmp/$g/small.dat
+	if ltfs_step "$g-mount" $LTFS_BIN/ltfs -o devname="$sg" "$m"; then
+		ltfs_step_sh "$g-write" "mkdir -p $m/dir/sub && cp /tmp/$g/big.dat $m/dir/big.dat &&
+			for i in 1 2 3 4 5; do echo file \$i >$m/dir/sub/f\$i.txt; done &&
+			cp /tmp/$g/small.dat $m/small.dat && sync"
+		ltfs_step "$g-umount" fusermount -u "$m"
+	fi
+	# LTFS protects logical blocks on IBM drives when asked (scsi_lbprotect):
+	# the second mount reads and writes with Reed-Solomon CRC (LTO-5, 6) or
+	# CRC32C (LTO-7 and later).
+	local lbp=
+	case $p in lto*) lbp="-o scsi_lbprotect=on" ;; esac
+	# shellcheck disable=SC2086 # $lbp is two words or none
+	if ltfs_step "$g-remount" $LTFS_BIN/ltfs -o devname="$sg" $lbp "$m"; then
+		if [ -n "$lbp" ]; then
+			expect_match "$g-lbp-on" 30251I "$OUT"
+		fi
+		ltfs_step_sh "$g-read-back" "cmp /tmp/$g/big.dat $m/dir/big.dat && cmp /tmp/$g/small.dat $m/small.dat &&
+			[ \"\$(cat $m/dir/sub/f3.txt)\" = 'file 3' ]"
+		# The second generation: one more file, one removed.
+		ltfs_step_sh "$g-second-generation" "echo generation two >$m/gen2.txt && rm $m/small.dat && sync"
+		ltfs_step "$g-umount-2" fusermount -u "$m"
+	fi
+	# ltfsck exits 1 when it checked and found the volume consistent.
+	ltfs_step_sh "$g-ltfsck" "rc=0; out=\$($LTFS_BIN/ltfsck $sg 2>&1) || rc=\$?; echo \"\$out\" | tail -n 3
+		[ \$rc -le 1 ] && grep -q 'Volume is consistent' <<<\"\$out\""
+	local gens first last
+	gens=$(ltfs_generations "$sg")
+	first=$(printf '%s\n' "$gens" | sed -n 1p)
+	last=$(printf '%s\n' "$gens" | tail -n 1)
+	note "$p: ltfsck -l generations: $(printf '%s' "$gens" | tr '\n' ' ')"
+	# mkltfs writes generation 1; the first mount's unmount writes a newer
+	# one holding small.dat, the second mount's a newer one without it.
+	if [ "$(printf '%s\n' "$gens" | sed '/^$/d' | wc -l)" -ge 3 ]; then
+		pass "$g-rollback-points"
+	else
+		fail "$g-rollback-points" "ltfsck -l listed [$(printf '%s' "$gens" | tr '\n' ' ')], want at least 3 generations"
+	fi
+	local mid
+	mid=$(printf '%s\n' "$gens" | tail -n 2 | head -n 1)
+	if [ -n "$mid" ] && [ "$mid" != "$last" ] &&
+		ltfs_step "$g-rollback-mount" $LTFS_BIN/ltfs -o devname="$sg" -o rollback_mount="$mid" "$m"; then
+		ltfs_step_sh "$g-rollback-view" "cmp /tmp/$g/small.dat $m/small.dat && [ ! -e $m/gen2.txt ] &&
+			! touch $m/new.txt 2>/dev/null"
+		fusermount -u "$m"
+	else
+		fail "$g-rollback-view" "no generation before $last to mount (first $first)"
+	fi
+	# mkltfs does not format an LTFS volume without --force.
+	ltfs_step_sh "$g-mkltfs-refuses" "out=\$($LTFS_BIN/mkltfs -d $sg -n again 2>&1) && exit 1
+		echo \"\$out\" | tail -n 2; grep -q '15047E' <<<\"\$out\""
+	ltfs_step "$g-mkltfs-force" $LTFS_BIN/mkltfs -d "$sg" -f -n "LTFS-$p-2"
+	ltfs_step_sh "$g-reformatted-empty" "$LTFS_BIN/ltfs -o devname=$sg $m && trap 'fusermount -u $m' EXIT &&
+		[ -z \"\$(ls -A $m)\" ]"
+	# mkltfs -w exits 1 when it unformatted the medium.
+	ltfs_step_sh "$g-mkltfs-wipe" "rc=0; out=\$($LTFS_BIN/mkltfs -d $sg -w -f 2>&1) || rc=\$?; echo \"\$out\" | tail -n 2
+		[ \$rc -le 1 ] && grep -q '15040I' <<<\"\$out\""
+	ltfs_step_sh "$g-wiped" "! $LTFS_BIN/ltfs -o devname=$sg $m 2>/dev/null"
+	ltfs_step_sh "$g-no-aptpl-failure" "! dmesg | tail -n +$((mark + 1)) | grep 'APTPL'"
+	ltfs_senses "$p" "$dev"
+	ltfs_teardown "$dev" "$wwn"
+}
+
+# ltfs_senses PERSONALITY DEVICE: report every sense key and additional
+# sense code vscsid answered the run with, and the commands that got them;
+# fail on one LTFS would not get from a real drive. What LTFS meets on a
+# real drive: UNIT ATTENTION at attach (29/00, 28/00) on TEST UNIT READY;
+# on READ a filemark (NO SENSE 00/01), a block shorter than the 512 KiB it
+# asks for (NO SENSE ILI, 00/00) and end of data (BLANK CHECK 00/05), on
+# LOCATE(16) and SPACE end of data; READ ATTRIBUTE of an attribute not yet
+# written (ILLEGAL REQUEST 24/00: mkltfs asks for the volume coherency
+# before it writes one). The HP models lack IBM's mode page 25h and log
+# page 37h, which LTFS asks every drive for, so on those MODE SENSE and LOG
+# SENSE get 24/00 as they do from a real HPE drive.
+ltfs_senses() {
+	local p=$1 dev=$2 keys ascs allowed bad
+	keys=$(ltfs_metric vscsi_scsi_check_conditions_total "$dev" | tr '\n' ' ')
+	ascs=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | tr '\n' ' ')
+	note "$p: CHECK CONDITIONs by sense key: ${keys:-none}; by code: ${ascs:-none}"
+	note "$p: commands with CHECK CONDITION:"
+	vscsictl stats "$dev" 2>&1 | awk 'NR == 1 || $4 > 0' | sed 's/^/  | /'
+	allowed='test_unit_ready read_6 read_16 locate_16 space_6 space_16 read_attribute'
+	case $p in hp-*) allowed="$allowed mode_sense_10 log_sense" ;; esac
+	bad=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | awk '$1 !~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change|no_additional_sense_information|filemark_detected|end_of_data_detected|invalid_field_in_cdb)$/ { print $1 }')
+	bad="$bad $(vscsictl stats "$dev" --json 2>/dev/null | python3 -c '
+import json, sys
+allowed = sys.argv[1].split()
+for c in json.load(sys.stdin)["commands"]:
+    if c["check_conditions"] and c["name"] not in allowed:
+        print("%s:%d" % (c["name"], c["check_conditions"]))
+' "$allowed" | tr '\n' ' ')"
+	bad=$(echo $bad)
+	if [ -z "$bad" ]; then
+		pass "ltfs-$p-expected-senses"
+	else
+		fail "ltfs-$p-expected-senses" "unexpected: $bad (codes: $ascs)"
+	fi
+}
+
+ltfs_teardown() {
+	tc /loopback delete "$2" >/dev/null
+	tc /backstores/user:vtape delete "$1" >/dev/null
+}
