@@ -76,7 +76,7 @@ vm-full:
 	deploy/vm/full/run
 
 # LTFS (mkltfs, ltfs, ltfsck; built from the source beside the checkout or
-# $LTFS_SRC) on every LTO personality, in the full guest; about 3 min each.
+# $LTFS_SRC) on every LTO personality, in the full guest; about 11 min for all ten.
 vm-ltfs:
 	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
 
