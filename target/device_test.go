@@ -615,6 +615,24 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// The tape indications of ASC 00h are counted by qualifier, the other
+// codes by ASC: a filemark (00/01) and end of data (00/05) stay apart from
+// each other and from 00/00, and a 28/01 counts as 28/00.
+func TestStatsSenseCodes(t *testing.T) {
+	for _, tt := range []struct {
+		asc  scsi.ASC
+		want scsi.ASC
+	}{{0x0001, 0x0001}, {0x0005, 0x0005}, {0x0000, 0x0000}, {0x0017, 0x0000}, {0x2801, 0x2800}} {
+		k := targettest.Serve(t, fill{resp: scsi.CheckCondition(scsi.Sense{Key: scsi.NoSense, ASC: tt.asc, ILI: true})})
+		k.Submit([]byte{0x00, 0, 0, 0, 0, 0}, targettest.NoData)
+		k.Submit([]byte{0x00, 0, 0, 0, 0, 0}, targettest.NoData)
+		st := k.Device().Stats()
+		if len(st.SenseCodes) != 1 || st.SenseCodes[0] != (target.SenseCode{ASC: tt.want, Count: 2}) {
+			t.Errorf("ASC %04x: sense codes %+v, want %04x twice", uint16(tt.asc), st.SenseCodes, uint16(tt.want))
+		}
+	}
+}
+
 func TestNewDeviceValidatesMailbox(t *testing.T) {
 	k := targettest.NewKernel(t, targettest.Config{})
 	mem := k.Memory()

@@ -86,11 +86,15 @@ func (d Direction) String() string {
 // a map or a lock: the per-command cost is a handful of uncontended atomic
 // adds indexed by opcode, sense key and bucket.
 type stats struct {
-	ccByOp   [256]atomic.Uint64
-	durSum   [256]atomic.Uint64 // ns
-	dur      [256][durBuckets + 1]atomic.Uint64
-	ccByKey  [16]atomic.Uint64
-	ccByASC  [256]atomic.Uint64 // by ASC byte (ASCQ not kept: 64 Ki counters per device would be too many)
+	ccByOp  [256]atomic.Uint64
+	durSum  [256]atomic.Uint64 // ns
+	dur     [256][durBuckets + 1]atomic.Uint64
+	ccByKey [16]atomic.Uint64
+	ccByASC [256]atomic.Uint64 // by ASC byte (ASCQ not kept: 64 Ki counters per device would be too many)
+	// ccASC00 splits ASC 00h by ASCQ 00h-07h: the tape indications (filemark,
+	// end of partition, setmark, beginning of partition, end of data) that
+	// the metrics keep apart; other qualifiers of 00h count in ccByASC[0].
+	ccASC00  [8]atomic.Uint64
 	ua       atomic.Uint64
 	none     atomic.Uint64 // commands without data; read/write counts are their histograms' totals
 	dirBytes [numDirections]atomic.Uint64
@@ -124,7 +128,11 @@ func (s *stats) observe(c *cmdCtx) {
 		s.ccByOp[op].Add(1)
 		k := c.resp.Sense.Key & 0xf
 		s.ccByKey[k].Add(1)
-		s.ccByASC[c.resp.Sense.ASC>>8].Add(1)
+		if a := c.resp.Sense.ASC; a < scsi.ASC(len(s.ccASC00)) {
+			s.ccASC00[a].Add(1)
+		} else {
+			s.ccByASC[a>>8].Add(1)
+		}
 		if k == scsi.UnitAttention {
 			s.ua.Add(1)
 		}
@@ -241,7 +249,7 @@ type TransferStats struct {
 type DeviceStats struct {
 	Commands        []CommandStats // opcodes seen, ascending
 	CheckConditions [16]uint64     // by sense key
-	SenseCodes      []SenseCode    // by additional sense code (ASCQ 0: counted by ASC only), ascending
+	SenseCodes      []SenseCode    // by additional sense code, ascending: ASC 00h by ASCQ up to 07h, the others by ASC only (ASCQ 0)
 	UnitAttentions  uint64         // check conditions with sense key UNIT ATTENTION
 	Transfers       [numDirections]TransferStats
 	Segments        Histogram // iovecs per command
@@ -297,7 +305,16 @@ func (s *stats) snapshot(namer CommandNamer) DeviceStats {
 	for k := range s.ccByKey {
 		out.CheckConditions[k] = s.ccByKey[k].Load()
 	}
-	for a := range s.ccByASC {
+	for q := range s.ccASC00 {
+		n := s.ccASC00[q].Load()
+		if q == 0 {
+			n += s.ccByASC[0].Load() // 00h with a qualifier past 07h
+		}
+		if n > 0 {
+			out.SenseCodes = append(out.SenseCodes, SenseCode{ASC: scsi.ASC(q), Count: n})
+		}
+	}
+	for a := 1; a < len(s.ccByASC); a++ {
 		if n := s.ccByASC[a].Load(); n > 0 {
 			out.SenseCodes = append(out.SenseCodes, SenseCode{ASC: scsi.ASC(a) << 8, Count: n})
 		}
