@@ -51,7 +51,7 @@ ltfs_step_sh() { CMD_TIMEOUT=600 check_sh "$@"; }
 ltfs_step() { CMD_TIMEOUT=600 check "$@"; }
 
 ltfs_scenario() {
-	local p=$1 n=$2 g=ltfs-$1 dev=ltfs-$1 wwn gen bc sg m=/mnt/ltfs-$1 ok
+	local p=$1 n=$2 dev=ltfs-$1 wwn gen bc sg ok
 	wwn=$(printf 'naa.5001405000b%05x' "$n")
 	gen=${p##*lto}
 	bc=$(printf 'LTFS%02dL%s' "$n" "$gen")
@@ -63,11 +63,20 @@ ltfs_scenario() {
 	udevadm settle -t 20 >/dev/null 2>&1
 	sg=$(vscsictl devices 2>/dev/null | awk -v d="$dev" '$1 == d && $7 != "-" { print "/dev/" $7 }')
 	if [ -z "$ok" ] || [ -z "$sg" ]; then
-		fail "$g-attach" "targetcli created: ${ok:-no}; sg node [$sg]"
-		ltfs_teardown "$dev" "$wwn"
-		return
+		fail "ltfs-$p-attach" "targetcli created: ${ok:-no}; sg node [$sg]"
+	else
+		pass "ltfs-$p-attach"
+		ltfs_on_drive "$p" "$dev" "$sg" "$p"
 	fi
-	pass "$g-attach"
+	ltfs_teardown "$dev" "$wwn"
+}
+
+# ltfs_on_drive NAME DEVICE SG PERSONALITY: the scenario on vscsid device
+# DEVICE (its SCSI generic node SG, a cartridge loaded), checks named
+# ltfs-NAME-STEP. Its sense report counts only what the scenario provoked.
+ltfs_on_drive() {
+	local name=$1 dev=$2 sg=$3 p=$4 g=ltfs-$1 m=/mnt/ltfs-$1
+	ltfs_senses_mark "$dev"
 	local mark
 	mark=$(dmesg | wc -l)
 	local serial
@@ -75,8 +84,7 @@ ltfs_scenario() {
 	# (grep -q in a pipeline would fail it with SIGPIPE under pipefail)
 	ltfs_step_sh "$g-device-list" "out=\$($LTFS_BIN/ltfs -o device_list 2>&1) || true; echo \"\$out\" | grep 'Device Name'
 		echo \"\$out\" | grep -F 'Device Name = $sg ' | grep -F 'Serial Number = ${serial:-no serial},' >/dev/null"
-	if ! ltfs_step "$g-mkltfs" $LTFS_BIN/mkltfs -d "$sg" -n "LTFS-$p"; then
-		ltfs_teardown "$dev" "$wwn"
+	if ! ltfs_step "$g-mkltfs" $LTFS_BIN/mkltfs -d "$sg" -n "LTFS-$name"; then
 		return
 	fi
 	mkdir -p "$m" /tmp/$g
@@ -111,7 +119,7 @@ ltfs_scenario() {
 	gens=$(ltfs_generations "$sg")
 	first=$(printf '%s\n' "$gens" | sed -n 1p)
 	last=$(printf '%s\n' "$gens" | tail -n 1)
-	note "$p: ltfsck -l generations: $(printf '%s' "$gens" | tr '\n' ' ')"
+	note "$name: ltfsck -l generations: $(printf '%s' "$gens" | tr '\n' ' ')"
 	# mkltfs writes generation 1; the first mount's unmount writes a newer
 	# one holding small.dat, the second mount's a newer one without it.
 	if [ "$(printf '%s\n' "$gens" | sed '/^$/d' | wc -l)" -ge 3 ]; then
@@ -132,7 +140,7 @@ ltfs_scenario() {
 	# mkltfs does not format an LTFS volume without --force.
 	ltfs_step_sh "$g-mkltfs-refuses" "out=\$($LTFS_BIN/mkltfs -d $sg -n again 2>&1) && exit 1
 		echo \"\$out\" | tail -n 2; grep -q '15047E' <<<\"\$out\""
-	ltfs_step "$g-mkltfs-force" $LTFS_BIN/mkltfs -d "$sg" -f -n "LTFS-$p-2"
+	ltfs_step "$g-mkltfs-force" $LTFS_BIN/mkltfs -d "$sg" -f -n "LTFS-$name-2"
 	ltfs_step_sh "$g-reformatted-empty" "$LTFS_BIN/ltfs -o devname=$sg $m && trap 'fusermount -u $m' EXIT &&
 		[ -z \"\$(ls -A $m)\" ]"
 	# mkltfs -w exits 1 when it unformatted the medium.
@@ -140,12 +148,12 @@ ltfs_scenario() {
 		[ \$rc -le 1 ] && grep -q '15040I' <<<\"\$out\""
 	ltfs_step_sh "$g-wiped" "! $LTFS_BIN/ltfs -o devname=$sg $m 2>/dev/null"
 	ltfs_step_sh "$g-no-aptpl-failure" "! dmesg | tail -n +$((mark + 1)) | grep 'APTPL'"
-	ltfs_senses "$p" "$dev"
-	ltfs_teardown "$dev" "$wwn"
+	ltfs_senses "$name" "$dev" "$p"
 }
 
-# ltfs_senses PERSONALITY DEVICE: report every sense key and additional
-# sense code vscsid answered the run with, and the commands that got them;
+# ltfs_senses NAME DEVICE PERSONALITY: report every additional sense code
+# vscsid answered the scenario with (since ltfs_senses_mark), and the
+# commands that got them;
 # fail on one LTFS would not get from a real drive. What LTFS meets on a
 # real drive: UNIT ATTENTION at attach (29/00, 28/00) on TEST UNIT READY;
 # on READ a filemark (NO SENSE 00/01), a block shorter than the 512 KiB it
@@ -155,28 +163,45 @@ ltfs_scenario() {
 # before it writes one). The HP models lack IBM's mode page 25h and log
 # page 37h, which LTFS asks every drive for, so on those MODE SENSE and LOG
 # SENSE get 24/00 as they do from a real HPE drive.
+ltfs_senses_mark() {
+	ltfs_metric vscsi_scsi_sense_codes_total "$1" >"/tmp/ltfs-$1.codes"
+	vscsictl stats "$1" --json >"/tmp/ltfs-$1.stats" 2>/dev/null
+}
+
+# ltfs_delta BEFORE: "name count" lines of stdin less those of file BEFORE,
+# zero differences left out.
+ltfs_delta() {
+	awk -v base="$1" 'FILENAME == base { was[$1] = $2; next } $2 - was[$1] > 0 { print $1, $2 - was[$1] }' "$1" -
+}
+
 ltfs_senses() {
-	local p=$1 dev=$2 keys ascs allowed bad
-	keys=$(ltfs_metric vscsi_scsi_check_conditions_total "$dev" | tr '\n' ' ')
-	ascs=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | tr '\n' ' ')
-	note "$p: CHECK CONDITIONs by sense key: ${keys:-none}; by code: ${ascs:-none}"
-	note "$p: commands with CHECK CONDITION:"
-	vscsictl stats "$dev" 2>&1 | awk 'NR == 1 || $4 > 0' | sed 's/^/  | /'
+	local name=$1 dev=$2 p=$3 codes allowed bad
+	codes=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" | tr '\n' ' ')
+	note "$name: CHECK CONDITIONs by code during the scenario: ${codes:-none}"
 	allowed='test_unit_ready read_6 read_16 locate_16 space_6 space_16 read_attribute'
 	case $p in hp-*) allowed="$allowed mode_sense_10 log_sense" ;; esac
-	bad=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | awk '$1 !~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change|no_additional_sense_information|filemark_detected|end_of_data_detected|invalid_field_in_cdb)$/ { print $1 }')
+	bad=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
+		awk '$1 !~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change|no_additional_sense_information|filemark_detected|end_of_data_detected|invalid_field_in_cdb)$/ { print $1 }')
 	bad="$bad $(vscsictl stats "$dev" --json 2>/dev/null | python3 -c '
 import json, sys
-allowed = sys.argv[1].split()
+allowed, before = sys.argv[1].split(), sys.argv[2]
+try:
+    was = {c["name"]: c["check_conditions"] for c in json.load(open(before))["commands"]}
+except (OSError, ValueError):
+    was = {}
 for c in json.load(sys.stdin)["commands"]:
-    if c["check_conditions"] and c["name"] not in allowed:
-        print("%s:%d" % (c["name"], c["check_conditions"]))
-' "$allowed" | tr '\n' ' ')"
+    n = c["check_conditions"] - was.get(c["name"], 0)
+    if n > 0:
+        print("%s:%d" % (c["name"], n), file=sys.stderr)
+        if c["name"] not in allowed:
+            print("%s:%d" % (c["name"], n))
+' "$allowed" "/tmp/ltfs-$dev.stats" 2>/tmp/ltfs-$dev.bycmd | tr '\n' ' ')"
+	note "$name: commands with CHECK CONDITION during the scenario: $(tr '\n' ' ' <"/tmp/ltfs-$dev.bycmd")"
 	bad=$(echo $bad)
 	if [ -z "$bad" ]; then
-		pass "ltfs-$p-expected-senses"
+		pass "ltfs-$name-expected-senses"
 	else
-		fail "ltfs-$p-expected-senses" "unexpected: $bad (codes: $ascs)"
+		fail "ltfs-$name-expected-senses" "unexpected: $bad (codes: $codes)"
 	fi
 }
 
