@@ -55,6 +55,8 @@ func commandList() []command {
 			usage: []byte{byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, ctl}},
 		{run: (*Changer).moveMedium, timeout: 300,
 			usage: []byte{byte(scsi.MoveMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
+		{run: (*Changer).exchangeMedium, timeout: 600,
+			usage: []byte{byte(scsi.ExchangeMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03, ctl}},
 		{run: (*Changer).readElementStatus, timeout: 120,
 			usage: []byte{byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, ctl}},
 	}
@@ -132,13 +134,16 @@ func (c *Changer) modePages() scsi.ModePages {
 	// One transport, no rotation (no double-sided media).
 	geom := []byte{pageTransportGeom, 2, 0, 0}
 	// Device capabilities: cartridges rest in storage, mail slots and
-	// drives (not the transport), and MOVE MEDIUM moves from any of them
-	// to any of them; EXCHANGE MEDIUM is not supported.
+	// drives (not the transport); MOVE MEDIUM moves from any of them to
+	// any of them (bytes 4-7: from MT, ST, IE, DT) and EXCHANGE MEDIUM
+	// exchanges between any of them (bytes 12-15, the same order; not
+	// with the transport, which holds nothing).
 	const stDtIe = 0x0e // STOR/ST→ bits: storage 1, import/export 2, data transfer 3
 	caps := make([]byte, 20)
 	caps[0], caps[1] = pageCapabilities, 18
 	caps[2] = stDtIe
 	caps[4], caps[5], caps[6], caps[7] = stDtIe, stDtIe, stDtIe, stDtIe
+	caps[13], caps[14], caps[15] = stDtIe, stDtIe, stDtIe
 	return scsi.ModePages{Pages: []scsi.ModePage{
 		c.spc.ControlModePage(),
 		scsi.FixedModePage(ea),
@@ -213,6 +218,34 @@ func (c *Changer) initElementStatusRange(cmd *scsi.Command) scsi.Response {
 	return c.initElementStatus(cmd)
 }
 
+// exchangeMedium is EXCHANGE MEDIUM (SMC-3 6.2): TRANSPORT ELEMENT
+// ADDRESS bytes 2-3, SOURCE ADDRESS 4-5, FIRST DESTINATION ADDRESS 6-7,
+// SECOND DESTINATION ADDRESS 8-9; INV1 and INV2 (byte 10 bits 1, 0) are
+// refused (single-sided media). What mtx exchange sends, with the second
+// destination the source.
+func (c *Changer) exchangeMedium(cmd *scsi.Command) scsi.Response {
+	cdb := cmd.CDB
+	if b := cdb.Byte(10) & 0x03; b != 0 {
+		return scsi.CheckCondition(scsi.InvalidFieldSense(10, int(b>>1)))
+	}
+	if !c.checkTransport(cdb.Uint16(2)) {
+		return scsi.CheckCondition(invalidElement(2))
+	}
+	src, ok := c.element(cdb, 4)
+	if !ok {
+		return scsi.CheckCondition(invalidElement(4))
+	}
+	first, ok := c.element(cdb, 6)
+	if !ok || first == src {
+		return scsi.CheckCondition(invalidElement(6))
+	}
+	second, ok := c.element(cdb, 8)
+	if !ok || second == first {
+		return scsi.CheckCondition(invalidElement(8))
+	}
+	return scsi.ResponseFor(c.exchange(src, first, second))
+}
+
 // moveMedium is MOVE MEDIUM (SMC-3 6.6).
 func (c *Changer) moveMedium(cmd *scsi.Command) scsi.Response {
 	cdb := cmd.CDB
@@ -252,44 +285,126 @@ func (c *Changer) doMove(src, dst Loc) error {
 	if ds.Barcode != "" {
 		return ErrDestinationFull
 	}
-	var to Drive
 	if dst.Type == DataTransfer {
-		d, err := c.drive(dst.Index)
-		if err != nil {
-			c.log.Warn("move into a drive that is not there", zap.String("drive", c.cfg.Drives[dst.Index]), zap.Error(err))
-			return ErrLoadFailed
+		if err := c.checkReceiver(dst); err != nil {
+			return err
 		}
-		if d.Stats().Barcode != "" {
-			return ErrDestinationFull // loaded outside the library
-		}
-		to = d
 	}
 	if src.Type == DataTransfer {
 		if err := c.takeFromDrive(src.Index); err != nil {
 			return err
 		}
 	}
-	moved := Slot{Barcode: ss.Barcode, Source: ss.Source}
-	if src.Type != DataTransfer || ss.Source == nil {
-		moved.Source = &Loc{src.Type, src.Index}
+	moved := carried(src, *ss)
+	return c.commit([]Loc{dst, src}, []Slot{moved, {}})
+}
+
+// exchange is EXCHANGE MEDIUM's move (SMC-3 6.2): the cartridge in src to
+// first, the one in first to second, which may be src itself (a swap).
+// Both cartridges leave their drives first, as the transport holds one
+// while it carries the other; the inventory is saved once, so a crash
+// leaves either the old or the new arrangement.
+func (c *Changer) exchange(src, first, second Loc) error {
+	start := time.Now()
+	err := c.doExchange(src, first, second)
+	c.moves.add(src.Type, first.Type, err, time.Since(start))
+	return err
+}
+
+func (c *Changer) doExchange(src, first, second Loc) error {
+	ss, fs := c.slot(src), c.slot(first)
+	if ss.Barcode == "" || fs.Barcode == "" {
+		return ErrSourceEmpty // the first destination is the second move's source
 	}
-	if to != nil {
-		if err := to.Load(moved.Barcode); err != nil {
-			c.log.Warn("drive refused the cartridge", zap.String("drive", c.cfg.Drives[dst.Index]),
-				zap.String("medium", moved.Barcode), zap.Error(err))
-			return ErrLoadFailed
+	if second != src && c.slot(second).Barcode != "" {
+		return ErrDestinationFull
+	}
+	if second.Type == DataTransfer && second != src {
+		if err := c.checkReceiver(second); err != nil {
+			return err
 		}
 	}
-	oldS := *ss
-	*ds, *ss = moved, Slot{}
-	if err := c.store.save(&c.inv); err != nil {
-		*ss, *ds = oldS, Slot{}
-		c.log.Error("inventory not saved; move undone", zap.String("medium", moved.Barcode), zap.Error(err))
-		if to != nil {
-			if uerr := to.Unload(); uerr != nil { // the inventory has it back in src
-				c.log.Warn("cannot unload the drive after the failed move", zap.String("medium", moved.Barcode), zap.Error(uerr))
+	for _, l := range [...]Loc{src, first} {
+		if l.Type == DataTransfer {
+			if err := c.takeFromDrive(l.Index); err != nil {
+				return err
 			}
 		}
+	}
+	a, b := carried(src, *ss), carried(first, *fs)
+	locs, slots := []Loc{first, second}, []Slot{a, b}
+	if second != src {
+		locs, slots = append(locs, src), append(slots, Slot{})
+	}
+	return c.commit(locs, slots)
+}
+
+// carried is the slot a cartridge taken from l arrives with: it keeps the
+// storage element it came from when it comes out of a drive.
+func carried(l Loc, s Slot) Slot {
+	moved := Slot{Barcode: s.Barcode, Source: s.Source}
+	if l.Type != DataTransfer || s.Source == nil {
+		moved.Source = &Loc{l.Type, l.Index}
+	}
+	return moved
+}
+
+// checkReceiver checks that drive dst can take a cartridge: it is there
+// and holds none loaded from outside the library.
+func (c *Changer) checkReceiver(dst Loc) error {
+	d, err := c.drive(dst.Index)
+	if err != nil {
+		c.log.Warn("move into a drive that is not there", zap.String("drive", c.cfg.Drives[dst.Index]), zap.Error(err))
+		return ErrLoadFailed
+	}
+	if d.Stats().Barcode != "" {
+		return ErrDestinationFull // loaded outside the library
+	}
+	return nil
+}
+
+// commit puts slots[i] into locs[i]: the drives among locs that receive
+// a cartridge load it, then the inventory is saved. If a load or the save
+// fails, the inventory is left as it was and the drives loaded here are
+// unloaded again (the cartridges they had are already out).
+func (c *Changer) commit(locs []Loc, slots []Slot) error {
+	var loaded []Drive
+	undo := func() {
+		for _, d := range loaded {
+			if err := d.Unload(); err != nil {
+				c.log.Warn("cannot unload the drive after the failed move", zap.Error(err))
+			}
+		}
+	}
+	for i, l := range locs {
+		if l.Type != DataTransfer || slots[i].Barcode == "" {
+			continue
+		}
+		d, err := c.drive(l.Index)
+		if err == nil {
+			err = d.Load(slots[i].Barcode)
+		}
+		if err != nil {
+			c.log.Warn("drive refused the cartridge", zap.String("drive", c.cfg.Drives[l.Index]),
+				zap.String("medium", slots[i].Barcode), zap.Error(err))
+			undo()
+			return ErrLoadFailed
+		}
+		loaded = append(loaded, d)
+	}
+	old := make([]Slot, len(locs))
+	for i, l := range locs {
+		old[i] = *c.slot(l)
+	}
+	for i, l := range locs {
+		*c.slot(l) = slots[i]
+	}
+	if err := c.store.save(&c.inv); err != nil {
+		for i := len(locs) - 1; i >= 0; i-- {
+			*c.slot(locs[i]) = old[i]
+		}
+		c.log.Error("inventory not saved; move undone", zap.String("medium", slots[0].Barcode), zap.Error(err))
+		undo()
 		return ErrLoadFailed
 	}
 	return nil

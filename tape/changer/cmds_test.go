@@ -52,7 +52,7 @@ func TestModeSense(t *testing.T) {
 	wantBytes(t, "1Eh (10)", l.ok(cdb(0x5a, 0x08, 0x1e, 0, 0, 0, 0, 0, 255, 0), 255),
 		hexBytes("00 0a 00 00 00 00 00 00  1e 02 00 00"))
 	wantBytes(t, "1Fh", l.ok(cdb(0x1a, 0, 0x1f, 0, 255, 0), 255),
-		hexBytes("17 00 00 00  1f 12 0e 00 0e 0e 0e 0e 00 00 00 00 00 00 00 00 00 00 00 00"))
+		hexBytes("17 00 00 00  1f 12 0e 00 0e 0e 0e 0e 00 00 00 00 00 0e 0e 0e 00 00 00 00"))
 	all := l.ok(cdb(0x1a, 0, 0x3f, 0, 255, 0), 255)
 	if len(all) != 4+12+20+4+20 || all[4] != 0x0a || all[16] != 0x1d || all[36] != 0x1e || all[40] != 0x1f {
 		t.Errorf("3Fh: % x", all)
@@ -189,6 +189,54 @@ func TestMoveMedium(t *testing.T) {
 	}
 }
 
+// exchangeCDB builds EXCHANGE MEDIUM with the default transport.
+func exchangeCDB(src, first, second uint16) []byte {
+	return cdb(0xa6, 0, 0, 0, byte(src>>8), byte(src), byte(first>>8), byte(first), byte(second>>8), byte(second), 0, 0)
+}
+
+// TestExchangeMedium: the swap mtx exchange sends (second destination =
+// source), a three-element rotation, with a drive at either end, and the
+// conditions.
+func TestExchangeMedium(t *testing.T) {
+	l := newLab(t, "slots=4;mailslots=1;drives=tape0+tape1", "A00001", "A00002", "A00003")
+	d0 := l.drives["tape0"]
+	l.ok(exchangeCDB(0x1000, 0x1001, 0x1000), 0) // swap slots 1 and 2
+	if l.where("A00001") != (Loc{Storage, 1}) || l.where("A00002") != (Loc{Storage, 0}) {
+		t.Fatalf("swap: A00001 at %+v, A00002 at %+v", l.where("A00001"), l.where("A00002"))
+	}
+	// Into a loaded drive: its cartridge goes back out, the other one in.
+	l.ok(move(0x1002, 0x0001), 0)
+	l.ok(exchangeCDB(0x1000, 0x0001, 0x1003), 0) // A00002 into drive 1, A00003 to slot 4
+	if s := d0.Stats(); s.Barcode != "A00002" || !s.Loaded {
+		t.Fatalf("drive after the exchange: %+v", s)
+	}
+	if l.where("A00003") != (Loc{Storage, 3}) {
+		t.Fatalf("A00003 at %+v", l.where("A00003"))
+	}
+	// Drive 2 is empty: it cannot be the first destination.
+	l.wantSense(exchangeCDB(0x0001, 0x0002, 0x1000), scsi.IllegalRequest, scsi.MediumSourceElementEmpty)
+	l.wantSense(exchangeCDB(0x1000, 0x1001, 0x1002), scsi.IllegalRequest, scsi.MediumSourceElementEmpty)
+	l.wantSense(exchangeCDB(0x1001, 0x1003, 0x0001), scsi.IllegalRequest, scsi.MediumDestinationElementFull)
+	if s := l.fail(exchangeCDB(0x1001, 0x1001, 0x1002)); s != "700005000000000a00000000210100c00006" {
+		t.Errorf("first destination = source: %s", s)
+	}
+	if s := l.fail(exchangeCDB(0x1001, 0x1003, 0x1003)); s != "700005000000000a00000000210100c00008" {
+		t.Errorf("second destination = first: %s", s)
+	}
+	inv := exchangeCDB(0x1001, 0x1003, 0x1001)
+	inv[10] = 0x02
+	if s := l.fail(inv); s != "700005000000000a00000000240000c9000a" {
+		t.Errorf("INV1: %s", s)
+	}
+	// Every cartridge is in exactly one element, on disk too.
+	l.open()
+	for bc, want := range map[string]Loc{"A00001": {Storage, 1}, "A00002": {DataTransfer, 0}, "A00003": {Storage, 3}} {
+		if at := l.where(bc); at != want {
+			t.Errorf("after a restart %s at %+v, want %+v", bc, at, want)
+		}
+	}
+}
+
 func TestMoveOutOfLoadedDrive(t *testing.T) {
 	t.Run("strict", func(t *testing.T) {
 		l := newLab(t, "slots=2;mailslots=0;drives=tape0;autounload=0", "A00001")
@@ -299,7 +347,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i+8 <= len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1e 2b 37 55 5a 5e 5f a0 a3 a5 b8"))
+	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1e 2b 37 55 5a 5e 5f a0 a3 a5 a6 b8"))
 	wantBytes(t, "MOVE MEDIUM usage", l.ok(cdb(0xa3, 0x0c, 0x01, 0xa5, 0, 0, 0, 0, 1, 0, 0, 0), 256),
 		hexBytes("00 03 00 0c a5 00 ff ff ff ff ff ff 00 00 01 07"))
 	for op, name := range map[scsi.OpCode]string{0x07: "initialize_element_status", 0x2b: "position_to_element",

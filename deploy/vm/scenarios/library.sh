@@ -1,7 +1,7 @@
 # vm-timeout: 900
 # library: vscsid's vlibrary (an SMC medium changer) through TCMU + tcm_loop,
 # bound by the kernel's ch driver and driven through sg by mtx, the way a
-# backup administrator would: status with barcodes, load, unload, transfer,
+# backup administrator would: status with barcodes, load, unload, transfer, exchange,
 # first/next, inventory, eepos; the drive that mtx loaded is the /dev/nstN
 # whose serial number READ ELEMENT STATUS (DVCID) names, mt sees it online
 # and tar writes and reads it; every refused move gives mtx's error and the
@@ -98,10 +98,16 @@ check mtx-unload "$MTX" -f "$SG" unload
 expect_output unload-home '^ +Storage Element 2:Full :VolumeTag=A00002L8 *$' "$MTX" -f "$SG" status
 check_sh unload-drive-empty "$CTL devices | grep -E '^ltape0 ' | grep -v A00002L8 >/dev/null"
 
-# transfer, first/next, inventory, eepos.
+# transfer, exchange, first/next, inventory, eepos.
 check mtx-transfer "$MTX" -f "$SG" transfer 3 8
 expect_output transfer-dest '^ +Storage Element 8:Full :VolumeTag=A00003L8 *$' "$MTX" -f "$SG" status
 check mtx-transfer-back "$MTX" -f "$SG" transfer 8 3
+# exchange: EXCHANGE MEDIUM with the source as second destination (a swap).
+check mtx-exchange "$MTX" -f "$SG" exchange 3 4
+expect_output exchange-3 '^ +Storage Element 3:Full :VolumeTag=A00004L8 *$' "$MTX" -f "$SG" status
+expect_output exchange-4 '^ +Storage Element 4:Full :VolumeTag=A00003L8 *$' "$MTX" -f "$SG" status
+check mtx-exchange-back "$MTX" -f "$SG" exchange 4 3
+expect_output exchange-back '^ +Storage Element 3:Full :VolumeTag=A00003L8 *$' "$MTX" -f "$SG" status
 check mtx-first "$MTX" -f "$SG" first 1
 expect_output first-loads-slot1 '^Data Transfer Element 1:Full \(Storage Element 1 Loaded\):VolumeTag = A00001L8' "$MTX" -f "$SG" status
 check mtx-next "$MTX" -f "$SG" next 1
