@@ -29,56 +29,29 @@ const (
 
 var logPages = [...]uint8{logSupported, logSeqAccess, logSelfTest, logVolumeStats, logTapeAlert, logTapeCapacity}
 
-// Log parameter control bytes (SPC-5 7.3.2.2.2): FORMAT AND LINKING 00b
-// bounded data counter, 01b ASCII list, 11b binary list.
 const (
-	ctlCounter = 0x00
-	ctlASCII   = 0x01
-	ctlBinary  = 0x03
+	ctlCounter = scsi.LogCounter
+	ctlASCII   = scsi.LogASCII
+	ctlBinary  = scsi.LogBinary
 )
 
 const mib = 1 << 20
 
-// logWriter appends log parameters whose code is at least ptr (the
-// PARAMETER POINTER of the CDB).
-type logWriter struct {
-	b   []byte
-	ptr uint16
-}
-
-func (w *logWriter) param(code uint16, ctl byte, val ...byte) {
-	if code < w.ptr {
-		return
-	}
-	w.b = binary.BigEndian.AppendUint16(w.b, code)
-	w.b = append(w.b, ctl, byte(len(val)))
-	w.b = append(w.b, val...)
-}
-
-func (w *logWriter) u8(code uint16, ctl byte, v uint8) { w.param(code, ctl, v) }
-
-func (w *logWriter) u32(code uint16, ctl byte, v uint64) {
-	w.param(code, ctl, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-}
-
-func (w *logWriter) u64(code uint16, ctl byte, v uint64) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], v)
-	w.param(code, ctl, b[:]...)
-}
+// logWriter is the shared log page writer.
+type logWriter = scsi.LogPage
 
 // perPartition appends a volume statistics parameter made of partition
 // record descriptors (SSC-5 8.2.4: length 07h, reserved, PARTITION NUMBER,
 // a 4-byte value).
-func (w *logWriter) perPartition(code uint16, n int, value func(p int) uint64) {
-	if code < w.ptr {
+func perPartition(w *logWriter, code uint16, n int, value func(p int) uint64) {
+	if code < w.Ptr {
 		return
 	}
-	w.b = binary.BigEndian.AppendUint16(w.b, code)
-	w.b = append(w.b, ctlBinary, byte(8*n))
+	w.B = binary.BigEndian.AppendUint16(w.B, code)
+	w.B = append(w.B, ctlBinary, byte(8*n))
 	for p := range n {
-		w.b = append(w.b, 7, 0, byte(p>>8), byte(p))
-		w.b = binary.BigEndian.AppendUint32(w.b, uint32(min(value(p), 0xffffffff)))
+		w.B = append(w.B, 7, 0, byte(p>>8), byte(p))
+		w.B = binary.BigEndian.AppendUint32(w.B, uint32(min(value(p), 0xffffffff)))
 	}
 }
 
@@ -92,69 +65,60 @@ func (w *logWriter) perPartition(code uint16, n int, value func(p int) uint64) {
 // performance characteristics (subpages 00h and 64h, the parameters LTFS
 // reads). Without a cartridge the capacity figures are zero.
 func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
-	c := cmd.CDB
-	if c.Byte(1)&0x02 != 0 {
-		return check(scsi.InvalidFieldSense(1, 1))
+	ls, err := scsi.DecodeLogSense(cmd.CDB)
+	if err != nil {
+		return d.spc.ResponseFor(err)
 	}
-	if c.Byte(1)&0x01 != 0 {
-		return check(scsi.InvalidFieldSense(1, 0))
-	}
-	page, sub := c.Byte(2)&0x3f, c.Byte(3)
+	page, sub := ls.Page, ls.Subpage
 	if sub != 0 && (page != logSupported || sub != 0xff) && (!d.pers.IBM || page != logPerformance || sub != subPerfCapacity) {
 		return check(scsi.InvalidFieldSense(3, -1))
 	}
-	w := logWriter{b: append(d.buf[:0], page, sub, 0, 0), ptr: c.Uint16(5)}
-	if sub != 0 {
-		w.b[0] |= 0x40 // SPF
-	}
+	w := scsi.NewLogPage(d.buf, ls)
 	switch page {
 	case logSupported:
 		for _, p := range logPages {
-			w.b = append(w.b, p)
+			w.B = append(w.B, p)
 			if sub == 0xff {
-				w.b = append(w.b, 0)
+				w.B = append(w.B, 0)
 				if p == logSupported {
-					w.b = append(w.b, logSupported, 0xff)
+					w.B = append(w.B, logSupported, 0xff)
 				}
 			}
 		}
 		if d.pers.IBM {
-			w.b = append(w.b, logPerformance)
+			w.B = append(w.B, logPerformance)
 			if sub == 0xff {
-				w.b = append(w.b, 0, logPerformance, subPerfCapacity)
+				w.B = append(w.B, 0, logPerformance, subPerfCapacity)
 			}
 		}
 	case logSeqAccess:
 		d.seqAccessPage(&w)
 	case logSelfTest:
-		w.b = d.spc.SelfTests.AppendParams(w.b, w.ptr)
+		w.B = d.spc.SelfTests.AppendParams(w.B, w.Ptr)
 	case logVolumeStats:
 		d.volumeStatsPage(&w)
 	case logTapeAlert:
-		for f := uint16(1); f <= 64; f++ {
-			w.u8(f, ctlCounter, 0)
-		}
+		w.TapeAlert(0)
 	case logTapeCapacity:
 		for p := range 2 {
 			remaining, maximum := d.partitionMiB(p)
-			w.u32(uint16(1+p), ctlCounter, remaining)
-			w.u32(uint16(3+p), ctlCounter, maximum)
+			w.U32(uint16(1+p), ctlCounter, remaining)
+			w.U32(uint16(3+p), ctlCounter, maximum)
 		}
 	case logPerformance:
 		if !d.pers.IBM {
 			return check(scsi.InvalidFieldSense(2, 5))
 		}
 		if sub == subPerfCapacity {
-			w.u32(perfCQLossWrite, ctlBinary, 0) // no capacity lost
+			w.U32(perfCQLossWrite, ctlBinary, 0) // no capacity lost
 		} else {
-			w.u8(perfCartCondition, ctlBinary, 100) // a cartridge in perfect condition
+			w.U8(perfCartCondition, ctlBinary, 100) // a cartridge in perfect condition
 		}
 	default:
 		return check(scsi.InvalidFieldSense(2, 5))
 	}
-	binary.BigEndian.PutUint16(w.b[2:], uint16(len(w.b)-4))
-	d.buf = w.b
-	scsi.WriteParameterData(cmd.Data, w.b, int(c.Uint16(7)))
+	d.buf = w.Finish()
+	scsi.WriteParameterData(cmd.Data, d.buf, ls.Alloc)
 	return scsi.Good
 }
 
@@ -175,20 +139,20 @@ func (d *Drive) partitionMiB(p int) (remaining, maximum uint64) {
 // the medium), and the capacity of the current partition in MiB.
 func (d *Drive) seqAccessPage(w *logWriter) {
 	written, read := d.st.writtenBytes.Load(), d.st.readBytes.Load()
-	w.u64(0x0000, ctlCounter, written)
-	w.u64(0x0001, ctlCounter, written)
-	w.u64(0x0002, ctlCounter, read)
-	w.u64(0x0003, ctlCounter, read)
+	w.U64(0x0000, ctlCounter, written)
+	w.U64(0x0001, ctlCounter, written)
+	w.U64(0x0002, ctlCounter, read)
+	w.U64(0x0003, ctlCounter, read)
 	var used, toEW, ew int64
 	if d.state != stateEmpty {
 		p := d.partition()
 		c, e := d.capacity(p)
 		used, toEW, ew = d.med.Used(p), max(c-e, 0), e
 	}
-	w.u32(0x0004, ctlCounter, uint64(used)/mib)
-	w.u32(0x0005, ctlCounter, uint64(toEW)/mib)
-	w.u32(0x0006, ctlCounter, uint64(ew)/mib)
-	w.u8(0x0100, ctlCounter, 0) // cleaning required: no
+	w.U32(0x0004, ctlCounter, uint64(used)/mib)
+	w.U32(0x0005, ctlCounter, uint64(toEW)/mib)
+	w.U32(0x0006, ctlCounter, uint64(ew)/mib)
+	w.U8(0x0100, ctlCounter, 0) // cleaning required: no
 }
 
 // volumeStatsPage is the volume statistics log page (SSC-5 8.2.4) with the
@@ -199,7 +163,7 @@ func (d *Drive) seqAccessPage(w *logWriter) {
 // status (FFFFFFFFh would be a missing EOD). LTFS rejects a zero
 // capacity, so they are only reported with a cartridge loaded.
 func (d *Drive) volumeStatsPage(w *logWriter) {
-	w.u8(0x0000, ctlBinary, 1) // page valid
+	w.U8(0x0000, ctlBinary, 1) // page valid
 	if d.state == stateEmpty {
 		return
 	}
@@ -210,17 +174,17 @@ func (d *Drive) volumeStatsPage(w *logWriter) {
 		total += c
 		used += d.med.Used(p)
 	}
-	w.u32(0x0001, ctlBinary, 1) // volume mounts: this one
-	w.u32(0x0016, ctlBinary, uint64(total)/1e6)
-	w.u32(0x0017, ctlBinary, uint64(used)/1e6)
+	w.U32(0x0001, ctlBinary, 1) // volume mounts: this one
+	w.U32(0x0016, ctlBinary, uint64(total)/1e6)
+	w.U32(0x0017, ctlBinary, uint64(used)/1e6)
 	var serial [32]byte
 	putASCII(serial[:], d.barcode)
-	w.param(0x0040, ctlASCII, serial[:]...)
-	w.u8(0x0080, ctlBinary, b2u8(d.info.WriteProtected))
-	w.u8(0x0081, ctlBinary, b2u8(d.info.WORM))
-	w.perPartition(0x0202, n, func(p int) uint64 { c, _ := d.capacity(p); return uint64(c) / 1e6 })
-	w.perPartition(0x0203, n, func(p int) uint64 { return uint64(d.med.Used(p)) / 1e6 })
-	w.perPartition(0x0204, n, func(p int) uint64 {
+	w.Param(0x0040, ctlASCII, serial[:]...)
+	w.U8(0x0080, ctlBinary, b2u8(d.info.WriteProtected))
+	w.U8(0x0081, ctlBinary, b2u8(d.info.WORM))
+	perPartition(w, 0x0202, n, func(p int) uint64 { c, _ := d.capacity(p); return uint64(c) / 1e6 })
+	perPartition(w, 0x0203, n, func(p int) uint64 { return uint64(d.med.Used(p)) / 1e6 })
+	perPartition(w, 0x0204, n, func(p int) uint64 {
 		c, ew := d.capacity(p)
 		return uint64(max(c-ew-d.med.Used(p), 0)) / 1e6
 	})

@@ -234,6 +234,7 @@ func (c *Changer) initSPC() {
 	}
 	c.spc.Modes = c.modePages()
 	c.spc.Commands = scsi.WithCoreCommands(commandInfos())
+	c.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	c.spc.SenseFormat = scsi.FixedFormat
 	if c.cfg.DSense {
 		c.spc.SenseFormat = scsi.DescriptorFormat

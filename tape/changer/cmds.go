@@ -44,11 +44,13 @@ func commandList() []command {
 		{run: (*Changer).inquiry, usage: []byte{byte(scsi.Inquiry), 0x03, 0xff, 0xff, 0xff, ctl}},
 		{run: (*Changer).modeSelect, usage: []byte{byte(scsi.ModeSelect6), 0x11, 0, 0, 0xff, ctl}},
 		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense6), 0x08, 0xff, 0xff, 0xff, ctl}},
+		{run: (*Changer).sendDiagnostic, timeout: 600, usage: []byte{byte(scsi.SendDiagnostic), 0xf7, 0, 0xff, 0xff, ctl}},
 		{run: (*Changer).preventAllow, usage: []byte{byte(scsi.PreventAllowMedium), 0, 0, 0, 0x03, ctl}},
 		{run: (*Changer).positionToElement, timeout: 60,
 			usage: []byte{byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
 		{run: (*Changer).initElementStatusRange, timeout: 600,
 			usage: []byte{byte(scsi.InitElemStatusRange), 0x03, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, ctl}},
+		{run: (*Changer).logSense, usage: []byte{byte(scsi.LogSense), 0x03, 0xff, 0xff, 0, 0xff, 0xff, 0xff, 0xff, ctl}},
 		{run: (*Changer).modeSelect, usage: []byte{byte(scsi.ModeSelect10), 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, ctl}},
 		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense10), 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, ctl}},
 		{run: (*Changer).maintenanceIn, hasSA: true, sa: scsi.SAReportSupportedOpCodes,
@@ -104,7 +106,49 @@ func (c *Changer) requestSense(cmd *scsi.Command) scsi.Response {
 	return c.spc.RequestSense(cmd, scsi.Sense{})
 }
 
-func (c *Changer) inquiry(cmd *scsi.Command) scsi.Response    { return c.spc.Inquiry(cmd) }
+func (c *Changer) inquiry(cmd *scsi.Command) scsi.Response { return c.spc.Inquiry(cmd) }
+func (c *Changer) sendDiagnostic(cmd *scsi.Command) scsi.Response {
+	return c.spc.SendDiagnostic(cmd)
+}
+
+// changerLogPages are the LOG SENSE pages of the changer, in order.
+var changerLogPages = [...]uint8{scsi.LogSupportedPages, scsi.SelfTestResultsPage, scsi.LogTapeAlert}
+
+// logSense is LOG SENSE (SPC-5 6.9, SMC-3 7.2): 00h the supported pages
+// (subpage FFh: and subpages), 10h the self-test results of SEND
+// DIAGNOSTIC, 2Eh TapeAlert (64 changer flags, all clear: the robot never
+// fails). Other pages and subpages are 24/00.
+func (c *Changer) logSense(cmd *scsi.Command) scsi.Response {
+	ls, err := scsi.DecodeLogSense(cmd.CDB)
+	if err != nil {
+		return c.spc.ResponseFor(err)
+	}
+	if ls.Subpage != 0 && (ls.Page != scsi.LogSupportedPages || ls.Subpage != 0xff) {
+		return c.spc.ResponseFor(scsi.InvalidField(3, -1))
+	}
+	w := scsi.NewLogPage(c.buf, ls)
+	switch ls.Page {
+	case scsi.LogSupportedPages:
+		for _, p := range changerLogPages {
+			w.B = append(w.B, p)
+			if ls.Subpage == 0xff {
+				w.B = append(w.B, 0)
+				if p == scsi.LogSupportedPages {
+					w.B = append(w.B, p, 0xff)
+				}
+			}
+		}
+	case scsi.SelfTestResultsPage:
+		w.B = c.spc.SelfTests.AppendParams(w.B, w.Ptr)
+	case scsi.LogTapeAlert:
+		w.TapeAlert(0)
+	default:
+		return c.spc.ResponseFor(scsi.InvalidField(2, 5))
+	}
+	c.buf = w.Finish()
+	scsi.WriteParameterData(cmd.Data, c.buf, ls.Alloc)
+	return scsi.Good
+}
 func (c *Changer) modeSense(cmd *scsi.Command) scsi.Response  { return c.spc.ModeSense(cmd) }
 func (c *Changer) modeSelect(cmd *scsi.Command) scsi.Response { return c.spc.ModeSelect(cmd) }
 

@@ -347,7 +347,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i+8 <= len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1e 2b 37 55 5a 5e 5f a0 a3 a5 a6 b8"))
+	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1d 1e 2b 37 4d 55 5a 5e 5f a0 a3 a5 a6 b8"))
 	wantBytes(t, "MOVE MEDIUM usage", l.ok(cdb(0xa3, 0x0c, 0x01, 0xa5, 0, 0, 0, 0, 1, 0, 0, 0), 256),
 		hexBytes("00 03 00 0c a5 00 ff ff ff ff ff ff 00 00 01 07"))
 	for op, name := range map[scsi.OpCode]string{0x07: "initialize_element_status", 0x2b: "position_to_element",
@@ -468,4 +468,23 @@ func TestStats(t *testing.T) {
 	if s.Elements != [5]int{0, 1, 3, 1, 1} || s.Full != [5]int{0, 0, 1, 0, 0} || s.Imports != 0 || s.Exports != 1 {
 		t.Errorf("Stats = %+v", s)
 	}
+}
+
+// TestLogSenseAndSelfTest: the changer's log pages (supported pages,
+// self-test results, TapeAlert) and the self-tests SEND DIAGNOSTIC runs.
+func TestLogSenseAndSelfTest(t *testing.T) {
+	l := newLab(t, "slots=2;mailslots=1;drives=tape0")
+	logSense := func(page, sub byte) []byte { return cdb(0x4d, 0, 0x40|page, sub, 0, 0, 0, 0x10, 0, 0) }
+	wantBytes(t, "supported pages", l.ok(logSense(0, 0), 4096), hexBytes("00 00 0003 00 10 2e"))
+	wantBytes(t, "supported subpages", l.ok(logSense(0, 0xff), 4096), hexBytes("40 ff 0008 0000 00ff 1000 2e00"))
+	ta := l.ok(logSense(0x2e, 0), 4096)
+	if len(ta) != 4+64*5 || ta[4] != 0 || ta[5] != 1 || ta[8] != 0 {
+		t.Fatalf("TapeAlert: % x", ta[:12])
+	}
+	l.ok(cdb(0x1d, 0x20, 0, 0, 0, 0), 0) // background short self-test
+	st := l.ok(logSense(0x10, 0), 4096)
+	wantBytes(t, "self-test results", st[:24], hexBytes("10 00 0190 0001 03 10 20 00 0000 ffffffffffffffff 00 00 00 00"))
+	l.wantSense(logSense(0x0c, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+	l.wantSense(logSense(0x2e, 1), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
+	l.wantSense(cdb(0x4d, 0x01, 0x40, 0, 0, 0, 0, 0x10, 0, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB) // SP
 }

@@ -17,6 +17,7 @@ func FuzzSMC(f *testing.F) {
 	f.Add([]byte{0xb8, 0x10, 0, 0, 0xff, 0xff, 0x01, 0, 0x10, 0, 0, 0}, []byte{}, uint16(4096))
 	f.Add([]byte{0xa5, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0, 0}, []byte{}, uint16(0))
 	f.Add([]byte{0xa6, 0, 0, 0, 0x10, 0, 0, 1, 0x10, 0, 0, 0}, []byte{}, uint16(0)) // EXCHANGE MEDIUM
+	f.Add([]byte{0x4d, 0, 0x50, 0, 0, 0, 2, 0x10, 0, 0}, []byte{}, uint16(4096))    // LOG SENSE 10h from parameter 2
 	f.Add([]byte{0x1a, 0x08, 0x3f, 0, 0xff, 0}, []byte{}, uint16(255))
 	f.Add([]byte{0x15, 0x10, 0, 0, 12, 0}, []byte{0, 0, 0, 0, 0x0a, 10, 0x06, 0, 0, 0, 0, 0}, uint16(0))
 	f.Add([]byte{0x37, 0x01, 0x10, 0, 0, 0, 0, 2, 0, 0}, []byte{}, uint16(0))
