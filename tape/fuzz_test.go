@@ -50,30 +50,73 @@ func FuzzSSC(f *testing.F) {
 		h.do(weof(2), nil, 0)
 		h.do(rewindCDB(), nil, 0)
 
-		for _, cmd := range [][]byte{c, c, readPos(0)} {
-			var buf *scsi.Buffer
-			if len(out) > 0 {
-				buf = scsi.NewBuffer(out)
-			} else {
-				buf = scsi.NewBuffer(make([]byte, int(inLen)/2), make([]byte, int(inLen)-int(inLen)/2))
-			}
-			r := d.HandleCommand(context.Background(), &scsi.Command{CDB: cmd, Data: buf})
-			if buf.Written() > buf.Len() {
-				t.Fatalf("% x: Written %d > Len %d", cmd, buf.Written(), buf.Len())
-			}
-			switch r.Status {
-			case scsi.StatusGood:
-			case scsi.StatusCheckCondition:
-				if n := len(r.Sense.Append(nil)); n > scsi.SenseBufferSize {
-					t.Fatalf("% x: sense of %d bytes", cmd, n)
-				}
-			default:
-				t.Fatalf("% x: status %v", cmd, r.Status)
-			}
-		}
+		fuzzCommands(t, d, [][]byte{c, c, readPos(0)}, out, inLen)
 		d.Reset()
 		if err := d.Unload(); err != nil && !errors.Is(err, ErrRemovalPrevented) && !errors.Is(err, ErrNoMedium) {
 			t.Fatalf("unload after fuzzing: %v", err)
 		}
+	})
+}
+
+// fuzzCommands sends each CDB with Data-Out out (or a Data-In buffer of
+// inLen bytes in two segments) and checks what every fuzz target checks.
+func fuzzCommands(t *testing.T, d *Drive, cmds [][]byte, out []byte, inLen uint16) {
+	t.Helper()
+	for _, cmd := range cmds {
+		var buf *scsi.Buffer
+		if len(out) > 0 {
+			buf = scsi.NewBuffer(out)
+		} else {
+			buf = scsi.NewBuffer(make([]byte, int(inLen)/2), make([]byte, int(inLen)-int(inLen)/2))
+		}
+		r := d.HandleCommand(context.Background(), &scsi.Command{CDB: cmd, Data: buf})
+		if buf.Written() > buf.Len() {
+			t.Fatalf("% x: Written %d > Len %d", cmd, buf.Written(), buf.Len())
+		}
+		switch r.Status {
+		case scsi.StatusGood:
+		case scsi.StatusCheckCondition:
+			if n := len(r.Sense.Append(nil)); n > scsi.SenseBufferSize {
+				t.Fatalf("% x: sense of %d bytes", cmd, n)
+			}
+		default:
+			t.Fatalf("% x: status %v", cmd, r.Status)
+		}
+	}
+}
+
+// FuzzLBP is FuzzSSC on an LTO-7 drive with logical block protection on
+// (CRC32C or Reed-Solomon, LBP_W and LBP_R, as the seed's first byte
+// picks): WRITE and READ transfers carry the protection bytes, which the
+// drive checks and appends.
+func FuzzLBP(f *testing.F) {
+	good := protect(lbpCRC32C, make([]byte, 100))
+	f.Add(byte(2), []byte{0x0a, 0, 0, 0, 104, 0}, good, uint16(0))
+	f.Add(byte(1), []byte{0x0a, 0, 0, 0, 104, 0}, make([]byte, 104), uint16(0))
+	f.Add(byte(2), []byte{0x08, 0, 0, 0x10, 0, 0}, []byte{}, uint16(4096))
+	f.Add(byte(1), []byte{0x08, 0x01, 0, 0, 2, 0}, []byte{}, uint16(2100))
+	f.Add(byte(2), []byte{0x8a, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 1, 0}, make([]byte, 1028), uint16(0))
+	f.Fuzz(func(t *testing.T, method byte, c []byte, out []byte, inLen uint16) {
+		cfg, err := ParseConfig("memory=1;barcode=FUZZ02;capacity=1M;early_warning=64K;personality=lto7;min_block=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := New("fuzz", cfg, nil, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = d.Close() }()
+		h := &harness{t: t, d: d}
+		h.clearUA()
+		page := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+		page[0], page[1] = 0, 0
+		page[20], page[21], page[22] = 1+method%2, 4, 0xc0
+		h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), page, 0)
+		// Blocks of 100 and 1024 bytes (fixed), protected, rewound.
+		h.do(write6(false, 104), protect(page[20], make([]byte, 100)), 0)
+		h.do(cdb(0x15, 0x10, 0, 0, 12, 0), hexBytes("00 00 00 08 00 00 00 00 00 00 04 00"), 0)
+		h.do(write6(true, 1), protect(page[20], make([]byte, 1024)), 0)
+		h.do(rewindCDB(), nil, 0)
+		fuzzCommands(t, d, [][]byte{c, c, readPos(0)}, out, inLen)
 	})
 }

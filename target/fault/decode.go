@@ -46,6 +46,8 @@ const (
 	classFilemarks                   // tape WRITE FILEMARKS(6/16)
 	classPosition                    // tape LOCATE(10/16), SPACE(6/16)
 	classMech                        // tape REWIND, LOAD UNLOAD, ERASE(6)
+	classMove                        // changer MOVE MEDIUM, EXCHANGE MEDIUM, POSITION TO ELEMENT
+	classInventory                   // changer INITIALIZE ELEMENT STATUS (WITH RANGE)
 )
 
 // classNames are the op= classes; "media" is read|write|verify (scsi_debug's
@@ -80,8 +82,8 @@ type opDesc struct {
 	immedByte uint8
 }
 
-// changerOps is all zero: no changer command has a class or an IMMED
-// bit the package acts on.
+// changerOps has the robot's commands, which the robot timing model
+// (move=, inventory=) delays.
 var diskOps, tapeOps, changerOps [256]opDesc
 
 func init() {
@@ -118,6 +120,14 @@ func init() {
 		scsi.Erase6: {class: classMech, immedBit: 0x02, immedByte: 1},
 	} {
 		tapeOps[op] = d
+	}
+	// SMC-3 6.2, 6.6, 6.10: the transport moves; 6.3, 6.4: it scans.
+	for op, d := range map[scsi.OpCode]opDesc{
+		scsi.MoveMedium: {class: classMove}, scsi.ExchangeMedium: {class: classMove},
+		scsi.PositionToElement: {class: classMove},
+		scsi.InitElementStatus: {class: classInventory}, scsi.InitElemStatusRange: {class: classInventory},
+	} {
+		changerOps[op] = d
 	}
 }
 

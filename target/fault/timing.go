@@ -39,6 +39,10 @@ tape drive model (model= sets them all; the keys after it override):
               rewind also travel back to BOT, locate and space travel the
               distance, at search speed)
   search      RATE: high-speed positioning, bytes of tape per second
+medium changer (robot) model:
+  move        DURATION of one move of the transport: MOVE MEDIUM and
+              POSITION TO ELEMENT take one, EXCHANGE MEDIUM two
+  inventory   DURATION of INITIALIZE ELEMENT STATUS (a barcode scan)
 Delays are cut to cmd_time_out minus min(1s, cmd_time_out/2) per command.`
 
 // Dist is the distribution of the random part of the latency.
@@ -72,6 +76,10 @@ type Timing struct {
 	Rewind     time.Duration // plus the travel back to BOT at Search
 	Locate     time.Duration // LOCATE and SPACE, plus the travel at Search
 	Search     uint64        // positioning speed, bytes of tape per second
+
+	// Medium changer: the robot's mechanical times.
+	Move      time.Duration // one move of the transport
+	Inventory time.Duration // INITIALIZE ELEMENT STATUS
 }
 
 // tapeModels are the presets of model=. The figures are rough public
@@ -102,6 +110,7 @@ func ltoModel(name string, rate, buffer, search uint64) Timing {
 var timingKeys = []string{
 	"model", "latency", "jitter", "dist", "jitter_max", "rate", "burst",
 	"buffer", "overhead", "reposition", "load", "unload", "rewind", "locate", "search",
+	"move", "inventory",
 }
 
 // MustParseTiming is ParseTiming for known-good strings; it panics on error.
@@ -197,6 +206,10 @@ func (t *Timing) set(k, v string) error {
 		dur(&t.Rewind)
 	case "locate":
 		dur(&t.Locate)
+	case "move":
+		dur(&t.Move)
+	case "inventory":
+		dur(&t.Inventory)
 	}
 	return err
 }
@@ -208,7 +221,8 @@ func (t *Timing) validate() error {
 		key string
 		v   time.Duration
 	}{{"latency", t.Latency}, {"jitter", t.Jitter}, {"jitter_max", t.JitterMax}, {"overhead", t.Overhead},
-		{"reposition", t.Reposition}, {"load", t.Load}, {"unload", t.Unload}, {"rewind", t.Rewind}, {"locate", t.Locate}} {
+		{"reposition", t.Reposition}, {"load", t.Load}, {"unload", t.Unload}, {"rewind", t.Rewind}, {"locate", t.Locate},
+		{"move", t.Move}, {"inventory", t.Inventory}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s: negative", d.key)
 		}
@@ -229,6 +243,8 @@ func (t *Timing) validate() error {
 		return errors.New("buffer, overhead, reposition, load, unload, rewind, locate and search are tape model keys: give model= (custom for none of the presets)")
 	case t.Model != "" && t.Burst != 0:
 		return errors.New("burst: a tape model buffers instead (buffer=)")
+	case t.Model != "" && (t.Move != 0 || t.Inventory != 0):
+		return errors.New("move and inventory are medium changer keys, not tape model keys")
 	}
 	if t.Model != "" {
 		if _, ok := tapeModels[t.Model]; !ok {
@@ -279,6 +295,8 @@ func (t Timing) String() string {
 	if t.Search != base.Search {
 		b.Add("search", formatRate(t.Search))
 	}
+	d("move", t.Move, 0)
+	d("inventory", t.Inventory, 0)
 	return b.String()
 }
 
@@ -304,6 +322,7 @@ type timer struct {
 	cfg      Timing
 	burstDur time.Duration // token bucket depth in time
 	tape     bool
+	robot    bool // a medium changer: Move and Inventory apply
 	salt     uint64
 
 	seq uint64        // commands drawn for jitter
@@ -327,9 +346,12 @@ func newTimer(t Timing, kind Kind) (*timer, error) {
 		return nil, err
 	}
 	if t.Model != "" && kind != Tape {
-		return nil, fmt.Errorf("model=%s: a tape drive model on a disk", t.Model)
+		return nil, fmt.Errorf("model=%s: a tape drive model on a %s", t.Model, kind)
 	}
-	tm := &timer{cfg: t, tape: t.Model != "", avgBlock: defaultAvgBlock, salt: 0x74696d696e67} // "timing"
+	if (t.Move != 0 || t.Inventory != 0) && kind != Changer {
+		return nil, fmt.Errorf("move and inventory: medium changer keys on a %s", kind)
+	}
+	tm := &timer{cfg: t, tape: t.Model != "", robot: kind == Changer, avgBlock: defaultAvgBlock, salt: 0x74696d696e67} // "timing"
 	if t.Rate != 0 && !tm.tape {
 		burst := t.Burst
 		if burst == 0 {
@@ -377,6 +399,25 @@ func (tm *timer) before(c *cmdInfo, pos Positioner) {
 // arrived at arr and moved `moved` data bytes, and whether it reached the
 // medium (so a NOT READY rewind costs nothing).
 func (tm *timer) after(arr time.Duration, c *cmdInfo, moved uint64, r *scsi.Response, pos Positioner) time.Duration {
+	if tm.robot {
+		// The transport does one thing at a time; a refused move costs
+		// nothing.
+		var mech time.Duration
+		switch {
+		case !reachedMedium(r):
+		case c.class == classMove && c.op == uint8(scsi.ExchangeMedium):
+			mech = satAdd(tm.cfg.Move, tm.cfg.Move)
+		case c.class == classMove:
+			mech = tm.cfg.Move
+		case c.class == classInventory:
+			mech = tm.cfg.Inventory
+		}
+		if mech == 0 {
+			return arr
+		}
+		tm.busy = satAdd(max(arr, tm.busy), mech)
+		return tm.busy
+	}
 	if !tm.tape {
 		if tm.cfg.Rate == 0 || moved == 0 {
 			return arr

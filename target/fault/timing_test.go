@@ -308,6 +308,58 @@ func TestTapeMechanics(t *testing.T) {
 	}
 }
 
+// TestRobotTiming: on a changer, MOVE MEDIUM and POSITION TO ELEMENT take
+// move=, EXCHANGE MEDIUM two moves, INITIALIZE ELEMENT STATUS inventory=;
+// a refused move and the other commands take nothing; everything is cut
+// inside cmd_time_out; the keys are refused on a disk or a tape drive.
+func TestRobotTiming(t *testing.T) {
+	rec := &recorder{}
+	d, clk := timed(t, rec, fault.Changer, "move=2s;inventory=10s", 30*time.Second)
+	step := func(cdb []byte) time.Duration {
+		run(d, cdb, 0)
+		return sum(clk.take())
+	}
+	move := []byte{0xa5, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0, 0}
+	for _, tt := range []struct {
+		cdb  []byte
+		want time.Duration
+	}{
+		{move, 2 * time.Second},
+		{[]byte{0xa6, 0, 0, 0, 0x10, 0, 0x10, 1, 0x10, 0, 0, 0}, 4 * time.Second},
+		{[]byte{0x2b, 0, 0, 0, 0x10, 0, 0, 0, 0, 0}, 2 * time.Second},
+		{[]byte{0x07, 0, 0, 0, 0, 0}, 10 * time.Second},
+		{[]byte{0x37, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10 * time.Second},
+		{[]byte{0xb8, 0x10, 0, 0, 0xff, 0xff, 0, 0, 0x10, 0, 0, 0}, 0},
+		{tur, 0},
+	} {
+		if s := step(tt.cdb); s != tt.want {
+			t.Errorf("% x slept %v, want %v", tt.cdb, s, tt.want)
+		}
+	}
+	rec.resp = scsi.CheckCondition(scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.MediumSourceElementEmpty})
+	if s := step(move); s != 0 {
+		t.Errorf("refused move slept %v", s)
+	}
+	// An inventory longer than cmd_time_out is cut inside it.
+	d, clk = timed(t, &recorder{}, fault.Changer, "inventory=1m", 10*time.Second)
+	run(d, []byte{0x07, 0, 0, 0, 0, 0}, 0)
+	if s := sum(clk.take()); s != 9*time.Second {
+		t.Errorf("inventory=1m with cmd_time_out 10s slept %v, want 9s", s)
+	}
+	for _, kind := range []fault.Kind{fault.Disk, fault.Tape} {
+		dv := newDevice(t, &recorder{}, fault.Options{Kind: kind})
+		if err := dv.SetTiming(fault.MustParseTiming("move=1s")); err == nil {
+			t.Errorf("move= accepted on a %v", kind)
+		}
+	}
+	if _, err := fault.ParseTiming("model=lto9;move=1s"); err == nil {
+		t.Error("move= accepted with a tape model")
+	}
+	if s := fault.MustParseTiming("inventory=5s;move=1.5s").String(); s != "move=1.5s;inventory=5s" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
 func TestSetTiming(t *testing.T) {
 	rec := &recorder{}
 	clk := &fakeClock{}
