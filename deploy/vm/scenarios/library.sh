@@ -108,6 +108,16 @@ expect_output exchange-3 '^ +Storage Element 3:Full :VolumeTag=A00004L8 *$' "$MT
 expect_output exchange-4 '^ +Storage Element 4:Full :VolumeTag=A00003L8 *$' "$MTX" -f "$SG" status
 check mtx-exchange-back "$MTX" -f "$SG" exchange 4 3
 expect_output exchange-back '^ +Storage Element 3:Full :VolumeTag=A00003L8 *$' "$MTX" -f "$SG" status
+# The robot timing model: with move=2s a transfer takes two seconds of
+# robot time, an exchange four; cleared, a move is quick again.
+expect_output robot-timing-set '.' "$CTL" fault timing lib0 'move=2s;inventory=3s'
+check_sh robot-move-takes-2s "u() { awk '{ printf \"%d\", \$1 * 1000 }' /proc/uptime; }; s=\$(u); $MTX -f $SG transfer 3 8; $MTX -f $SG transfer 8 3
+	ms=\$((\$(u) - s)); echo \${ms}ms; [ \$ms -ge 4000 ] && [ \$ms -lt 12000 ]"
+check_sh robot-exchange-takes-4s "u() { awk '{ printf \"%d\", \$1 * 1000 }' /proc/uptime; }; s=\$(u); $MTX -f $SG exchange 3 4; $MTX -f $SG exchange 4 3
+	ms=\$((\$(u) - s)); echo \${ms}ms; [ \$ms -ge 8000 ] && [ \$ms -lt 20000 ]"
+expect_output robot-timing-clear '.' "$CTL" fault timing lib0 ''
+check_sh robot-move-quick "u() { awk '{ printf \"%d\", \$1 * 1000 }' /proc/uptime; }; s=\$(u); $MTX -f $SG transfer 3 8; $MTX -f $SG transfer 8 3
+	ms=\$((\$(u) - s)); echo \${ms}ms; [ \$ms -lt 3000 ]"
 check mtx-first "$MTX" -f "$SG" first 1
 expect_output first-loads-slot1 '^Data Transfer Element 1:Full \(Storage Element 1 Loaded\):VolumeTag = A00001L8' "$MTX" -f "$SG" status
 check mtx-next "$MTX" -f "$SG" next 1
