@@ -371,3 +371,31 @@ func TestMediaCreateCount(t *testing.T) {
 		t.Errorf("--count past the digits: %v", err)
 	}
 }
+
+// Bad cartridge options are refused with a usage error before anything is
+// written: an empty --dir (it would be the current directory), --capacity
+// 0 (it silently meant the default), an early warning over a quarter of
+// the capacity (it was stored while the partition used a quarter).
+func TestMediaCreateRefuses(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"--dir", "", "--barcode", "D1"}, true, "--dir is empty"},
+		{[]string{"--dir", dir, "--barcode", "D1", "--capacity", "0"}, true, "--capacity 0"},
+		{[]string{"--dir", dir, "--barcode", "D1", "--capacity", "2GiB", "--early-warning", "513MiB"}, false, "more than a quarter"},
+	} {
+		_, _, err := vsctl(t, append([]string{"media", "create"}, tt.args...)...)
+		if err == nil || isUsage(err) != tt.usage || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("media create %v: %v, want %q (usage error %v)", tt.args, err, tt.want, tt.usage)
+		}
+	}
+	for _, d := range []string{".", dir} {
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("refused creates left %v in %s", ents, d)
+		}
+	}
+}

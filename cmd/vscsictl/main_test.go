@@ -406,3 +406,15 @@ func TestExportNeverWritesThrough(t *testing.T) {
 		}
 	}
 }
+
+// A crafted header barcode is printed escaped, never raw to the terminal.
+func TestInspectEscapesBarcode(t *testing.T) {
+	var b bytes.Buffer
+	out := inspectOutput{Stat: cartridge.Stat{Barcode: "AB\x1b[2J\x07", Path: "/m/AB.vtape"}}
+	if err := printInspect(&b, out, 10); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), `cartridge   "AB\x1b[2J\a"  (/m/AB.vtape)`) {
+		t.Errorf("inspect printed %q", b.String())
+	}
+}

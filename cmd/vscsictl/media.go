@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
@@ -88,6 +89,9 @@ func (c *commonFlags) register(fs *flag.FlagSet, barcode bool) {
 }
 
 func (c *commonFlags) check() error {
+	if c.dir == "" {
+		return usagef("--dir is empty (give the media directory; an empty one would be the current directory)")
+	}
 	if c.barcode == "" {
 		return usagef("--barcode is required")
 	}
@@ -109,19 +113,23 @@ func (c *createFlags) register(fs *flag.FlagSet) {
 	c.capacity = cartridge.DefaultCapacity
 	c.earlyWarning = 0
 	fs.Var(&c.capacity, "capacity", "native capacity `size`, e.g. 2GiB, 500MB, 1T (record headers count)")
-	fs.Var(&c.earlyWarning, "early-warning", "early-warning zone `size` before the end of each partition (default 16MiB, at most a quarter of a partition)")
+	fs.Var(&c.earlyWarning, "early-warning", "early-warning zone `size` before the end of each partition (default 16MiB; at most a quarter of the capacity, and a partition uses at most a quarter of its own size)")
 	fs.Var(&c.partitions, "partitions", "partition `sizes`, comma-separated, the last may be 0 for the rest, e.g. 1GiB,0 (default: one partition)")
 	fs.Var(&c.density, "density", "density `code`: a number (0x5a) or lto1..lto9, ltom8 (default 0: the drive's default)")
 	fs.BoolVar(&c.writeProtect, "write-protect", false, "set the write-protect tab")
 	fs.BoolVar(&c.worm, "worm", false, "write-once medium: data can be appended, never overwritten")
 }
 
-func (c *createFlags) options() cartridge.Options {
+func (c *createFlags) options() (cartridge.Options, error) {
+	if c.capacity == 0 {
+		return cartridge.Options{}, usagef("--capacity 0: give a size of at least %s (the default is %s)",
+			cfgstring.FormatSize(cartridge.MinPartitionSize), cfgstring.FormatSize(cartridge.DefaultCapacity))
+	}
 	return cartridge.Options{
 		Capacity: int64(c.capacity), EarlyWarning: int64(c.earlyWarning),
 		Partitions: c.partitions, Density: uint8(c.density),
 		WriteProtected: c.writeProtect, WORM: c.worm,
-	}
+	}, nil
 }
 
 func noArgs(pos []string) error {

@@ -24,6 +24,10 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
+	opts, err := kf.options()
+	if err != nil {
+		return err
+	}
 	labels, err := cfgstring.BarcodeSeries(cf.barcode, *count)
 	if err != nil {
 		return usagef("--barcode %s --count %d: %v", cf.barcode, *count, err)
@@ -35,7 +39,7 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	for _, b := range labels {
-		if err := cartridge.Create(cf.dir, b, kf.options()); err != nil {
+		if err := cartridge.Create(cf.dir, b, opts); err != nil {
 			return err
 		}
 		if _, err := fmt.Fprintf(stdout, "created %s\n", cartridge.Path(cf.dir, b)); err != nil {

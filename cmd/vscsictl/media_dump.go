@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
@@ -98,10 +99,22 @@ func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
 	}
 }
 
+// printable returns s, or s quoted with its control and non-printing
+// characters escaped: a cartridge header is input, and a crafted barcode
+// must not reach the terminal as escape sequences.
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 func printInspect(w io.Writer, out inspectOutput, maxFiles int) error {
 	pr := &printer{w: w}
 	st := out.Stat
-	pr.printf("cartridge   %s  (%s)\n", st.Barcode, st.Path)
+	pr.printf("cartridge   %s  (%s)\n", printable(st.Barcode), printable(st.Path))
 	pr.printf("serial      %s\n", st.Serial)
 	pr.printf("created     %s\n", st.Created.UTC().Format(time.RFC3339))
 	pr.printf("density     %#02x\n", st.Density)

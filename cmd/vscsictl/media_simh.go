@@ -36,7 +36,10 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		defer func() { _ = f.Close() }() // read-only
 		in = f
 	}
-	opts := kf.options()
+	opts, err := kf.options()
+	if err != nil {
+		return err
+	}
 	opts.WriteProtected = false // set after the import
 	if err := cartridge.Create(cf.dir, cf.barcode, opts); err != nil {
 		return err

@@ -101,6 +101,28 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 
+// maxConfigSize bounds the config file: a YAML list of devices is a few
+// KiB; /dev/zero or a runaway generator is refused instead of exhausting
+// memory.
+const maxConfigSize = 1 << 20
+
+// readConfigFile reads at most maxConfigSize bytes of path.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes, not a vscsid config file", path, maxConfigSize)
+	}
+	return data, nil
+}
+
 // loadConfig reads and validates a config file; path "" means the embedded
 // default.
 func loadConfig(path string) (*Config, error) {
@@ -108,7 +130,7 @@ func loadConfig(path string) (*Config, error) {
 	src := "default config"
 	if path != "" {
 		var err error
-		data, err = os.ReadFile(path)
+		data, err = readConfigFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}

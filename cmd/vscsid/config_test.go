@@ -199,3 +199,18 @@ func TestCheckConfigBarcodeAgreesWithLibrary(t *testing.T) {
 		}
 	}
 }
+
+// A config file is read up to 1 MiB: /dev/zero and other endless or huge
+// files are refused with a message, not read until memory runs out.
+func TestConfigSizeLimit(t *testing.T) {
+	if _, err := loadConfig("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(p, append([]byte("devices: []\n#"), bytes.Repeat([]byte("x"), maxConfigSize)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadConfig(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a config of over 1 MiB: %v", err)
+	}
+}

@@ -481,10 +481,16 @@ func TestSpaceFilemarks(t *testing.T) {
 }
 
 func TestCapacityAndEndOfMedium(t *testing.T) {
-	m, _ := newCart(t, Options{Capacity: 2 << 20, EarlyWarning: 1 << 20})
+	// An early warning over a quarter of the capacity is refused, not
+	// stored and clamped.
+	if err := Create(t.TempDir(), "EW1", Options{Capacity: 2 << 20, EarlyWarning: 1 << 20}); err == nil ||
+		!strings.Contains(err.Error(), "more than a quarter") {
+		t.Errorf("early warning of half the capacity: %v", err)
+	}
+	m, _ := newCart(t, Options{Capacity: 2 << 20, EarlyWarning: 512 << 10})
 	info := m.Info()
 	if info.Capacity[0] != 2<<20 || info.EarlyWarning[0] != 512<<10 {
-		t.Errorf("info %+v: early warning is clamped to a quarter of the partition", info)
+		t.Errorf("info %+v", info)
 	}
 	g := newGen(8, 1)
 	blk := 100_000

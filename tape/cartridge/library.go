@@ -57,8 +57,9 @@ type Options struct {
 	// 0 means DefaultCapacity.
 	Capacity int64
 	// EarlyWarning is how many bytes before the end of a partition the
-	// early-warning zone starts (at most a quarter of the partition);
-	// 0 means DefaultEarlyWarning (at most a quarter of Capacity).
+	// early-warning zone starts: at most a quarter of Capacity (Create
+	// refuses more), and each partition uses at most a quarter of its own
+	// size; 0 means DefaultEarlyWarning (at most a quarter of Capacity).
 	EarlyWarning int64
 	// Partitions are the partition sizes, as for Format; nil means one
 	// partition of the whole capacity.
@@ -70,11 +71,18 @@ type Options struct {
 	WORM           bool
 }
 
+// ErrNoDirectory is returned for an empty media directory name, which
+// would otherwise mean the current directory.
+var ErrNoDirectory = errors.New("cartridge: no media directory given")
+
 // Create creates an empty cartridge image for barcode in dir. It
 // never replaces an existing cartridge. The image appears complete or not
 // at all: it is written under a temporary name, synced, linked into place
 // and the directory synced.
 func Create(dir, barcode string, opts Options) error {
+	if dir == "" {
+		return ErrNoDirectory
+	}
 	if err := ValidateBarcode(barcode); err != nil {
 		return err
 	}
@@ -87,8 +95,10 @@ func Create(dir, barcode string, opts Options) error {
 	if opts.Capacity < MinPartitionSize || opts.Capacity > maxCapacity {
 		return fmt.Errorf("cartridge: capacity %d out of range %d..%d", opts.Capacity, MinPartitionSize, int64(maxCapacity))
 	}
-	if opts.EarlyWarning < 0 || opts.EarlyWarning >= opts.Capacity {
-		return fmt.Errorf("cartridge: early warning %d not below capacity %d", opts.EarlyWarning, opts.Capacity)
+	if opts.EarlyWarning < 0 || opts.EarlyWarning > opts.Capacity/4 {
+		// Each partition clamps it to a quarter of its own size; the
+		// cartridge keeps what its partitions use.
+		return fmt.Errorf("cartridge: early warning %d is more than a quarter of the capacity %d", opts.EarlyWarning, opts.Capacity)
 	}
 	sizes := opts.Partitions
 	if len(sizes) == 0 {
@@ -174,6 +184,9 @@ func SyncDir(dir string) error {
 // (import): exclusively locked; ErrInUse if someone else has it. Unlike
 // Library.Open it does not count a load.
 func Open(dir, barcode string) (*Image, error) {
+	if dir == "" {
+		return nil, ErrNoDirectory
+	}
 	if err := ValidateBarcode(barcode); err != nil {
 		return nil, err
 	}
@@ -184,6 +197,9 @@ func Open(dir, barcode string) (*Image, error) {
 // OpenReadOnly opens the cartridge barcode in dir for inspection
 // (shared lock; nothing is written).
 func OpenReadOnly(dir, barcode string) (*Image, error) {
+	if dir == "" {
+		return nil, ErrNoDirectory
+	}
 	if err := ValidateBarcode(barcode); err != nil {
 		return nil, err
 	}
@@ -230,6 +246,9 @@ var _ tape.Medium = (*Image)(nil)
 // NewLibrary returns the library of the media directory dir, which must
 // exist.
 func NewLibrary(dir string) (*Library, error) {
+	if dir == "" {
+		return nil, ErrNoDirectory
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cartridge: media directory: %w", err)

@@ -41,7 +41,22 @@ func TestCreateListOpen(t *testing.T) {
 	if err := Create(dir, "bad/one", Options{}); !errors.Is(err, ErrBadBarcode) {
 		t.Errorf("bad barcode: %v", err)
 	}
-	for _, o := range []Options{{Capacity: 1000}, {EarlyWarning: -1}, {Capacity: 4 << 20, EarlyWarning: 4 << 20}, {Partitions: []int64{1, 0}}} {
+	// An empty directory name is not the current directory.
+	t.Chdir(t.TempDir())
+	if err := Create("", "D1", Options{}); !errors.Is(err, ErrNoDirectory) {
+		t.Errorf("empty directory: %v", err)
+	}
+	if _, err := Open("", "D1"); !errors.Is(err, ErrNoDirectory) {
+		t.Errorf("open in an empty directory: %v", err)
+	}
+	if _, err := NewLibrary(""); !errors.Is(err, ErrNoDirectory) {
+		t.Errorf("library of an empty directory: %v", err)
+	}
+	if ents, _ := os.ReadDir("."); len(ents) != 0 {
+		t.Errorf("created %v in the current directory", ents)
+	}
+	for _, o := range []Options{{Capacity: 1000}, {EarlyWarning: -1}, {Capacity: 4 << 20, EarlyWarning: 4 << 20},
+		{Capacity: 4 << 20, EarlyWarning: 1<<20 + 1}, {Partitions: []int64{1, 0}}} {
 		if err := Create(dir, "BAD", o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}
