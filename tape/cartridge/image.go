@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vscsid/vscsid/tape"
 )
 
@@ -126,11 +128,15 @@ func corrupt(format string, args ...any) error {
 // OpenFile opens the image at path for reading and writing and locks it. A
 // file the process may not write is opened read-only and reported as
 // write-protected.
+//
+// An image is a regular file: a symbolic link is not followed (it could
+// lead out of the media directory) and a FIFO or device is refused, with
+// ErrNotRegular.
 func OpenFile(path string) (*Image, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openRegular(path, os.O_RDWR)
 	readOnly := false
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, errReadOnlyFS) {
-		f, err = os.Open(path)
+		f, err = openRegular(path, os.O_RDONLY)
 		readOnly = true
 	}
 	if err != nil {
@@ -139,11 +145,52 @@ func OpenFile(path string) (*Image, error) {
 	return open(f, path, readOnly, true)
 }
 
+// ErrNotRegular is returned for a cartridge path that is a symbolic link,
+// a FIFO, a device or a directory.
+var ErrNotRegular = errors.New("cartridge: not a regular file")
+
+// openRegular opens path with flag, without following a final symbolic
+// link and without blocking on a FIFO, and refuses anything but a regular
+// file.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%w: %s is a symbolic link (a cartridge image is a regular file in the media directory)", ErrNotRegular, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fileKind(st.Mode()))
+	}
+	if err != nil {
+		_ = f.Close() // opened only to look
+		return nil, err
+	}
+	return f, nil
+}
+
+// fileKind names a non-regular file's type for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
 // OpenFileReadOnly opens the image at path for inspection with a shared
 // lock: it fails with ErrInUse while a drive has the cartridge loaded.
 // Nothing is ever written to the file.
 func OpenFileReadOnly(path string) (*Image, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}

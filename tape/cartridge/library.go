@@ -191,7 +191,25 @@ func Open(dir, barcode string) (*Image, error) {
 		return nil, err
 	}
 	m, err := OpenFile(Path(dir, barcode))
-	return m, notFound(err, dir, barcode)
+	if err != nil {
+		return nil, notFound(err, dir, barcode)
+	}
+	if err := m.checkBarcode(barcode); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkBarcode closes m and refuses it when its header names another
+// barcode than its file name: a copied or renamed image would otherwise
+// be loaded under a label that is not its own.
+func (m *Image) checkBarcode(barcode string) error {
+	if h := m.sb.barcode; h != "" && h != barcode {
+		_ = m.Close() // refused
+		return fmt.Errorf("%w: %s says it is cartridge %q, not %s (a copied or renamed image? rename it back, or create %s with vscsictl media create)",
+			tape.ErrCorrupt, m.path, h, barcode, barcode)
+	}
+	return nil
 }
 
 // OpenReadOnly opens the cartridge barcode in dir for inspection
@@ -204,7 +222,13 @@ func OpenReadOnly(dir, barcode string) (*Image, error) {
 		return nil, err
 	}
 	m, err := OpenFileReadOnly(Path(dir, barcode))
-	return m, notFound(err, dir, barcode)
+	if err != nil {
+		return nil, notFound(err, dir, barcode)
+	}
+	if err := m.checkBarcode(barcode); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func notFound(err error, dir, barcode string) error {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 )
@@ -326,5 +328,48 @@ func TestLibraryOpenReturnsNilMediumOnError(t *testing.T) {
 	med, err := lib.Open("MISSING")
 	if err == nil || med != nil {
 		t.Errorf("Open of a missing cartridge: %v, %v (want a nil interface)", med, err)
+	}
+}
+
+// A cartridge in the media directory is a regular file with its own
+// barcode in its header: a symbolic link (which could lead out of the
+// directory), a FIFO or a copied image is refused, and nothing outside
+// the directory is written.
+func TestOpenRefusesWhatIsNotItsCartridge(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := Create(outside, "VICTIM", Options{Capacity: 4 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	victim := Path(outside, "VICTIM")
+	before, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, Path(dir, "LINK1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []func(string, string) (*Image, error){Open, OpenReadOnly} {
+		if m, err := open(dir, "LINK1"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("symlinked cartridge: %v", err)
+			if m != nil {
+				_ = m.Close()
+			}
+		}
+	}
+	if err := unix.Mkfifo(Path(dir, "FIFO1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, "FIFO1"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("FIFO: %v", err)
+	}
+	// A copy under another name: its header still says VICTIM.
+	if err := os.WriteFile(Path(dir, "COPY1"), before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, "COPY1"); !errors.Is(err, tape.ErrCorrupt) || !strings.Contains(err.Error(), `says it is cartridge "VICTIM"`) {
+		t.Errorf("copied image: %v", err)
+	}
+	if after, _ := os.ReadFile(victim); !bytes.Equal(before, after) {
+		t.Error("the file outside the media directory changed")
 	}
 }
