@@ -127,7 +127,7 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	// device node, FIFO, socket, directory or symlink into a file.
 	switch fi, err := os.Lstat(file); {
 	case err == nil && !fi.Mode().IsRegular():
-		return fmt.Errorf("%s exists and is not a regular file (%s): not replaced", file, fileKind(fi.Mode()))
+		return fmt.Errorf("%s exists and is not a regular file (%s): not replaced", file, cartridge.FileKind(fi.Mode()))
 	case err == nil && !*force:
 		return fmt.Errorf("%s exists (use --force to replace it)", file)
 	case err != nil && !errors.Is(err, iofs.ErrNotExist):
@@ -183,21 +183,4 @@ func parseTapArgs(fs *flag.FlagSet, cf *commonFlags, args []string, format *stri
 		return "", 0, usagef("--format: %v", err)
 	}
 	return pos[0], sf, nil
-}
-
-// fileKind names a non-regular file's type for messages.
-func fileKind(m iofs.FileMode) string {
-	switch {
-	case m&iofs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m&iofs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&iofs.ModeSocket != 0:
-		return "a socket"
-	case m&iofs.ModeDevice != 0:
-		return "a device node"
-	}
-	return "not a regular file"
 }

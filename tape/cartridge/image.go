@@ -162,7 +162,7 @@ func openRegular(path string, flag int) (*os.File, error) {
 	}
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fileKind(st.Mode()))
+		err = fmt.Errorf("%w: %s is %s", ErrNotRegular, path, FileKind(st.Mode()))
 	}
 	if err != nil {
 		_ = f.Close() // opened only to look
@@ -171,19 +171,22 @@ func openRegular(path string, flag int) (*os.File, error) {
 	return f, nil
 }
 
-// fileKind names a non-regular file's type for messages.
-func fileKind(m fs.FileMode) string {
+// FileKind names a non-regular file's type for messages ("a FIFO",
+// "a device node", ...).
+func FileKind(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
 	case m.IsDir():
-		return "directory"
+		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeDevice != 0:
-		return "device"
+		return "a FIFO"
 	case m&fs.ModeSocket != 0:
-		return "socket"
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device node"
 	}
-	return "special file"
+	return "not a regular file"
 }
 
 // OpenFileReadOnly opens the image at path for inspection with a shared
