@@ -134,6 +134,8 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
 	counter(ch, descUnknownEntries, float64(t.UnknownEntries), name)
 	counter(ch, descPads, float64(t.Pads), name)
 	counter(ch, descZeroFilled, float64(t.ZeroFilledBytes), name)
+	counter(ch, descZeroFill, float64(t.ZeroFillWritten), name, "written")
+	counter(ch, descZeroFill, float64(t.ZeroFillSkipped), name, "skipped")
 	counter(ch, descBadSense, float64(t.BadSense), name)
 	counter(ch, descBidi, float64(t.BidiRejected), name)
 }

@@ -86,7 +86,7 @@ func fixture() []metrics.Device {
 			RingFull:       ptr(uint64(0)),
 			TMRs:           []metrics.TMR{{Type: "abort_task", Count: 2}},
 			Aborted:        1, AbortedRunning: 2,
-			Pads: 3,
+			Pads: 3, ZeroFillWritten: 8192, ZeroFillSkipped: 1 << 20,
 		},
 		Ring: metrics.Ring{
 			CommandRingBytes: 8<<20 - 128, DataAreaBytes: 1 << 30,

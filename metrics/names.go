@@ -132,6 +132,8 @@ var (
 		"PAD entries (ring wrap-arounds).", lDevice)
 	descZeroFilled = desc(subRing, "zero_filled_bytes_total",
 		"Data-In bytes zeroed because the handler left them unwritten and the kernel cannot take a short read length.", lDevice)
+	descZeroFill = desc(subRing, "zero_fill_bytes_total",
+		"Data-In zero fills of the handler (fake_rw READs): bytes written, and bytes skipped because their data-area pages were known to hold zeros already.", lDevice, "outcome")
 	descBadSense = desc(subRing, "sense_replaced_total",
 		"CHECK CONDITIONs without sense data from the handler, replaced by HARDWARE ERROR 44/00 (a handler bug).", lDevice)
 	descBidi = desc(subRing, "bidi_rejected_commands_total",
@@ -220,7 +222,7 @@ var allDescs = []*prometheus.Desc{
 	descSegments,
 	descInFlight, descBatch, descWakeups, descKicks, descHighWater, descRingFull,
 	descCommandArea, descDataArea, descCapability, descWorkers, descTMRs, descAborted, descAbortedRunning,
-	descUnknownEntries, descPads, descZeroFilled, descBadSense, descBidi,
+	descUnknownEntries, descPads, descZeroFilled, descZeroFill, descBadSense, descBidi,
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,

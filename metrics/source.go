@@ -138,8 +138,11 @@ type Transport struct {
 	UnknownEntries  uint64
 	Pads            uint64
 	ZeroFilledBytes uint64
-	BadSense        uint64
-	BidiRejected    uint64
+	// Handler zero fills: bytes written, and bytes skipped because their
+	// data-area pages were known to be zero.
+	ZeroFillWritten, ZeroFillSkipped uint64
+	BadSense                         uint64
+	BidiRejected                     uint64
 }
 
 // Ring capabilities (TCMU_MAILBOX_FLAG_CAP_*), the values of the

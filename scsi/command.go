@@ -48,6 +48,9 @@ type Buffer struct {
 	wseg    int // Data-In cursor
 	woff    int
 	written int
+	zeroed  bool       // WriteZeros was called
+	zp      *ZeroPages // nil unless ResetTracked
+	offs    []int      // data-area offset of each segment, with zp
 }
 
 // NewBuffer returns a Buffer over the given segments.
@@ -67,6 +70,39 @@ func (b *Buffer) Reset(segs [][]byte) {
 	}
 	b.rseg, b.roff, b.nread = 0, 0, 0
 	b.wseg, b.woff, b.written = 0, 0, 0
+	b.zeroed, b.zp, b.offs = false, nil, nil
+}
+
+// ResetTracked is Reset for segments of a data area whose zero pages z
+// records: offs[i] is the data-area offset of segs[i]. Zero fills then
+// skip the pages z knows to be zero, and the transport calls Settle when
+// the handler returns. offs is retained like segs.
+func (b *Buffer) ResetTracked(segs [][]byte, offs []int, z *ZeroPages) {
+	b.Reset(segs)
+	b.zp, b.offs = z, offs
+}
+
+// Settle tells the buffer's ZeroPages what the command did to its pages:
+// unless the handler wrote Data-In and consumed no Data-Out, every page of
+// the command is forgotten, as the kernel may have copied Data-Out into
+// it. The transport calls it once the handler has returned, before the
+// command completes and its data blocks can be reused. Without tracking it
+// does nothing.
+func (b *Buffer) Settle() {
+	if b.zp == nil || (b.nread == 0 && (b.written > 0 || b.zeroed)) {
+		return
+	}
+	for i, s := range b.segs {
+		b.zp.forget(b.offs[i], len(s))
+	}
+}
+
+// dirty forgets the tracked pages under the Data-In bytes seg[off:off+n]
+// of segment i.
+func (b *Buffer) dirty(i, off, n int) {
+	if b.zp != nil {
+		b.zp.forget(b.offs[i]+off, n)
+	}
 }
 
 // Len is the total size of the buffer: the initiator's transfer length.
@@ -88,7 +124,8 @@ func (b *Buffer) Segments() int {
 // Scan calls fn with the bytes [off, off+n) of the buffer, segment piece
 // by segment piece, whatever the cursors say; it stops at the end of the
 // buffer. Handlers use it to check Data-Out before consuming it, or to
-// checksum Data-In they wrote, without a copy.
+// checksum Data-In they wrote, without a copy. fn must not modify p (a
+// write through it would bypass ZeroPages).
 func (b *Buffer) Scan(off, n int, fn func(p []byte)) {
 	for _, s := range b.segs {
 		if n <= 0 {
@@ -160,6 +197,7 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	for n < len(p) && b.wseg < len(b.segs) {
 		seg := b.segs[b.wseg][b.woff:]
 		c := copy(seg, p[n:])
+		b.dirty(b.wseg, b.woff, c)
 		n += c
 		b.woff += c
 		if b.woff == len(b.segs[b.wseg]) {
@@ -175,12 +213,18 @@ func (b *Buffer) Write(p []byte) (int, error) {
 }
 
 // WriteZeros writes up to n zero bytes of Data-In and returns how many fit.
+// With tracking (ResetTracked) it skips the pages known to be zero already.
 func (b *Buffer) WriteZeros(n int) int {
 	done := 0
+	b.zeroed = b.zeroed || n > 0
 	for done < n && b.wseg < len(b.segs) {
 		seg := b.segs[b.wseg][b.woff:]
 		c := min(len(seg), n-done)
-		clear(seg[:c])
+		if b.zp != nil {
+			b.zp.fill(seg[:c], b.offs[b.wseg]+b.woff)
+		} else {
+			clear(seg[:c])
+		}
 		done += c
 		b.woff += c
 		if b.woff == len(b.segs[b.wseg]) {
@@ -200,6 +244,7 @@ func (b *Buffer) WriteFromAt(r io.ReaderAt, off int64, n int) (int, error) {
 	for done < n && b.wseg < len(b.segs) {
 		seg := b.segs[b.wseg][b.woff:]
 		c := min(len(seg), n-done)
+		b.dirty(b.wseg, b.woff, c) // before: ReadAt may write some of it and fail
 		m, err := r.ReadAt(seg[:c], off+int64(done))
 		done += m
 		b.written += m

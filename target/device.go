@@ -151,6 +151,7 @@ func (d *Device) Info() RingInfo { return d.info }
 func (d *Device) Stats() DeviceStats {
 	s := d.st.snapshot(d.namer)
 	s.Failed = d.failed.Load()
+	s.ZeroFillSkippedBytes, s.ZeroFillWrittenBytes = d.r.zero.FillStats()
 	return s
 }
 
@@ -389,6 +390,7 @@ func (d *Device) step(c *cmdCtx) (loaded, empty bool, err error) {
 // execute runs c through the handler, unless a TMR aborted it or it is a
 // bidirectional command (which no Handler can express).
 func (d *Device) execute(ctx context.Context, c *cmdCtx) {
+	defer c.buf.Settle() // before the completion frees the data blocks
 	switch {
 	case c.aborted:
 		d.st.aborted.Add(1)

@@ -140,7 +140,7 @@ func TestReadLen(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k := targettest.NewKernel(t, targettest.Config{NoFlags: tc.noFlags})
+			k := targettest.NewKernel(t, targettest.Config{NoFlags: tc.noFlags, Stale: 0xa5})
 			k.Serve(fill{w: tc.w, resp: tc.resp})
 			cdb := inquiry36
 			if tc.n != 36 {

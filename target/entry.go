@@ -20,7 +20,8 @@ type cmdCtx struct {
 	cdbLen  int
 	cdb     [maxCDB + 1]byte
 	segs    [][]byte
-	bidi    bool // the entry carries BIDI iovecs (unsupported)
+	offs    []int // data-area offset of each segment (scsi.Buffer.ResetTracked)
+	bidi    bool  // the entry carries BIDI iovecs (unsupported)
 	buf     scsi.Buffer
 	cmd     scsi.Command
 	resp    scsi.Response
@@ -31,7 +32,7 @@ type cmdCtx struct {
 }
 
 func newCmdCtx() *cmdCtx {
-	c := &cmdCtx{segs: make([][]byte, 0, 8)}
+	c := &cmdCtx{segs: make([][]byte, 0, 8), offs: make([]int, 0, 8)}
 	c.cmd.Data = &c.buf
 	return c
 }
@@ -71,8 +72,9 @@ func (r *ring) load(c *cmdCtx, pos, n uint32) error {
 
 	if uint64(cap(c.segs)) < iovs {
 		c.segs = make([][]byte, 0, iovs)
+		c.offs = make([]int, 0, iovs)
 	}
-	c.segs = c.segs[:0]
+	c.segs, c.offs = c.segs[:0], c.offs[:0]
 	mlen := uint64(len(r.mem))
 	for i := range total {
 		iv := e[reqIovOff+iovSize*i:]
@@ -82,10 +84,11 @@ func (r *ring) load(c *cmdCtx, pos, n uint32) error {
 		}
 		if i < iovs {
 			c.segs = append(c.segs, r.mem[base:base+l:base+l])
+			c.offs = append(c.offs, int(base-r.dataOff))
 		}
 	}
 	c.bidi = bidi > 0
-	c.buf.Reset(c.segs)
+	c.buf.ResetTracked(c.segs, c.offs, r.zero)
 	cdb, err := scsi.ParseCDB(c.cdb[:c.cdbLen])
 	if err != nil {
 		// kernelCDBLen never returns fewer bytes than ParseCDB needs;

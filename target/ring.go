@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vscsid/vscsid/scsi"
 )
 
 // ErrRingCorrupt is wrapped by every error that reports a mailbox or ring
@@ -34,6 +36,7 @@ type ring struct {
 	dataOff  uint64 // start of the data area in mem (cmdrOff + cmdrSize)
 	head     *uint32
 	tail     *uint32
+	zero     *scsi.ZeroPages // which data-area pages are known to be zero
 }
 
 // newRing validates the mailbox in mem and returns a view over it.
@@ -72,6 +75,9 @@ func newRing(mem []byte) (*ring, error) {
 	if _, err := r.loadTail(); err != nil {
 		return nil, err
 	}
+	// Every page starts unknown: a ring taken over from an earlier
+	// instance holds whatever its commands left.
+	r.zero = scsi.NewZeroPages(len(mem) - int(r.dataOff))
 	return r, nil
 }
 

@@ -264,9 +264,13 @@ type DeviceStats struct {
 	UnknownEntries  uint64 // ring entries with an unknown opcode (flagged UNKNOWN_OP)
 	Pads            uint64 // PAD entries (ring wraps)
 	ZeroFilledBytes uint64 // Data-In bytes zeroed because the handler left them unwritten and READ_LEN could not say so
-	BadSense        uint64 // CHECK CONDITIONs without sense data, replaced by HARDWARE ERROR/44-00
-	BidiRejected    uint64 // bidirectional commands refused
-	Failed          bool   // the device stopped on a ring fault
+	// The handler's Data-In zero fills (scsi.Buffer.WriteZeros: fake_rw
+	// READs): bytes written, and bytes skipped because their data-area
+	// pages were known to be zero (scsi.ZeroPages).
+	ZeroFillWrittenBytes, ZeroFillSkippedBytes uint64
+	BadSense                                   uint64 // CHECK CONDITIONs without sense data, replaced by HARDWARE ERROR/44-00
+	BidiRejected                               uint64 // bidirectional commands refused
+	Failed                                     bool   // the device stopped on a ring fault
 }
 
 // SenseCode counts CHECK CONDITIONs by additional sense code.

@@ -129,6 +129,8 @@ func transport(st *target.DeviceStats) metrics.Transport {
 		UnknownEntries:  st.UnknownEntries,
 		Pads:            st.Pads,
 		ZeroFilledBytes: st.ZeroFilledBytes,
+		ZeroFillWritten: st.ZeroFillWrittenBytes,
+		ZeroFillSkipped: st.ZeroFillSkippedBytes,
 		BadSense:        st.BadSense,
 		BidiRejected:    st.BidiRejected,
 	}

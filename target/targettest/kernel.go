@@ -52,6 +52,12 @@ type Config struct {
 	// NoTMRNotify leaves attrib/tmr_notification at 0: aborts are not
 	// announced in the ring.
 	NoTMRNotify bool
+	// Stale is the byte every data block holds before the first command,
+	// as a ring taken over from an earlier daemon holds what that
+	// daemon's commands left. 0 is a new ring: the kernel maps zeroed
+	// pages. Like the kernel, the fake never writes a Data-In block
+	// itself, so a block holds whatever the last command left in it.
+	Stale byte
 }
 
 // Kernel is the fake. Its methods are safe for concurrent use; Wait and
@@ -109,6 +115,11 @@ func NewKernel(t testing.TB, cfg Config) *Kernel {
 	// Allocate as []uint64 so the mapping is 8-byte aligned, as an mmap is.
 	words := make([]uint64, (dataOff+cfg.DataSize+7)/8)
 	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), dataOff+cfg.DataSize)
+	if cfg.Stale != 0 {
+		for i := range mem[dataOff:] {
+			mem[dataOff+i] = cfg.Stale
+		}
+	}
 	k := &Kernel{
 		t:         t,
 		mem:       mem,

@@ -194,7 +194,7 @@ func TestReapGathersLikeTheKernel(t *testing.T) {
 		{"unknown op", scsi.StatusGood, target.UFlagUnknownOp, 0, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			k := NewKernel(t, Config{NoFlags: c.noFlags})
+			k := NewKernel(t, Config{NoFlags: c.noFlags, Stale: 0xa5})
 			p, _ := k.Queue(read10(), DataIn(4096))
 			e := entryAt(k, 0)
 			e[7], e[8] = c.uflags, byte(c.status)
@@ -209,7 +209,7 @@ func TestReapGathersLikeTheKernel(t *testing.T) {
 				t.Errorf("data %d bytes residual %d, want %d", len(got.Data), got.Residual, c.data)
 			}
 			for _, b := range got.Data {
-				if b != poison {
+				if b != 0xa5 {
 					t.Fatal("gathered bytes are not the data area's")
 				}
 			}

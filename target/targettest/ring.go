@@ -28,7 +28,6 @@ const (
 	opPad      = 0
 	opCmd      = 1
 	opTMR      = 2
-	poison     = 0xa5 // fills Data-In blocks, like stale data of an earlier command
 )
 
 // Corruption is an error injected into the next command entry.
@@ -247,13 +246,7 @@ func (k *Kernel) queueLocked(cdb []byte, d Data, p *Pending) (*slot, error) {
 	for i, b := range s.blocks {
 		blk := k.mem[k.dataOff+int(b)*k.blockSize:][:k.blockSize]
 		l := min(left, k.blockSize)
-		if d.in > 0 {
-			if !s.pump {
-				for j := range blk[:l] {
-					blk[j] = poison
-				}
-			}
-		} else {
+		if d.in == 0 { // Data-In blocks keep what the last command left
 			copy(blk[:l], d.out[off:off+l])
 		}
 		if i == 0 || b != s.blocks[i-1]+1 {
