@@ -36,7 +36,7 @@ BOOL: 0|1, true|false, yes|no, on|off.
   max_ws_blks=N            maximum WRITE SAME length, blocks; 0 = not reported (65535)
   vendor=S product=S rev=S serial=S  INQUIRY strings, printable ASCII, <= 8/16/4/64 chars
   naa=5XXXXXXXXXXXXXXX     NAA-5 designator, 16 hex digits (derived from the device name)
-  rotation=0|1|1025..65534 medium rotation rate: 0 not reported, 1 SSD, else rpm (0)
+  rotation=0|1|1025..65534 medium rotation rate: 0 not reported, 1 non-rotating, else rpm (1)
   form_factor=none|5.25|3.5|2.5|1.8|small  nominal form factor (none)
   dsense=BOOL              descriptor-format sense by default (0)
 Live changes: dev_size resizes a disk sized by it (not by size=/blocks=); a dev_config that changes only size= or blocks= resizes; emulate_write_cache sets WCE. Other keys need a new backstore.
@@ -337,7 +337,7 @@ func (c Config) String() string {
 	if c.NAA != 0 {
 		add("naa", strconv.FormatUint(c.NAA, 16))
 	}
-	if c.Rotation != 0 {
+	if c.Rotation != d.Rotation {
 		add("rotation", u(uint64(c.Rotation)))
 	}
 	if c.FormFactor != FormFactorNone {

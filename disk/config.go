@@ -146,7 +146,11 @@ type Config struct {
 	// serial look like two paths to one logical unit (multipath tests).
 	NAA uint64
 	// Rotation is the MEDIUM ROTATION RATE (VPD B1): 0 not reported, 1
-	// non-rotating (SSD), or 1025..65534 rpm.
+	// non-rotating (SSD), or 1025..65534 rpm. The default is 1, as
+	// scsi_debug's: a disk that reports no rate is taken for a spinning
+	// one (rotational=1, add_random=1, the block layer's writeback
+	// throttling at a rotating disk's 75 ms), which would skew every
+	// measurement of a disk that has no latency of its own.
 	Rotation uint16
 	// FormFactor is the NOMINAL FORM FACTOR (VPD B1).
 	FormFactor FormFactor
@@ -172,6 +176,7 @@ func DefaultConfig() Config {
 		Vendor:         DefaultVendor,
 		Product:        DefaultProduct,
 		Revision:       Revision,
+		Rotation:       1,
 	}
 }
 

@@ -75,7 +75,8 @@ func TestParseConfig(t *testing.T) {
 		{in: "size=64MiB", canonical: "size=64MiB", blocks: 131072},
 		{in: "size=1G;wp=off;wce=ON", canonical: "size=1GiB;wce=1", blocks: 2097152},
 		{in: "size=1G;naa=0x5000c50012345678", canonical: "size=1GiB;naa=5000c50012345678", blocks: 2097152},
-		{in: "size=1G;rotation=1;form_factor=2.5", canonical: "size=1GiB;rotation=1;form_factor=2.5", blocks: 2097152},
+		{in: "size=1G;rotation=1;form_factor=2.5", canonical: "size=1GiB;form_factor=2.5", blocks: 2097152},
+		{in: "size=1G;rotation=0", canonical: "size=1GiB;rotation=0", blocks: 2097152},
 		{in: "size=1G;rotation=7200;form_factor=small", canonical: "size=1GiB;rotation=7200;form_factor=small", blocks: 2097152},
 	}
 	for _, tt := range tests {

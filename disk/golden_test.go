@@ -88,9 +88,11 @@ func TestInquiryVPDBlockLimits(t *testing.T) {
 }
 
 func TestInquiryVPDBlockCharacteristics(t *testing.T) {
-	// Not reported: rotation 0, form factor 0 (rotational to sd).
-	newDisk(t, cfg512n).golden(inquiry(true, 0xb1, 255), 255, "00 b1 00 3c 0000 00 00 00*56")
-	// Non-rotating (sd sets QUEUE_FLAG_NONROT), 2.5 inch.
+	// The default: non-rotating (sd sets QUEUE_FLAG_NONROT), no form factor.
+	newDisk(t, cfg512n).golden(inquiry(true, 0xb1, 255), 255, "00 b1 00 3c 0001 00 00 00*56")
+	// Not reported: rotation 0 (rotational to sd).
+	newDisk(t, cfg512n+";rotation=0").golden(inquiry(true, 0xb1, 255), 255, "00 b1 00 3c 0000 00 00 00*56")
+	// Non-rotating, 2.5 inch.
 	newDisk(t, cfg4Kn+";rotation=1;form_factor=2.5").golden(inquiry(true, 0xb1, 255), 255, "00 b1 00 3c 0001 00 03 00*56")
 	newDisk(t, cfg512e+";rotation=7200;form_factor=3.5").golden(inquiry(true, 0xb1, 255), 255, "00 b1 00 3c 1c20 00 02 00*56")
 }

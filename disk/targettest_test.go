@@ -187,6 +187,11 @@ func TestFakeReadsNeverReturnStaleData(t *testing.T) {
 			t.Errorf("%s: the second READ skipped %d bytes, want %d", wr.name, skipped()-before, n)
 		}
 	}
+	// A READ(10) sent with Data-Out (SG_IO's dxfer_direction is the
+	// initiator's choice; LIO passes it on, the kernel having copied the
+	// data into the pages): the READ that follows still sees zeros.
+	k.Submit(read10(0, n/512), targettest.DataOut(pattern(n, 9)).Segments(3))
+	read("after a READ(10) that carried Data-Out", 3)
 	// Non-zero Data-In of another command (INQUIRY) in the first page.
 	if cp := k.Submit(inquiry(false, 0, 96), targettest.DataIn(96)); cp.Status != scsi.StatusGood {
 		t.Fatalf("INQUIRY: %v", cp.Status)

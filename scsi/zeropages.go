@@ -1,6 +1,9 @@
 package scsi
 
-import "sync/atomic"
+import (
+	"encoding/binary"
+	"sync/atomic"
+)
 
 // ZeroPageSize is the unit ZeroPages tracks: 4 KiB, the smallest page of
 // any architecture Linux runs TCMU on. A coarser kernel page (64 KiB on
@@ -28,7 +31,18 @@ const ZeroPageSize = 4096
 //     kernel may have copied Data-Out into them.
 //
 // A page is therefore marked known only by a zero fill of the whole page,
-// and stays known only while nothing but zero fills touches it. Pages
+// and stays known only while nothing but zero fills touches it.
+//
+// What the rules cannot see is the direction the initiator chose: TCMU's
+// ring entry does not carry it, and LIO passes a READ sent with Data-Out
+// (SG_IO with dxfer_direction TO_DEV, an iSCSI PDU with the W bit) to the
+// backstore, having copied that Data-Out into the data area. A handler
+// serving it as the READ its CDB says is a pure Data-In command to these
+// rules. WriteZeros therefore also checks the first and last 8 bytes of
+// every page it would skip and zeroes the page when they are not zero,
+// which catches such data unless it was crafted to be zero exactly there.
+// Data written by a well-formed WRITE is never at risk: its pages are
+// forgotten. Pages
 // nobody has zeroed yet, for example after vscsid restarts on a ring it
 // did not set up, start unknown. Safe for concurrent use by commands whose
 // buffers do not overlap (TCMU gives each outstanding command its own data
@@ -78,7 +92,7 @@ func (z *ZeroPages) fill(p []byte, off int) {
 		}
 		w, bit := &z.bits[pg/64], uint64(1)<<(pg%64)
 		switch {
-		case w.Load()&bit != 0:
+		case w.Load()&bit != 0 && zeroEnds(p[:c]):
 			skipped += c
 		default:
 			clear(p[:c])
@@ -95,6 +109,22 @@ func (z *ZeroPages) fill(p []byte, off int) {
 	if filled > 0 {
 		z.filled.Add(uint64(filled))
 	}
+}
+
+// zeroEnds reports whether the first and last 8 bytes of p are zero: a
+// check that costs two cache lines per page, made on every page WriteZeros
+// skips. It catches what the rules cannot see (see ZeroPages): Data-Out
+// of a command whose CDB says Data-In, which the kernel copies into the
+// data area all the same.
+func zeroEnds(p []byte) bool {
+	if len(p) < 8 {
+		var or byte
+		for _, b := range p {
+			or |= b
+		}
+		return or == 0
+	}
+	return binary.NativeEndian.Uint64(p)|binary.NativeEndian.Uint64(p[len(p)-8:]) == 0
 }
 
 // forget marks the pages overlapping [off, off+n) unknown.

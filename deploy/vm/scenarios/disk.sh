@@ -42,10 +42,12 @@ d4kn 4096 0 0 256 256 4294967296 VDISK-4KN
 d512e 512 3 1 2048 4096 2147483648 VDISK
 store0 512 0 0 1024 0 268435456 VDISK
 "
-QATTRS="logical_block_size physical_block_size minimum_io_size optimal_io_size max_sectors_kb"
+QATTRS="logical_block_size physical_block_size minimum_io_size optimal_io_size max_sectors_kb rotational add_random"
 # Compared one to one with scsi_debug (whose MAXIMUM TRANSFER LENGTH cannot
-# be set: max_sectors_kb is compared after capping, below).
-REFATTRS="logical_block_size physical_block_size minimum_io_size optimal_io_size alignment_offset"
+# be set: max_sectors_kb is compared after capping, below). Both report a
+# non-rotating medium by default (VPD B1h rate 1): rotational=0,
+# add_random=0, as a disk without latency of its own should look.
+REFATTRS="logical_block_size physical_block_size minimum_io_size optimal_io_size alignment_offset rotational add_random"
 
 # vpd_blocks LABEL TEXT: the number after "LABEL:" in sg_vpd output, which
 # sg3-utils prints in decimal ("512 blocks", 1.46) or hex ("0x200", 1.48).
@@ -119,6 +121,7 @@ while read -r n lbs pbexp low opt max bytes prod; do
 	expect_eq "$n-alignment_offset" "$((low * lbs))" "$(cat /sys/block/$sd/alignment_offset)"
 	expect_eq "$n-size-sectors" "$((bytes / 512))" "$(cat /sys/block/$sd/size)"
 	expect_eq "$n-optimal_io_size" "$((opt * lbs))" "$(cat /sys/block/$sd/queue/optimal_io_size)"
+	expect_eq "$n-rotational" 0 "$(cat /sys/block/$sd/queue/rotational)"
 	if [ -f "$W/ref-$n" ]; then
 		qvals "$sd" >"$W/got-$n"
 		for a in $REFATTRS; do
@@ -198,6 +201,28 @@ for n in d512e d512n; do
 	expect_eq "$n-1MiB-direct-read-commands" "$((32 * per)) 65536" \
 		"$((${after% *} - ${before% *})) $((${after#* } - ${before#* }))"
 done
+
+# ---------------------------------------------- fake_rw reads are zeros
+# vscsid skips the zero fill of data-area pages it knows to be zero; no
+# byte of an earlier command's Data-Out may come back. Random data written
+# through the same data-area pages, then direct reads of the same size.
+sd=$(dev_block d512n)
+sg=$(dev_sg d512n)
+check fake-random-4MiB $DD if=/dev/urandom of="$W/fake-rand" bs=1M count=4
+head -c 4194304 /dev/zero >"$W/zero-4MiB"
+zmd5=$(md5 "$W/zero-4MiB")
+for round in 1 2 3; do
+	check "fake-write-direct-$round" $DD if="$W/fake-rand" of="/dev/$sd" bs=1M count=4 oflag=direct
+	check_sh "fake-read-after-write-is-zero-$round" "[ \"\$($DD if=/dev/$sd bs=1M count=4 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $zmd5 ]"
+	check_sh "fake-read-again-is-zero-$round" "[ \"\$($DD if=/dev/$sd bs=64k count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $zmd5 ]"
+done
+# READ(10) sent with Data-Out (sg_raw -s): whatever the kernel does with a
+# direction the opcode does not have, no later READ may see that data.
+head -c 65536 "$W/fake-rand" >"$W/fake-64k"
+rc=0; sg_raw -s 65536 -i "$W/fake-64k" "/dev/$sg" 28 00 00 00 00 00 00 00 80 00 >"$W/sg_raw-mismatch" 2>&1 || rc=$?
+note "READ(10) with Data-Out: sg_raw exit $rc: $(tr '\n' ' ' <"$W/sg_raw-mismatch" | cut -c1-200)"
+check_sh fake-read-after-mismatched-direction-is-zero "[ \"\$($DD if=/dev/$sd bs=64k count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $zmd5 ]"
+check_sh metrics-zero-fill-skipped "scrape_metrics $W/metrics-zero.txt && grep '^vscsi_ring_zero_fill_bytes_total{device=\"d512n\",outcome=\"skipped\"} [1-9]' $W/metrics-zero.txt"
 
 # ------------------------------------------------------------- store mode
 sd=$(dev_block store0)
