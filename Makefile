@@ -4,7 +4,7 @@ SUITE     ?= bookworm
 FUZZTIME  ?= 10s
 BIN       := bin
 
-.PHONY: all deps build vet cross lint unit deploy-check fuzz bench vm-test vm-full vm-ltfs demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check fuzz bench vm-test vm-full vm-ltfs perf demo experiments test clean
 
 all: build
 
@@ -79,6 +79,13 @@ vm-full:
 # $LTFS_SRC) on every LTO personality, in the full guest; about 11 min for all ten.
 vm-ltfs:
 	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
+
+# The perf suite: scsi_debug, the TCMU floor, vscsid's fake_rw and store
+# disks, tcmu-runner and a tape drive through st, side by side in one boot
+# of the full guest; report in deploy/vm/out/perf/report.md. About 15 min;
+# not part of `make test`.
+perf:
+	deploy/vm/perf/run
 
 # The main job: boot the VM with vscsid's default config and show the devices.
 demo:

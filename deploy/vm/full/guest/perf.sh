@@ -1,0 +1,290 @@
+# shellcheck shell=bash
+# The perf suite (vmtest.suite=perf; make perf): the same fio workloads on
+# every disk configuration in one boot, interleaved (each repetition runs
+# every workload on every configuration before the next repetition), and
+# a tape drive streaming through st next to a disk stream of the same
+# record size. Raw results go to /var/tmp/perf (fio JSON and the daemon's
+# /proc counters before and after each run) and out through the third
+# serial port as a tar; deploy/vm/perf/report turns them into the report.
+#
+# Configurations, all 128 MiB, 512-byte blocks, each its own sd:
+#   scsi_debug  the kernel's emulator (fake_rw=1, delay=0): no ring at all
+#   floor       vscsi-floor: a TCMU backstore that completes every command
+#               at once and never touches the data area (deploy/vm/perf/floor)
+#   fake_rw     vscsid vdisk, mode=fake_rw
+#   store       vscsid vdisk, mode=store (RAM)
+#   tcmu-runner tcmu-runner 1.5.4's qcow handler on a raw image in RAM
+#   fake_rw-rot vscsid fake_rw with rotation=0 (the kernel takes it for a
+#               spinning disk): what the old default cost
+#
+# vmtest.perf_reps=N (default 3) and vmtest.perf_runtime=S (default 2 s,
+# after 1 s of ramp) size it; under TCG each fio run costs about 2.7 s
+# more than its runtime (fio's own start-up).
+
+PERF=/var/tmp/perf
+PERF_SIZE=128M
+PERF_BYTES=134217728
+
+# perf_proc PID: the process's counters, one key=value per line: CPU
+# ticks (utime+stime, all threads), read and write syscalls (/proc/PID/io
+# syscr, syscw: the uio wait and kick are a read and a write), context
+# switches summed over its threads, and RSS.
+perf_proc() {
+	local pid=$1 t v=0 n=0
+	[ -n "$pid" ] && [ -d "/proc/$pid" ] || return 0
+	awk '{print "ticks=" $14 + $15}' "/proc/$pid/stat"
+	sed -n 's/^syscr: /syscr=/p; s/^syscw: /syscw=/p' "/proc/$pid/io"
+	for t in /proc/"$pid"/task/*/status; do
+		read -r a b < <(awk '/^voluntary_ctxt_switches/ {v=$2} /^nonvoluntary_ctxt_switches/ {n=$2} END {print v, n}' "$t")
+		v=$((v + a)) n=$((n + b))
+	done
+	echo "vcsw=$v"
+	echo "nvcsw=$n"
+	awk '/^VmRSS:/ {print "rss_kb=" $2}' "/proc/$pid/status"
+	echo "threads=$(ls /proc/"$pid"/task | wc -l)"
+}
+
+# perf_fio NAME DEV PID RW BS QD JOBS: one fio run, its JSON and the
+# daemon's counters around it.
+perf_fio() {
+	local name=$1 dev=$2 pid=$3 rw=$4 bs=$5 qd=$6 jobs=$7
+	{ perf_proc "$pid"; echo "dstat=$(cat "/sys/block/$dev/stat")"; } >"$PERF/$name.before"
+	fio --name=perf --filename="/dev/$dev" --direct=1 --ioengine=libaio --rw="$rw" --bs="$bs" \
+		--iodepth="$qd" --numjobs="$jobs" --runtime="$perf_runtime" --ramp_time=1 --time_based \
+		--group_reporting --size=$PERF_SIZE --randrepeat=0 --norandommap \
+		--output-format=json --output="$PERF/$name.json" >/dev/null 2>"$PERF/$name.err"
+	local rc=$?
+	{ perf_proc "$pid"; echo "dstat=$(cat "/sys/block/$dev/stat")"; } >"$PERF/$name.after"
+	return $rc
+}
+
+# The disk configurations: NAME, block device, serving PID.
+perf_disks=()
+perf_add() { # perf_add NAME DEV PID
+	local q=/sys/block/$2/queue
+	perf_disks+=("$1 $2 ${3:--}")
+	echo none >"$q/scheduler" 2>/dev/null
+	# tcmu-runner reports no rotation rate, so the kernel takes its disk
+	# for a spinning one; the comparison is of backstores, not of that
+	# heuristic: same flags as the others (fake_rw-rot keeps it on purpose).
+	[ "$1" = tcmu-runner ] && echo 0 >"$q/rotational"
+	note "perf: $1 is /dev/$2 (pid ${3:--}): rotational=$(cat $q/rotational) max_sectors_kb=$(cat $q/max_sectors_kb) max_hw_sectors_kb=$(cat $q/max_hw_sectors_kb) scheduler=$(cat $q/scheduler)"
+	echo "$1 $2 ${3:--} rotational=$(cat $q/rotational) add_random=$(cat $q/add_random) max_sectors_kb=$(cat $q/max_sectors_kb) max_hw_sectors_kb=$(cat $q/max_hw_sectors_kb) wbt_lat_usec=$(cat $q/wbt_lat_usec 2>/dev/null || echo -)" >>"$PERF/configs"
+}
+
+perf_setup() {
+	local before d pid cfs=/sys/kernel/config/target
+	mkdir -p "$PERF"
+	: >"$PERF/configs"
+	# tcmu-runner first, then vscsid registers its handlers with it: the
+	# coexistence order of target/dbus/doc.go. vscsid's devices are then
+	# made with control=nl_reply_supported=-1.
+	systemctl stop vscsid
+	systemctl start tcmu-runner
+	systemctl start vscsid
+	sleep 1
+	# scsi_debug: one 128 MiB disk, no data copies, no delay.
+	before=$(sd_list)
+	if check perf-scsi_debug-load modprobe scsi_debug dev_size_mb=128 fake_rw=1 delay=0 &&
+		d=$(wait_new sd_list "$before"); then
+		perf_add scsi_debug "$d" ""
+	else
+		fail perf-scsi_debug-disk "no sd from scsi_debug"
+	fi
+	pid=$(systemctl show -p MainPID --value vscsid)
+	# vscsid's disks, made with targetcli like a user would.
+	for spec in "fake_rw 9011 mode=fake_rw" "store 9012 mode=store;store_size=$PERF_SIZE" "fake_rw-rot 9013 mode=fake_rw;rotation=0"; do
+		local n cfg w o
+		read -r n w cfg <<<"$spec"
+		w=naa.500140500000$w o=perf_${n//-/_}
+		before=$(sd_list)
+		if tc /backstores/user:vdisk create name="$o" size=$PERF_SIZE "cfgstring=$cfg" control=nl_reply_supported=-1 >/dev/null &&
+			tc /loopback create "$w" >/dev/null &&
+			tc /loopback/"$w"/luns create /backstores/user:vdisk/"$o" >/dev/null &&
+			d=$(wait_new sd_list "$before"); then
+			pass "perf-vscsid-$n" "/dev/$d"
+			perf_add "$n" "$d" "$pid"
+		else
+			fail "perf-vscsid-$n" "no sd for $o"
+		fi
+	done
+	# The floor: a TCMU device in configfs (no netlink handshake), its
+	# server, then the tcm_loop LUN.
+	local fdir=$cfs/core/user_90/floor0
+	before=$(sd_list)
+	if mkdir -p "$fdir" && echo "dev_config=floor/perf" >"$fdir/control" &&
+		echo "dev_size=$PERF_BYTES" >"$fdir/control" && echo "nl_reply_supported=-1" >"$fdir/control" &&
+		echo 1 >"$fdir/enable"; then
+		vscsi-floor "tcm-user/90/floor0/floor/perf" >"$PERF/floor.log" 2>&1 &
+		floor_pid=$!
+		sleep 0.5
+		w=naa.5001405000009001
+		mkdir -p "$cfs/loopback/$w/tpgt_1/lun/lun_0" &&
+			echo naa.5001405000009002 >"$cfs/loopback/$w/tpgt_1/nexus" &&
+			ln -s "$fdir" "$cfs/loopback/$w/tpgt_1/lun/lun_0/floor0"
+		if d=$(wait_new sd_list "$before"); then
+			pass perf-floor "/dev/$d, pid $floor_pid"
+			perf_add floor "$d" "$floor_pid"
+		else
+			fail perf-floor "no sd for the floor device: $(cat "$PERF/floor.log")"
+		fi
+	else
+		fail perf-floor "could not create $fdir"
+	fi
+	# tcmu-runner's qcow handler on a raw image, as in the full suite's
+	# coexistence phase.
+	truncate -s $PERF_SIZE /var/tmp/perf-qc.img
+	before=$(sd_list)
+	w=naa.5001405000009014
+	if tc /backstores/user:qcow create name=perf_qc size=$PERF_SIZE cfgstring=/var/tmp/perf-qc.img >/dev/null &&
+		tc /loopback create $w >/dev/null &&
+		tc /loopback/"$w"/luns create /backstores/user:qcow/perf_qc >/dev/null &&
+		d=$(wait_new sd_list "$before"); then
+		pass perf-tcmu-runner "/dev/$d"
+		perf_add tcmu-runner "$d" "$(systemctl show -p MainPID --value tcmu-runner)"
+	else
+		fail perf-tcmu-runner "no sd for tcmu-runner's qcow device"
+	fi
+}
+
+# perf_workloads: NAME RW BS QD JOBS
+PERF_WORKLOADS="
+randread-4k-qd1 randread 4k 1 1
+randread-4k-qd32x2 randread 4k 32 2
+randwrite-4k-qd1 randwrite 4k 1 1
+randwrite-4k-qd32x2 randwrite 4k 32 2
+read-64k read 64k 8 1
+write-64k write 64k 8 1
+read-1m read 1m 8 1
+write-1m write 1m 8 1
+"
+
+perf_disk_runs() {
+	local r w rw bs qd jobs c n d pid ok=0 bad=0
+	for r in $(seq "$perf_reps"); do
+		while read -r w rw bs qd jobs; do
+			[ -n "$w" ] || continue
+			for c in "${perf_disks[@]}"; do
+				read -r n d pid <<<"$c"
+				[ "$pid" = - ] && pid=
+				# The rotation=0 disk shows what the kernel's spinning-disk
+				# treatment costs: on the loaded workloads only.
+				[ "$n" = fake_rw-rot ] && case $w in *qd32x2 | *-1m) ;; *) continue ;; esac
+				if perf_fio "r$r-$w-$n" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs"; then
+					ok=$((ok + 1))
+				else
+					bad=$((bad + 1))
+					note "perf: fio $w on $n failed: $(head -c 300 "$PERF/r$r-$w-$n.err")"
+				fi
+			done
+			note "perf: r$r $w done at $(cut -d' ' -f1 /proc/uptime) s"
+		done <<<"$PERF_WORKLOADS"
+		note "perf: repetition $r done at $(cut -d' ' -f1 /proc/uptime) s"
+	done
+	expect_eq perf-fio-runs-failed 0 "$bad"
+}
+
+# perf_stream NAME CMD...: one timed stream; its seconds and the daemon's
+# counters go into $PERF/NAME.{time,before,after}.
+perf_stream() {
+	local name=$1 pid=$2 t0 t1
+	shift 2
+	perf_proc "$pid" >"$PERF/$name.before"
+	t0=$(date +%s.%N)
+	"$@" >/dev/null 2>"$PERF/$name.err"
+	local rc=$?
+	t1=$(date +%s.%N)
+	perf_proc "$pid" >"$PERF/$name.after"
+	echo "seconds=$(echo "$t1 $t0" | awk '{printf "%.3f", $1 - $2}')" >"$PERF/$name.time"
+	return $rc
+}
+
+# Tape: a vscsid drive with a RAM cartridge, variable blocks of 256 KiB
+# and 1 MiB through st, dd and tar, next to the same stream on the store
+# disk through sd.
+perf_tape() {
+	local pid before st sd mb=96 bs r w
+	pid=$(systemctl show -p MainPID --value vscsid)
+	before=$(st_list)
+	w=naa.5001405000009015
+	if ! { tc /backstores/user:vtape create name=perf_tape size=1G 'cfgstring=personality=lto8;memory=1;capacity=512M;barcode=PERF01L8' control=nl_reply_supported=-1 >/dev/null &&
+		tc /loopback create $w >/dev/null &&
+		tc /loopback/"$w"/luns create /backstores/user:vtape/perf_tape >/dev/null &&
+		st=$(wait_new st_list "$before"); }; then
+		fail perf-tape "no st for the perf drive"
+		return
+	fi
+	pass perf-tape "/dev/$st"
+	sd=$(awk '$1 == "store" {print $2}' "$PERF/configs")
+	mkdir -p /var/tmp/perf-tree
+	head -c $((mb << 20)) /dev/urandom >/var/tmp/perf-tree/blob
+	for r in $(seq "$perf_reps"); do
+		for bs in 256k 1m; do
+			local cnt=$((mb * 4)) bf=512 ddbs=256K # tar's blocking factor counts 512-byte records
+			[ "$bs" = 1m ] && cnt=$mb bf=2048 ddbs=1M
+			mt -f "/dev/$st" setblk 0 && mt -f "/dev/$st" rewind
+			perf_stream "r$r-tape-dd-write-$bs" "$pid" dd if=/dev/zero of="/dev/$st" bs=$ddbs count=$cnt ||
+				note "perf: tape dd write $bs: $(cat "$PERF/r$r-tape-dd-write-$bs.err")"
+			mt -f "/dev/$st" weof 1 && mt -f "/dev/$st" rewind
+			perf_stream "r$r-tape-dd-read-$bs" "$pid" dd if="/dev/$st" of=/dev/null bs=$ddbs ||
+				note "perf: tape dd read $bs: $(cat "$PERF/r$r-tape-dd-read-$bs.err")"
+			mt -f "/dev/$st" rewind
+			perf_stream "r$r-tape-tar-write-$bs" "$pid" tar -C /var/tmp/perf-tree -b $bf -cf "/dev/$st" blob ||
+				note "perf: tar write $bs: $(cat "$PERF/r$r-tape-tar-write-$bs.err")"
+			mt -f "/dev/$st" rewind
+			perf_stream "r$r-tape-tar-read-$bs" "$pid" tar -b $bf -tf "/dev/$st" ||
+				note "perf: tar read $bs: $(cat "$PERF/r$r-tape-tar-read-$bs.err")"
+			if [ -n "$sd" ]; then
+				perf_stream "r$r-disk-dd-write-$bs" "$pid" dd if=/dev/zero of="/dev/$sd" bs=$ddbs count=$cnt oflag=direct
+				perf_stream "r$r-disk-dd-read-$bs" "$pid" dd if="/dev/$sd" of=/dev/null bs=$ddbs count=$cnt iflag=direct
+			fi
+		done
+	done
+	echo "tape_mib=$mb" >"$PERF/stream.env"
+}
+
+perf_run() {
+	perf_reps=${perf_reps:-3} perf_runtime=${perf_runtime:-2}
+	note "perf: $perf_reps repetitions, ${perf_runtime}s per run after 1 s of ramp; $(nproc) CPUs; $(uname -r)"
+	perf_setup
+	{
+		echo "kernel=$(uname -r)"
+		echo "reps=$perf_reps"
+		echo "runtime=$perf_runtime"
+		echo "cpus=$(nproc)"
+		echo "clk_tck=$(getconf CLK_TCK)"
+		echo "fio=$(fio --version)"
+		echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner 2>/dev/null)"
+		echo "vscsid=$(vscsid -version 2>&1 | head -n1)"
+	} >"$PERF/env"
+	perf_disk_runs
+	perf_tape
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9544/metrics").read().decode())' \
+		>"$PERF/metrics.txt" 2>/dev/null || note "perf: no /metrics scrape"
+	perf_teardown
+	# Out through the third serial port, raw (deploy/vm/full/run keeps it
+	# as perf.tar in the run directory).
+	# (GNU stty reports failure when a serial port does not take every
+	# setting; raw and -echo are what matter, and they take.)
+	stty -F /dev/ttyS2 raw -echo 2>/dev/null
+	stty -F /dev/ttyS2 -a 2>&1 | grep -q -- '-opost' || note "perf: ttyS2 is not raw: $(stty -F /dev/ttyS2 -a 2>&1 | tr '\n' ' ')"
+	if tar -C /var/tmp -cf - perf >/dev/ttyS2; then
+		pass perf-results-out "$(ls "$PERF" | wc -l) files"
+	else
+		fail perf-results-out "could not write the results to ttyS2"
+	fi
+}
+
+# perf_teardown: remove the LUNs whose servers do not outlive vmtest (the
+# floor, tcmu-runner), so that sd's cache flush at power-off does not wait
+# for a server that is gone.
+perf_teardown() {
+	local cfs=/sys/kernel/config/target w=naa.5001405000009001
+	tc /loopback delete naa.5001405000009014 >/dev/null
+	tc /backstores/user:qcow delete perf_qc >/dev/null
+	rm -f "$cfs/loopback/$w/tpgt_1/lun/lun_0/floor0"
+	rmdir "$cfs/loopback/$w/tpgt_1/lun/lun_0" "$cfs/loopback/$w/tpgt_1" "$cfs/loopback/$w" 2>/dev/null
+	[ -n "${floor_pid:-}" ] && kill "$floor_pid" 2>/dev/null
+	echo 0 >"$cfs/core/user_90/floor0/enable" 2>/dev/null
+	rmdir "$cfs/core/user_90/floor0" "$cfs/core/user_90" 2>/dev/null
+}

@@ -1,0 +1,37 @@
+package chart
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestShort(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 0.5: "0.5", 131: "131", 9999: "9999", 16440: "16.4k", 2.5e6: "2.5M", 3e9: "3G"} {
+		if got := Short(v); got != want {
+			t.Errorf("Short(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestLogScaleKeepsSmallBarsReadable: on a log axis 131 beside 16,440 is
+// a bar of a visible fraction of the plot, not a sliver, and every decade
+// has a tick.
+func TestLogScaleKeepsSmallBarsReadable(t *testing.T) {
+	svg := Bars("t", "commands", []Row{{Label: "a", Median: 131, Min: 120, Max: 140}, {Label: "b", Median: 16440}}, true)
+	for _, tick := range []string{">100<", ">1000<", ">10k<", ">100k<"} {
+		if !strings.Contains(svg, tick) {
+			t.Errorf("no tick %s in\n%s", tick, svg)
+		}
+	}
+	// Decades 2..5 over 420 px: a at log10(131) = 2.12, b at 4.22.
+	if !strings.Contains(svg, `width="16.4"`) || !strings.Contains(svg, `width="310.2"`) {
+		t.Errorf("bar widths are not the log positions:\n%s", svg)
+	}
+}
+
+func TestRowWithoutValue(t *testing.T) {
+	svg := Bars("t", "IOPS", []Row{{Label: "scsi_debug"}, {Label: "x", Median: 5}}, false)
+	if !strings.Contains(svg, ">n/a<") {
+		t.Errorf("a row without a median is not marked n/a:\n%s", svg)
+	}
+}

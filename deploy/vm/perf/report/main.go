@@ -1,0 +1,526 @@
+// Command report turns the raw results of one perf suite run (the perf/
+// directory deploy/vm/full/run extracts: fio JSON, /proc counters, stream
+// timings) into a Markdown report with SVG charts. Every figure in the
+// report comes from that one directory: one boot, one kernel, the
+// configurations interleaved.
+//
+//	report -in RUN/perf -out DIR
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/chart"
+)
+
+// The workloads in the suite's order (perf.sh PERF_WORKLOADS) and the
+// words a reader sees for them.
+var workloads = []struct{ id, words string }{
+	{"randread-4k-qd1", "4 KiB random read, QD1"},
+	{"randread-4k-qd32x2", "4 KiB random read, QD32 × 2 jobs"},
+	{"randwrite-4k-qd1", "4 KiB random write, QD1"},
+	{"randwrite-4k-qd32x2", "4 KiB random write, QD32 × 2 jobs"},
+	{"read-64k", "64 KiB sequential read, QD8"},
+	{"write-64k", "64 KiB sequential write, QD8"},
+	{"read-1m", "1 MiB sequential read, QD8"},
+	{"write-1m", "1 MiB sequential write, QD8"},
+}
+
+// The configurations in report order, and their descriptions.
+var configs = []struct{ id, words string }{
+	{"floor", "TCMU floor (completes at once, never touches data)"},
+	{"fake_rw", "vscsid vdisk, fake_rw"},
+	{"store", "vscsid vdisk, store (RAM)"},
+	{"tcmu-runner", "tcmu-runner, qcow handler on a raw image"},
+	{"scsi_debug", "scsi_debug fake_rw=1 delay=0 (no ring)"},
+	{"fake_rw-rot", "vscsid fake_rw, rotation=0 (taken for a spinning disk)"},
+}
+
+func main() {
+	in := flag.String("in", "", "the run's perf/ directory")
+	out := flag.String("out", "", "directory for report.md and its charts")
+	flag.Parse()
+	if *in == "" || *out == "" {
+		fmt.Fprintln(os.Stderr, "usage: report -in RUN/perf -out DIR")
+		os.Exit(2)
+	}
+	if err := run(*in, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+// sample is one fio run of one workload on one configuration.
+type sample struct {
+	iops, mbps     float64
+	p50, p99       float64 // completion latency, µs
+	cmds           float64 // SCSI commands completed (the disk's stat)
+	cpuUS          float64 // daemon CPU time, µs
+	syscalls, csw  float64 // read+write syscalls; context switches
+	rssKB          float64
+	threads        float64
+	hasDaemon      bool
+	clatOK, statOK bool
+}
+
+type results struct {
+	env     map[string]string
+	samples map[string]map[string][]sample // workload → config → repetitions
+	streams map[string][]stream            // "tape-dd-write-256k" → repetitions
+	order   []string                       // configurations present
+	queue   map[string]string              // configuration → its queue settings
+	tapeMiB float64                        // size of each stream
+	// zeroFill: device → bytes zero-filled, skipped (from metrics.txt).
+	zeroFill map[string][2]float64
+}
+
+type stream struct {
+	seconds float64
+	cpuUS   float64
+}
+
+func run(in, out string) error {
+	r, err := load(in)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	md, charts := r.render()
+	for name, svg := range charts {
+		if err := os.WriteFile(filepath.Join(out, name), []byte(svg), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "report.md"), []byte(md), 0o644)
+}
+
+func readKV(path string) (map[string]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+func num(m map[string]string, k string) (float64, bool) {
+	v, err := strconv.ParseFloat(m[k], 64)
+	return v, err == nil
+}
+
+func load(in string) (*results, error) {
+	env, err := readKV(filepath.Join(in, "env"))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a perf run's directory: %w", in, err)
+	}
+	r := &results{env: env, samples: map[string]map[string][]sample{}, streams: map[string][]stream{}, queue: map[string]string{}}
+	cf, err := os.ReadFile(filepath.Join(in, "configs"))
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(cf)), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			r.order = append(r.order, f[0])
+			if len(f) > 3 {
+				r.queue[f[0]] = strings.Join(f[3:], " ")
+			}
+		}
+	}
+	tck, ok := num(env, "clk_tck")
+	if !ok || tck <= 0 {
+		tck = 100
+	}
+	for _, w := range workloads {
+		r.samples[w.id] = map[string][]sample{}
+		for _, c := range r.order {
+			for rep := 1; ; rep++ {
+				base := filepath.Join(in, fmt.Sprintf("r%d-%s-%s", rep, w.id, c))
+				s, err := loadSample(base, tck)
+				if errors.Is(err, os.ErrNotExist) {
+					break
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", base, err)
+				}
+				r.samples[w.id][c] = append(r.samples[w.id][c], s)
+			}
+		}
+	}
+	r.zeroFill = readZeroFill(filepath.Join(in, "metrics.txt"))
+	if se, err := readKV(filepath.Join(in, "stream.env")); err == nil {
+		r.tapeMiB, _ = num(se, "tape_mib")
+	}
+	ms, _ := filepath.Glob(filepath.Join(in, "r*-*.time"))
+	for _, m := range ms {
+		name := strings.TrimSuffix(filepath.Base(m), ".time")
+		_, key, _ := strings.Cut(name, "-")
+		t, err := readKV(m)
+		if err != nil {
+			return nil, err
+		}
+		s := stream{}
+		s.seconds, _ = num(t, "seconds")
+		b, _ := readKV(strings.TrimSuffix(m, ".time") + ".before")
+		a, _ := readKV(strings.TrimSuffix(m, ".time") + ".after")
+		if t0, ok0 := num(b, "ticks"); ok0 {
+			if t1, ok1 := num(a, "ticks"); ok1 {
+				s.cpuUS = (t1 - t0) / tck * 1e6
+			}
+		}
+		r.streams[key] = append(r.streams[key], s)
+	}
+	return r, nil
+}
+
+// readZeroFill reads vscsi_ring_zero_fill_bytes_total from a scrape;
+// devices that filled nothing are left out.
+func readZeroFill(path string) map[string][2]float64 {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out := map[string][2]float64{}
+	const name = "vscsi_ring_zero_fill_bytes_total{"
+	for _, l := range strings.Split(string(raw), "\n") {
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok {
+			continue
+		}
+		labels, val, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		var dev, outcome string
+		for _, kv := range strings.Split(labels, ",") {
+			k, q, _ := strings.Cut(kv, "=")
+			q = strings.Trim(q, `"`)
+			switch k {
+			case "device":
+				dev = q
+			case "outcome":
+				outcome = q
+			}
+		}
+		z := out[dev]
+		switch outcome {
+		case "written":
+			z[0] = v
+		case "skipped":
+			z[1] = v
+		}
+		out[dev] = z
+	}
+	for d, z := range out {
+		if z[0]+z[1] == 0 {
+			delete(out, d)
+		}
+	}
+	return out
+}
+
+// fioJSON is the part of fio's JSON output the report reads.
+type fioJSON struct {
+	Jobs []struct {
+		Read, Write fioDir
+	} `json:"jobs"`
+}
+
+type fioDir struct {
+	IOPS    float64 `json:"iops"`
+	BW      float64 `json:"bw_bytes"`
+	TotalIO float64 `json:"total_ios"`
+	Clat    struct {
+		Percentile map[string]float64 `json:"percentile"`
+	} `json:"clat_ns"`
+}
+
+func loadSample(base string, tck float64) (sample, error) {
+	raw, err := os.ReadFile(base + ".json")
+	if err != nil {
+		return sample{}, err
+	}
+	// fio may print notices before the JSON object.
+	if i := strings.IndexByte(string(raw), '{'); i > 0 {
+		raw = raw[i:]
+	}
+	var fj fioJSON
+	if err := json.Unmarshal(raw, &fj); err != nil {
+		return sample{}, fmt.Errorf("fio JSON: %w", err)
+	}
+	if len(fj.Jobs) == 0 {
+		return sample{}, errors.New("fio JSON without jobs")
+	}
+	d := fj.Jobs[0].Read
+	if fj.Jobs[0].Write.TotalIO > d.TotalIO {
+		d = fj.Jobs[0].Write
+	}
+	s := sample{iops: d.IOPS, mbps: d.BW / 1e6}
+	if p, ok := d.Clat.Percentile["50.000000"]; ok {
+		s.p50, s.p99, s.clatOK = p/1e3, d.Clat.Percentile["99.000000"]/1e3, true
+	}
+	b, err := readKV(base + ".before")
+	if err != nil {
+		return sample{}, err
+	}
+	a, err := readKV(base + ".after")
+	if err != nil {
+		return sample{}, err
+	}
+	// Commands: reads plus writes completed, from /sys/block/DEV/stat
+	// (fields 1 and 5), around the whole run including fio's ramp, as
+	// the /proc counters are.
+	if sb, sa := strings.Fields(b["dstat"]), strings.Fields(a["dstat"]); len(sb) > 4 && len(sa) > 4 {
+		f := func(x []string, i int) float64 { v, _ := strconv.ParseFloat(x[i], 64); return v }
+		s.cmds = f(sa, 0) - f(sb, 0) + f(sa, 4) - f(sb, 4)
+		s.statOK = s.cmds > 0
+	}
+	delta := func(k string) float64 {
+		x, _ := num(b, k)
+		y, _ := num(a, k)
+		return y - x
+	}
+	if _, ok := num(a, "ticks"); ok {
+		s.hasDaemon = true
+		s.cpuUS = delta("ticks") / tck * 1e6
+		s.syscalls = delta("syscr") + delta("syscw")
+		s.csw = delta("vcsw") + delta("nvcsw")
+		s.rssKB, _ = num(a, "rss_kb")
+		s.threads, _ = num(a, "threads")
+	}
+	return s, nil
+}
+
+// spread is the median, minimum and maximum of f over the samples.
+func spread(ss []sample, f func(sample) float64) (med, lo, hi float64) {
+	if len(ss) == 0 {
+		return 0, 0, 0
+	}
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = f(s)
+	}
+	sort.Float64s(v)
+	n := len(v)
+	med = v[n/2]
+	if n%2 == 0 {
+		med = (v[n/2-1] + v[n/2]) / 2
+	}
+	return med, v[0], v[n-1]
+}
+
+func median(ss []sample, f func(sample) float64) float64 { m, _, _ := spread(ss, f); return m }
+
+func perCmd(f func(sample) float64) func(sample) float64 {
+	return func(s sample) float64 {
+		if !s.statOK || !s.hasDaemon {
+			return 0
+		}
+		return f(s) / s.cmds
+	}
+}
+
+func configWords(id string) string {
+	for _, c := range configs {
+		if c.id == id {
+			return c.words
+		}
+	}
+	return id
+}
+
+func (r *results) has(c string) bool { return slices.Contains(r.order, c) }
+
+// ratio formats a/b.
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func (r *results) render() (string, map[string]string) {
+	charts := map[string]string{}
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# vscsid perf: side by side in one boot\n\n")
+	p("Kernel %s, %s CPU(s) under qemu TCG; fio %s, tcmu-runner %s, %s. ", r.env["kernel"], r.env["cpus"], r.env["fio"], r.env["tcmu_runner"], r.env["vscsid"])
+	p("%s repetitions of every workload on every configuration, interleaved (one repetition runs everything before the next starts), %s s per run after 1 s of ramp; fio with libaio and O_DIRECT on the whole 128 MiB disk, I/O scheduler `none`. ", r.env["reps"], r.env["runtime"])
+	p("Every figure below comes from this one run. Absolute numbers under TCG say little; the ratios between configurations measured in the same boot are the result.\n\n")
+	p("Configurations, and the block queue of each as the kernel set it up (tcmu-runner's `rotational` set to 0 by the suite; `fake_rw-rot` keeps the kernel's choice on purpose):\n\n")
+	for _, c := range configs {
+		if r.has(c.id) {
+			q := ""
+			if r.queue[c.id] != "" {
+				q = ": `" + r.queue[c.id] + "`"
+			}
+			p("- `%s`: %s%s\n", c.id, c.words, q)
+		}
+	}
+	p("\n")
+
+	// The lead: ratios of medians.
+	p("## Ratios (medians of the repetitions)\n\n")
+	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | fake_rw / fake_rw with rotation=0 |\n|---|---|---|---|---|---|---|\n")
+	iops := func(s sample) float64 { return s.iops }
+	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
+	for _, w := range workloads {
+		m := r.samples[w.id]
+		med := func(c string, f func(sample) float64) float64 { return median(m[c], f) }
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", w.words,
+			ratio(med("fake_rw", iops), med("floor", iops)),
+			ratio(med("fake_rw", iops), med("scsi_debug", iops)),
+			ratio(med("fake_rw", iops), med("tcmu-runner", iops)),
+			ratio(med("store", iops), med("tcmu-runner", iops)),
+			ratio(med("fake_rw", cpu), med("tcmu-runner", cpu)),
+			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)))
+	}
+	p("\nIOPS ratios for every column but the CPU one (a ratio above 1 is faster); the CPU column is daemon CPU time per SCSI command (below 1 is cheaper).\n\n")
+
+	// Per workload: the full table and a chart.
+	p("## Per workload\n\n")
+	p("Per configuration: IOPS and MB/s (median, and min–max of the repetitions), fio's completion latency p50 and p99, and for the configurations served by a daemon its CPU time, read/write syscalls and context switches per SCSI command (the disk's own command count from /sys/block/DEV/stat; /proc/PID/stat, /proc/PID/io syscr+syscw, and the sum over the process's threads of /proc/PID/task/*/status), its thread count and RSS at the end of the run. scsi_debug runs in the kernel: it has no daemon.\n\n")
+	for i, w := range workloads {
+		m := r.samples[w.id]
+		p("### %s\n\n", w.words)
+		file := fmt.Sprintf("perf-%02d-%s.svg", i+1, w.id)
+		var rows []chart.Row
+		floor := median(m["floor"], iops)
+		for _, c := range configs {
+			if !r.has(c.id) || len(m[c.id]) == 0 {
+				continue
+			}
+			med, lo, hi := spread(m[c.id], iops)
+			note := ""
+			if floor > 0 && c.id != "floor" {
+				note = fmt.Sprintf("%.2f× floor", med/floor)
+			}
+			rows = append(rows, chart.Row{Label: configWords(c.id), Median: med, Min: lo, Max: hi, Note: note, Highlighted: strings.HasPrefix(c.id, "fake_rw") || c.id == "store"})
+		}
+		charts[file] = chart.Bars(w.words+": IOPS", "IOPS", rows, true)
+		p("![%s: IOPS per configuration](%s)\n\n", w.words, file)
+		p("| configuration | IOPS | MB/s | p50 µs | p99 µs | CPU µs/cmd | syscalls/cmd | ctx sw/cmd | threads | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, c := range configs {
+			ss := m[c.id]
+			if !r.has(c.id) || len(ss) == 0 {
+				continue
+			}
+			im, il, ih := spread(ss, iops)
+			bm, bl, bh := spread(ss, func(s sample) float64 { return s.mbps })
+			daemon := ss[0].hasDaemon
+			d := func(f func(sample) float64, prec int) string {
+				if !daemon {
+					return "–"
+				}
+				return strconv.FormatFloat(median(ss, perCmd(f)), 'f', prec, 64)
+			}
+			rss, thr := "–", "–"
+			if daemon {
+				rss = fmt.Sprintf("%.1f", median(ss, func(s sample) float64 { return s.rssKB })/1024)
+				thr = fmt.Sprintf("%.0f", median(ss, func(s sample) float64 { return s.threads }))
+			}
+			p("| %s | %s (%s–%s) | %.1f (%.1f–%.1f) | %.0f | %.0f | %s | %s | %s | %s | %s |\n", c.id,
+				chart.Short(im), chart.Short(il), chart.Short(ih), bm, bl, bh,
+				median(ss, func(s sample) float64 { return s.p50 }), median(ss, func(s sample) float64 { return s.p99 }),
+				d(func(s sample) float64 { return s.cpuUS }, 0), d(func(s sample) float64 { return s.syscalls }, 2),
+				d(func(s sample) float64 { return s.csw }, 2), thr, rss)
+		}
+		p("\n")
+	}
+	r.renderStreams(&b, charts)
+	r.renderZeroFill(&b)
+	return b.String(), charts
+}
+
+// renderZeroFill: from the /metrics scrape at the end of the run, what
+// the fake_rw READs zero-filled and what they skipped (scsi.ZeroPages).
+func (r *results) renderZeroFill(b *strings.Builder) {
+	if len(r.zeroFill) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Data-In zero fills\n\n")
+	fmt.Fprintf(b, "`vscsi_ring_zero_fill_bytes_total` at the end of the run, per vscsid device: bytes the handler zero-filled, and bytes it skipped because their data-area pages were known to hold zeros.\n\n")
+	fmt.Fprintf(b, "| device | written | skipped | skipped share |\n|---|---|---|---|\n")
+	devs := make([]string, 0, len(r.zeroFill))
+	for d := range r.zeroFill {
+		devs = append(devs, d)
+	}
+	sort.Strings(devs)
+	for _, d := range devs {
+		z := r.zeroFill[d]
+		share := "n/a"
+		if t := z[0] + z[1]; t > 0 {
+			share = fmt.Sprintf("%.1f%%", 100*z[1]/t)
+		}
+		fmt.Fprintf(b, "| %s | %s B | %s B | %s |\n", d, chart.Short(z[0]), chart.Short(z[1]), share)
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+// renderStreams: the tape drive through st next to the store disk's
+// stream of the same record size.
+func (r *results) renderStreams(b *strings.Builder, charts map[string]string) {
+	if len(r.streams) == 0 {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	mib := r.tapeMiB
+	p("## Tape streaming through st, next to the disk\n\n")
+	p("A vscsid LTO drive (RAM cartridge) in variable-block mode: `dd` of %.0f MiB in 256 KiB and in 1 MiB blocks through /dev/nst*, and `tar` of one %.0f MiB file with the same record size (blocking factor 512 or 2048), write then read; next to it `dd` of the same size and record size on the `store` disk with O_DIRECT. MB/s from the wall time of each command (median and min–max of the repetitions).\n\n", mib, mib)
+	p("| record | tape dd write | tape dd read | tape tar write | tape tar read | disk dd write | disk dd read | tape / disk, write | tape / disk, read |\n|---|---|---|---|---|---|---|---|---|\n")
+	var rows []chart.Row
+	for _, bs := range []string{"256k", "1m"} {
+		rate := func(key string) (float64, float64, float64) {
+			ss := r.streams[key+"-"+bs]
+			v := make([]sample, len(ss))
+			for i, s := range ss {
+				if s.seconds > 0 {
+					v[i].mbps = mib * 1048576 / 1e6 / s.seconds
+				}
+			}
+			return spread(v, func(s sample) float64 { return s.mbps })
+		}
+		cell := func(key string) string {
+			m, lo, hi := rate(key)
+			if m == 0 {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.1f (%.1f–%.1f)", m, lo, hi)
+		}
+		tw, _, _ := rate("tape-dd-write")
+		tr, _, _ := rate("tape-dd-read")
+		dw, _, _ := rate("disk-dd-write")
+		dr, _, _ := rate("disk-dd-read")
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.ToUpper(bs)+"iB", cell("tape-dd-write"), cell("tape-dd-read"),
+			cell("tape-tar-write"), cell("tape-tar-read"), cell("disk-dd-write"), cell("disk-dd-read"), ratio(tw, dw), ratio(tr, dr))
+		for _, k := range []struct{ key, words string }{
+			{"tape-dd-write", "tape dd write"}, {"disk-dd-write", "disk dd write"},
+			{"tape-dd-read", "tape dd read"}, {"disk-dd-read", "disk dd read"},
+			{"tape-tar-write", "tape tar write"}, {"tape-tar-read", "tape tar read"},
+		} {
+			m, lo, hi := rate(k.key)
+			rows = append(rows, chart.Row{Label: k.words + ", " + strings.ToUpper(bs) + "iB blocks", Median: m, Min: lo, Max: hi, Highlighted: strings.HasPrefix(k.key, "tape")})
+		}
+	}
+	charts["perf-stream.svg"] = chart.Bars("Tape through st and disk through sd, same record size", "MB/s", rows, false)
+	p("\n![Tape and disk streams: MB/s](perf-stream.svg)\n\n")
+}

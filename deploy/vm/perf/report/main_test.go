@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeRun lays out a perf/ directory as perf.sh writes it: two
+// configurations, one workload, three repetitions.
+func writeRun(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	w := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("env", "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclk_tck=100\nfio=fio-3.33\n")
+	w("configs", "floor sdb 100\nfake_rw sdc 200\n")
+	for rep, iops := range map[int][2]float64{1: {1000, 800}, 2: {1100, 900}, 3: {900, 700}} {
+		for i, c := range []string{"floor", "fake_rw"} {
+			base := fmt.Sprintf("r%d-randread-4k-qd1-%s", rep, c)
+			w(base+".json", fmt.Sprintf(`fio: note
+{"jobs":[{"read":{"iops":%g,"bw_bytes":%g,"total_ios":3000,"clat_ns":{"percentile":{"50.000000":150000,"99.000000":900000}}},"write":{"iops":0,"bw_bytes":0,"total_ios":0}}]}`, iops[i], iops[i]*4096))
+			// 4000 commands; 40 ticks = 0.4 s of CPU = 100 µs per command.
+			w(base+".before", "ticks=100\nsyscr=10\nsyscw=10\nvcsw=5\nnvcsw=0\nrss_kb=10240\nthreads=4\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n")
+			w(base+".after", "ticks=140\nsyscr=4010\nsyscw=2010\nvcsw=2005\nnvcsw=0\nrss_kb=20480\nthreads=4\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n")
+		}
+	}
+	return dir
+}
+
+func TestReportFromRun(t *testing.T) {
+	in, out := writeRun(t), t.TempDir()
+	if err := run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	for _, want := range []string{
+		"| 4 KiB random read, QD1 | 0.80× |", // medians 800 / 1000
+		"| fake_rw | 800 (700–900) | 3.3 (2.9–3.7) | 150 | 900 | 100 | 1.50 | 0.50 | 4 | 20.0 |",
+		"![4 KiB random read, QD1: IOPS per configuration](perf-01-randread-4k-qd1.svg)",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "perf-01-randread-4k-qd1.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), "vscsid vdisk, fake_rw") || !strings.Contains(string(svg), "0.80× floor") {
+		t.Errorf("chart lacks the fake_rw row and its ratio to the floor:\n%s", svg)
+	}
+}
+
+func TestReportRefusesAnotherDirectory(t *testing.T) {
+	if err := run(t.TempDir(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a perf run") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReportZeroFills(t *testing.T) {
+	in, out := writeRun(t), t.TempDir()
+	scrape := `# TYPE vscsi_ring_zero_fill_bytes_total counter
+vscsi_ring_zero_fill_bytes_total{device="perf_fake_rw",outcome="skipped"} 3.0e+06
+vscsi_ring_zero_fill_bytes_total{device="perf_fake_rw",outcome="written"} 1e+06
+vscsi_ring_zero_fill_bytes_total{device="cfgdisk",outcome="skipped"} 0
+vscsi_ring_zero_fill_bytes_total{device="cfgdisk",outcome="written"} 0
+`
+	if err := os.WriteFile(filepath.Join(in, "metrics.txt"), []byte(scrape), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "| perf_fake_rw | 1M B | 3M B | 75.0% |") || strings.Contains(string(md), "| cfgdisk |") {
+		t.Errorf("zero-fill table wrong:\n%s", md)
+	}
+}
