@@ -268,7 +268,9 @@ perf_run() {
 	# setting; raw and -echo are what matter, and they take.)
 	stty -F /dev/ttyS2 raw -echo 2>/dev/null
 	stty -F /dev/ttyS2 -a 2>&1 | grep -q -- '-opost' || note "perf: ttyS2 is not raw: $(stty -F /dev/ttyS2 -a 2>&1 | tr '\n' ' ')"
-	if tar -C /var/tmp -cf - perf >/dev/ttyS2; then
+	# -f names the port: GNU tar refuses to write an archive to a
+	# terminal on its standard output.
+	if tar -C /var/tmp -cf /dev/ttyS2 perf; then
 		pass perf-results-out "$(ls "$PERF" | wc -l) files"
 	else
 		fail perf-results-out "could not write the results to ttyS2"
