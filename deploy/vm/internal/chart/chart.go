@@ -28,7 +28,7 @@ type Row struct {
 // without a bar and labelled "n/a".
 func Bars(title, unit string, rows []Row, log bool) string {
 	const (
-		left, right, top = 230, 150, 44
+		left, right, top = 250, 150, 44
 		rowH             = 22
 		plotW            = 420
 	)
@@ -116,6 +116,18 @@ func Bars(title, unit string, rows []Row, log bool) string {
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// WideRange reports whether rows span more than a factor of ten, where a
+// linear axis would leave the small ones as slivers: use it for Bars' log.
+func WideRange(rows []Row) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range rows {
+		if r.Median > 0 {
+			lo, hi = math.Min(lo, r.Median), math.Max(hi, r.Median)
+		}
+	}
+	return hi > 10*lo
 }
 
 // niceStep rounds s up to 1, 2 or 5 times a power of ten.

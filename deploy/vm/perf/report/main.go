@@ -36,13 +36,13 @@ var workloads = []struct{ id, words string }{
 }
 
 // The configurations in report order, and their descriptions.
-var configs = []struct{ id, words string }{
-	{"floor", "TCMU floor (completes at once, never touches data)"},
-	{"fake_rw", "vscsid vdisk, fake_rw"},
-	{"store", "vscsid vdisk, store (RAM)"},
-	{"tcmu-runner", "tcmu-runner, qcow handler on a raw image"},
-	{"scsi_debug", "scsi_debug fake_rw=1 delay=0 (no ring)"},
-	{"fake_rw-rot", "vscsid fake_rw, rotation=0 (taken for a spinning disk)"},
+var configs = []struct{ id, words, label string }{
+	{"floor", "TCMU floor (completes at once, never touches data)", "TCMU floor"},
+	{"fake_rw", "vscsid vdisk, fake_rw", "vscsid fake_rw"},
+	{"store", "vscsid vdisk, store (RAM)", "vscsid store (RAM)"},
+	{"tcmu-runner", "tcmu-runner, qcow handler on a raw image", "tcmu-runner qcow (raw)"},
+	{"scsi_debug", "scsi_debug fake_rw=1 delay=0 (no ring)", "scsi_debug (no ring)"},
+	{"fake_rw-rot", "vscsid fake_rw, rotation=0 (taken for a spinning disk)", "vscsid fake_rw, rotation=0"},
 }
 
 func main() {
@@ -339,15 +339,6 @@ func perCmd(f func(sample) float64) func(sample) float64 {
 	}
 }
 
-func configWords(id string) string {
-	for _, c := range configs {
-		if c.id == id {
-			return c.words
-		}
-	}
-	return id
-}
-
 func (r *results) has(c string) bool { return slices.Contains(r.order, c) }
 
 // ratio formats a/b.
@@ -414,9 +405,9 @@ func (r *results) render() (string, map[string]string) {
 			if floor > 0 && c.id != "floor" {
 				note = fmt.Sprintf("%.2f× floor", med/floor)
 			}
-			rows = append(rows, chart.Row{Label: configWords(c.id), Median: med, Min: lo, Max: hi, Note: note, Highlighted: strings.HasPrefix(c.id, "fake_rw") || c.id == "store"})
+			rows = append(rows, chart.Row{Label: c.label, Median: med, Min: lo, Max: hi, Note: note, Highlighted: strings.HasPrefix(c.id, "fake_rw") || c.id == "store"})
 		}
-		charts[file] = chart.Bars(w.words+": IOPS", "IOPS", rows, true)
+		charts[file] = chart.Bars(w.words+": IOPS", "IOPS", rows, chart.WideRange(rows))
 		p("![%s: IOPS per configuration](%s)\n\n", w.words, file)
 		p("| configuration | IOPS | MB/s | p50 µs | p99 µs | CPU µs/cmd | syscalls/cmd | ctx sw/cmd | threads | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, c := range configs {

@@ -56,7 +56,7 @@ func TestReportFromRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(svg), "vscsid vdisk, fake_rw") || !strings.Contains(string(svg), "0.80× floor") {
+	if !strings.Contains(string(svg), ">vscsid fake_rw<") || !strings.Contains(string(svg), "0.80× floor") {
 		t.Errorf("chart lacks the fake_rw row and its ratio to the floor:\n%s", svg)
 	}
 }
