@@ -48,7 +48,6 @@ type Buffer struct {
 	wseg    int // Data-In cursor
 	woff    int
 	written int
-	zeroed  bool       // WriteZeros was called
 	zp      *ZeroPages // nil unless ResetTracked
 	offs    []int      // data-area offset of each segment, with zp
 }
@@ -70,7 +69,7 @@ func (b *Buffer) Reset(segs [][]byte) {
 	}
 	b.rseg, b.roff, b.nread = 0, 0, 0
 	b.wseg, b.woff, b.written = 0, 0, 0
-	b.zeroed, b.zp, b.offs = false, nil, nil
+	b.zp, b.offs = nil, nil
 }
 
 // ResetTracked is Reset for segments of a data area whose zero pages z
@@ -89,7 +88,7 @@ func (b *Buffer) ResetTracked(segs [][]byte, offs []int, z *ZeroPages) {
 // command completes and its data blocks can be reused. Without tracking it
 // does nothing.
 func (b *Buffer) Settle() {
-	if b.zp == nil || (b.nread == 0 && (b.written > 0 || b.zeroed)) {
+	if b.zp == nil || (b.nread == 0 && b.written > 0) {
 		return
 	}
 	for i, s := range b.segs {
@@ -216,7 +215,6 @@ func (b *Buffer) Write(p []byte) (int, error) {
 // With tracking (ResetTracked) it skips the pages known to be zero already.
 func (b *Buffer) WriteZeros(n int) int {
 	done := 0
-	b.zeroed = b.zeroed || n > 0
 	for done < n && b.wseg < len(b.segs) {
 		seg := b.segs[b.wseg][b.woff:]
 		c := min(len(seg), n-done)

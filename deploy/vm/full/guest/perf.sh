@@ -72,6 +72,19 @@ perf_add() { # perf_add NAME DEV PID
 	echo "$1 $2 ${3:--} rotational=$(cat $q/rotational) add_random=$(cat $q/add_random) max_sectors_kb=$(cat $q/max_sectors_kb) max_hw_sectors_kb=$(cat $q/max_hw_sectors_kb) wbt_lat_usec=$(cat $q/wbt_lat_usec 2>/dev/null || echo -)" >>"$PERF/configs"
 }
 
+# perf_lun LISTFN HANDLER NAME WWN ARGS...: a targetcli backstore
+# /backstores/HANDLER/NAME (size and cfgstring in ARGS), a tcm_loop target
+# WWN with it as LUN 0; prints the new node LISTFN shows.
+perf_lun() {
+	local fn=$1 h=$2 o=$3 w=$4 before
+	shift 4
+	before=$($fn)
+	tc /backstores/"$h" create name="$o" "$@" >/dev/null &&
+		tc /loopback create "$w" >/dev/null &&
+		tc /loopback/"$w"/luns create /backstores/"$h"/"$o" >/dev/null &&
+		wait_new "$fn" "$before"
+}
+
 perf_setup() {
 	local before d pid cfs=/sys/kernel/config/target
 	mkdir -p "$PERF"
@@ -96,12 +109,8 @@ perf_setup() {
 	for spec in "fake_rw 9011 mode=fake_rw" "store 9012 mode=store;store_size=$PERF_SIZE" "fake_rw-rot 9013 mode=fake_rw;rotation=0"; do
 		local n cfg w o
 		read -r n w cfg <<<"$spec"
-		w=naa.500140500000$w o=perf_${n//-/_}
-		before=$(sd_list)
-		if tc /backstores/user:vdisk create name="$o" size=$PERF_SIZE "cfgstring=$cfg" control=nl_reply_supported=-1 >/dev/null &&
-			tc /loopback create "$w" >/dev/null &&
-			tc /loopback/"$w"/luns create /backstores/user:vdisk/"$o" >/dev/null &&
-			d=$(wait_new sd_list "$before"); then
+		o=perf_${n//-/_}
+		if d=$(perf_lun sd_list user:vdisk "$o" naa.500140500000"$w" size=$PERF_SIZE "cfgstring=$cfg" control=nl_reply_supported=-1); then
 			pass "perf-vscsid-$n" "/dev/$d"
 			perf_add "$n" "$d" "$pid"
 		else
@@ -134,12 +143,7 @@ perf_setup() {
 	# tcmu-runner's qcow handler on a raw image, as in the full suite's
 	# coexistence phase.
 	truncate -s $PERF_SIZE /var/tmp/perf-qc.img
-	before=$(sd_list)
-	w=naa.5001405000009014
-	if tc /backstores/user:qcow create name=perf_qc size=$PERF_SIZE cfgstring=/var/tmp/perf-qc.img >/dev/null &&
-		tc /loopback create $w >/dev/null &&
-		tc /loopback/"$w"/luns create /backstores/user:qcow/perf_qc >/dev/null &&
-		d=$(wait_new sd_list "$before"); then
+	if d=$(perf_lun sd_list user:qcow perf_qc naa.5001405000009014 size=$PERF_SIZE cfgstring=/var/tmp/perf-qc.img); then
 		pass perf-tcmu-runner "/dev/$d"
 		perf_add tcmu-runner "$d" "$(systemctl show -p MainPID --value tcmu-runner)"
 	else
@@ -203,14 +207,10 @@ perf_stream() {
 # and 1 MiB through st, dd and tar, next to the same stream on the store
 # disk through sd.
 perf_tape() {
-	local pid before st sd mb=96 bs r w
+	local pid st sd mb=96 bs r
 	pid=$(systemctl show -p MainPID --value vscsid)
-	before=$(st_list)
-	w=naa.5001405000009015
-	if ! { tc /backstores/user:vtape create name=perf_tape size=1G 'cfgstring=personality=lto8;memory=1;capacity=512M;barcode=PERF01L8' control=nl_reply_supported=-1 >/dev/null &&
-		tc /loopback create $w >/dev/null &&
-		tc /loopback/"$w"/luns create /backstores/user:vtape/perf_tape >/dev/null &&
-		st=$(wait_new st_list "$before"); }; then
+	if ! st=$(perf_lun st_list user:vtape perf_tape naa.5001405000009015 size=1G \
+		'cfgstring=personality=lto8;memory=1;capacity=512M;barcode=PERF01L8' control=nl_reply_supported=-1); then
 		fail perf-tape "no st for the perf drive"
 		return
 	fi
