@@ -98,12 +98,12 @@ func TestReadElementStatusAll(t *testing.T) {
 // space-padded, then reserved and sequence number), SValid with the
 // source of a loaded drive, and both DVCID styles.
 func TestReadElementStatusTagsAndDVCID(t *testing.T) {
-	for _, tt := range []struct {
-		pers, dvcid string
-	}{
-		{"generic", "02 00 00 20"},
-		{"ibm-ts3100", "02 01 00 22" + hex.EncodeToString([]byte("VSCSI   VTAPE           "))},
-	} {
+	serialOnly := map[string]string{"generic": "02 00 00 20", "hp-msl-g3": "02 00 00 14"}
+	for i := range personalities {
+		tt := struct{ pers, dvcid string }{personalities[i].Name, serialOnly[personalities[i].Name]}
+		if tt.dvcid == "" {
+			tt.dvcid = "02 01 00 22" + hex.EncodeToString([]byte("VSCSI   VTAPE           "))
+		}
 		t.Run(tt.pers, func(t *testing.T) {
 			l := newLab(t, "personality="+tt.pers+";slots=2;mailslots=0;drives=tape0", "A00001")
 			p := l.c.Personality()

@@ -11,34 +11,38 @@ import (
 )
 
 // ConfigDesc documents the vlibrary cfgstring (shown by `targetcli help
-// create`). Keep it in step with ParseConfig.
-const ConfigDesc = `vlibrary: an SMC medium changer (ch, mtx, Bacula/Bareos mtx-changer).
+// create` and `vscsid --help`). Keep it in step with ParseConfig; the
+// personality list is generated from the personality table.
+var ConfigDesc = configDescHead + personalityHelp("    ") + configDescTail
+
+const configDescHead = `vlibrary: an SMC medium changer (ch, mtx, Bacula/Bareos mtx-changer).
 cfgstring: semicolon-separated key=value pairs, no commas or colons (spaces
 around keys and values and empty pairs are ignored), e.g.
   media=/var/lib/vscsid/tapes;slots=20;mailslots=4;drives=tape0+tape1
   personality=ibm-ts3100;media=/var/lib/vscsid/tapes;drives=lto0;autounload=0
 keys:
-  personality  library model: generic (default; VSCSI VLIBRARY: transport
-               0, drives from 1, mail slots from 10h, storage from 1000h,
-               drives identified by serial number), ibm-ts3100 (IBM
-               3573-TL: transport 1, mail slots from 10h, drives from
-               100h, storage from 1000h, drives identified by vendor,
-               product and serial)
-  media        directory of cartridge images, shared with the drives
+  personality  library model (default generic), with its INQUIRY identity,
+               element addresses, default counts and DVCID style:
+`
+
+const configDescTail = `  media        directory of cartridge images, shared with the drives
                (required); the inventory is <media>/.library-<name>.json
-  slots        storage elements, 1-4096, default 20
-  mailslots    import/export elements, 0-240, default 4
+  slots        storage elements, 1 to the model's most, default the
+               model's
+  mailslots    import/export elements, 0 to the model's most, default the
+               model's
   drives       device names of the vtape drives of this daemon, in data
                transfer element order, separated by '+' (the kernel
                splits cfgstrings on ',' and rtslib forbids ':'), e.g.
-               tape0+tape1; empty or absent = no drives; at most 15
-               (generic) or 16 (ibm-ts3100)
+               tape0+tape1; empty or absent = no drives; at most the
+               model's
   autounload   1 (default) = MOVE MEDIUM out of a drive that still has the
                cartridge loaded unloads it; 0 = refused (05/53/02) until
                the drive is unloaded (mt offline)
   cartridges   labelled cartridges to create on the library's first start
                (no inventory yet), 0-10000, default 0; they fill the
-               storage slots in order, images that exist are kept
+               storage slots in order, images that exist are kept;
+               barcodes starting CLN are cleaning cartridges
   first        the first of their barcodes, default A00001L9; the last
                run of digits counts up, an LTO media id (L9) stays
   capacity     their native capacity, a size as vdisk size= (1024-based
@@ -50,16 +54,15 @@ Booleans (autounload, dsense) are 0|1, true|false, yes|no, on|off.`
 
 // Defaults.
 const (
-	DefaultSlots     = 20
-	DefaultMailSlots = 4
-	DefaultFirst     = "A00001L9"
-	maxSerialLen     = 32
+	DefaultFirst = "A00001L9"
+	maxSerialLen = 32
 	// DriveSeparator separates the device names of drives=.
 	DriveSeparator = "+"
 )
 
 // Config is a parsed vlibrary cfgstring. Use ParseConfig, or fill every
-// field as it would and call Validate.
+// field as it would (Slots and MailSlots from the personality's defaults
+// when not configured) and call Validate.
 type Config struct {
 	Personality string   // personality name, default "generic"
 	Media       string   // media directory (required)
@@ -85,7 +88,7 @@ var (
 // malformed or out-of-range value, or a missing media= is an error that
 // names the key.
 func ParseConfig(s string) (Config, error) {
-	c := Config{Personality: "generic", Slots: DefaultSlots, MailSlots: DefaultMailSlots, AutoUnload: true, First: DefaultFirst}
+	c := Config{Personality: "generic", Slots: -1, MailSlots: -1, AutoUnload: true, First: DefaultFirst}
 	pairs, err := cfgstring.Split(s)
 	if err != nil {
 		return Config{}, fmt.Errorf("vlibrary config: %w", err)
@@ -135,6 +138,14 @@ func ParseConfig(s string) (Config, error) {
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("vlibrary config: %s=%q: %w", k, v, err)
+		}
+	}
+	if p, ok := LookupPersonality(c.Personality); ok {
+		if c.Slots < 0 {
+			c.Slots = p.Slots
+		}
+		if c.MailSlots < 0 {
+			c.MailSlots = p.MailSlots
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -199,10 +210,14 @@ func (c Config) String() string {
 	var b cfgstring.Builder
 	b.Add("personality", c.Personality)
 	b.Add("media", c.Media)
-	if c.Slots != DefaultSlots {
+	var p Personality
+	if q, ok := LookupPersonality(c.Personality); ok {
+		p = *q
+	}
+	if c.Slots != p.Slots {
 		b.Uint("slots", uint64(c.Slots))
 	}
-	if c.MailSlots != DefaultMailSlots {
+	if c.MailSlots != p.MailSlots {
 		b.Uint("mailslots", uint64(c.MailSlots))
 	}
 	if len(c.Drives) > 0 {

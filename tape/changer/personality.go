@@ -1,6 +1,7 @@
 package changer
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -21,9 +22,17 @@ const (
 	DVCIDVendorSerial
 )
 
-// A Personality is the identity of an emulated library model and the
-// first address of each element type (SMC-3 element addresses are the
-// vendor's choice; each model documents its own in its SCSI reference).
+func (s DVCIDStyle) String() string {
+	if s == DVCIDVendorSerial {
+		return "vendor+product+serial"
+	}
+	return "serial"
+}
+
+// A Personality is the identity of an emulated library model, the first
+// address of each element type (SMC-3 element addresses are the vendor's
+// choice; each model documents its own in its SCSI reference) and the
+// element counts a library of that model has unless configured otherwise.
 type Personality struct {
 	Name     string // config value of the personality key
 	Vendor   string // T10 vendor identification, at most 8
@@ -36,34 +45,91 @@ type Personality struct {
 	Transport, Mail, Drive, Storage uint16
 	MaxMail, MaxDrives, MaxStorage  int
 
+	// Slots and MailSlots are the default storage and import/export
+	// element counts.
+	Slots, MailSlots int
+
 	DVCID     DVCIDStyle
 	SerialLen int // bytes of the serial number in the DVCID identifier
+
+	Note string // what the model is, for the help text
 }
 
-// personalities are the emulated models.
+// personalities are the emulated models. The identities are what the
+// real libraries report in INQUIRY; the element addresses follow each
+// vendor's SCSI reference, as mhvtl's personality modules do too, so
+// scripts written against a real library or against mhvtl see the same
+// numbers. Revisions and default counts that no public source fixes are
+// vscsid's choice and say so.
 //
-// generic packs the element types from address 0: the transport at 0,
-// so that the "default transport" of MOVE MEDIUM's TRANSPORT ELEMENT
-// ADDRESS 0 is the transport itself, drives from 1, mail slots from
-// 10h and storage from 1000h, and reports drives by serial number.
-//
-// ibm-ts3100 is the IBM TS3100/TS3200 (3573-TL) as its SCSI reference
-// lays it out and mhvtl emulates it: transport 1, import/export from
-// 10h, drives from 100h, storage from 1000h; DVCID with vendor, product
-// and a 10-character serial (34 bytes). Revision 6.50 is what a real
-// 3573-TL reports in INQUIRY.
+//   - generic packs the element types from address 0: the transport at 0,
+//     so that the "default transport" of MOVE MEDIUM's TRANSPORT ELEMENT
+//     ADDRESS 0 is the transport itself, drives from 1, mail slots from
+//     10h and storage from 1000h, and reports drives by serial number.
+//   - ibm-ts3100 is the IBM TS3100/TS3200 (3573-TL): transport 1,
+//     import/export from 10h, drives from 100h, storage from 1000h; DVCID
+//     with vendor, product and a 10-character serial (34 bytes). Revision
+//     6.50 is what a real 3573-TL reports. A TS3100 has 24 cells, one of
+//     them configurable as the I/O station.
+//   - ibm-ts4300 is the IBM TS4300 (machine type 3555). It answers INQUIRY
+//     as a 3573-TL too (its SNMP model string is 3573-TL), with the same
+//     addressing; a base module has 40 cells, 5 of them the I/O station.
+//   - hp-msl-g3 is the HP MSL G3 series (MSL2024, MSL4048, MSL8096), all
+//     of which report "MSL G3 Series": transport 1, storage from 20h,
+//     mail slots from 1C0h, drives from 1E0h, DVCID the drive serial
+//     alone in 20 bytes. An MSL2024 has 24 cells, one of them the mail
+//     slot.
+//   - quantum-scalar-i3 is the Quantum Scalar i3 (one product string for
+//     i3 and i6): addresses 1, 10h, 100h and 1000h as in Quantum's SCSI
+//     reference for its intelligent libraries; DVCID with vendor, product
+//     and serial.
+//   - stk-l700 is the StorageTek L700 of the L180/L700 SCSI reference:
+//     transport 1, CAP cells from 10 (0Ah), drives from 500 (1F4h),
+//     storage from 1000 (3E8h); DVCID with vendor, product and serial. It
+//     is mhvtl's default library, and vscsid gives it mhvtl's default
+//     revision (550V) and contents (32 slots, 4 CAP cells).
 var personalities = []Personality{
 	{
 		Name: "generic", Vendor: "VSCSI", Product: "VLIBRARY", Revision: "0100",
 		Transport: 0x0000, Drive: 0x0001, Mail: 0x0010, Storage: 0x1000,
-		MaxDrives: 15, MaxMail: 240, MaxStorage: 4096,
+		MaxDrives: 15, MaxMail: 240, MaxStorage: 4096, Slots: 20, MailSlots: 4,
 		DVCID: DVCIDSerial, SerialLen: 32,
+		Note: "vscsid's own",
 	},
 	{
 		Name: "ibm-ts3100", Vendor: "IBM", Product: "3573-TL", Revision: "6.50",
 		Transport: 0x0001, Mail: 0x0010, Drive: 0x0100, Storage: 0x1000,
-		MaxMail: 240, MaxDrives: 16, MaxStorage: 4096,
+		MaxMail: 240, MaxDrives: 16, MaxStorage: 4096, Slots: 23, MailSlots: 1,
 		DVCID: DVCIDVendorSerial, SerialLen: 10,
+		Note: "IBM TS3100/TS3200",
+	},
+	{
+		Name: "ibm-ts4300", Vendor: "IBM", Product: "3573-TL", Revision: "1210",
+		Transport: 0x0001, Mail: 0x0010, Drive: 0x0100, Storage: 0x1000,
+		MaxMail: 240, MaxDrives: 21, MaxStorage: 4096, Slots: 35, MailSlots: 5,
+		DVCID: DVCIDVendorSerial, SerialLen: 10,
+		Note: "IBM TS4300",
+	},
+	{
+		Name: "hp-msl-g3", Vendor: "HP", Product: "MSL G3 Series", Revision: "5.30",
+		Transport: 0x0001, Storage: 0x0020, Mail: 0x01c0, Drive: 0x01e0,
+		MaxStorage: 0x01c0 - 0x0020, MaxMail: 0x01e0 - 0x01c0, MaxDrives: 16, Slots: 23, MailSlots: 1,
+		DVCID: DVCIDSerial, SerialLen: 20,
+		Note: "HP MSL2024/4048/8096",
+	},
+	{
+		Name: "quantum-scalar-i3", Vendor: "QUANTUM", Product: "Scalar i3-i6", Revision: "203G",
+		Transport: 0x0001, Mail: 0x0010, Drive: 0x0100, Storage: 0x1000,
+		MaxMail: 240, MaxDrives: 24, MaxStorage: 4096, Slots: 45, MailSlots: 5,
+		DVCID: DVCIDVendorSerial, SerialLen: 10,
+		Note: "Quantum Scalar i3",
+	},
+	{
+		Name: "stk-l700", Vendor: "STK", Product: "L700", Revision: "550V",
+		Transport: 0x0001, Mail: 0x000a, Drive: 0x01f4, Storage: 0x03e8,
+		MaxMail: 46, MaxDrives: 20, MaxStorage: 678, Slots: 32, MailSlots: 4,
+		DVCID: DVCIDVendorSerial, SerialLen: 10,
+		Note: "StorageTek L700, mhvtl's default",
 	},
 }
 
@@ -83,6 +149,36 @@ func personalityList() string {
 		names[i] = personalities[i].Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// personalityHelp describes every personality for ConfigDesc: the INQUIRY
+// identity, the first address of each element type, the default counts,
+// the limits and the DVCID style, three lines each.
+func personalityHelp(indent string) string {
+	var b strings.Builder
+	for i := range personalities {
+		p := &personalities[i]
+		fmt.Fprintf(&b, "%s%s: %s %q %s (%s)\n", indent, p.Name, p.Vendor, p.Product, p.Revision, p.Note)
+		fmt.Fprintf(&b, "%s  transport %s, mail %s, drives %s, storage %s\n", indent,
+			elementAddr(p.Transport), elementAddr(p.Mail), elementAddr(p.Drive), elementAddr(p.Storage))
+		fmt.Fprintf(&b, "%s  %d+%d slots (most %d+%d), most %d drives, DVCID %s\n", indent,
+			p.Slots, p.MailSlots, p.MaxStorage, p.MaxMail, p.MaxDrives, p.DVCID)
+	}
+	return b.String()
+}
+
+// elementAddr writes an element address as the vendors' references do:
+// decimal below 10, else hexadecimal with an h, led by 0 when it starts
+// with a letter (0Ah, 1F4h).
+func elementAddr(a uint16) string {
+	if a < 10 {
+		return fmt.Sprint(a)
+	}
+	s := fmt.Sprintf("%Xh", a)
+	if s[0] >= 'A' {
+		s = "0" + s
+	}
+	return s
 }
 
 // dvcidLen is the IDENTIFIER LENGTH of a data transfer element's device
