@@ -445,6 +445,7 @@ func TestCommandSetNames(t *testing.T) {
 		{scsi.SSC, scsi.MaintenanceIn, scsi.SAReportSupportedOpCodes, false, "maintenance_in"},
 		{scsi.SSC, scsi.MaintenanceOut, scsi.SASetTimestamp, true, "set_timestamp"},
 		{scsi.SMC, scsi.InitElementStatus, 0, false, "initialize_element_status"},
+		{scsi.SMC, scsi.OpenCloseImportExport, 0, false, "open_close_import_export_element"},
 		{scsi.SBC, scsi.ReassignBlocks, 0, false, "reassign_blocks"},
 		{scsi.SMC, scsi.PositionToElement, 0, false, "position_to_element"},
 		{scsi.SSC, scsi.Locate10, 0, false, "locate_10"},

@@ -45,6 +45,7 @@ const (
 	Write10               OpCode = 0x2a
 	Locate10              OpCode = 0x2b // SSC; SEEK(10) in SBC (obsolete)
 	PositionToElement     OpCode = 0x2b // SMC; same byte as LOCATE(10)
+	OpenCloseImportExport OpCode = 0x1b // SMC OPEN/CLOSE IMPORT/EXPORT ELEMENT; same byte as START STOP UNIT
 	WriteAndVerify10      OpCode = 0x2e
 	Verify10              OpCode = 0x2f
 	ReadPosition          OpCode = 0x34 // SSC; PRE-FETCH(10) in SBC
@@ -180,6 +181,7 @@ var ownNames = [...][]opName{SSC: sscNames[:], SMC: smcNames[:]}
 // String gives another command set's.
 var smcNames = [...]opName{
 	{InitElementStatus, "initialize_element_status"},
+	{OpenCloseImportExport, "open_close_import_export_element"},
 	{PositionToElement, "position_to_element"},
 	{InitElemStatusRange, "initialize_element_status_with_range"},
 }
@@ -206,8 +208,8 @@ var saNames = [...]struct {
 // Name returns the snake_case name of op in cs: op.String(), except for
 // the bytes where SSC defines its own command (0x04 format_medium, 0x1b
 // load_unload, 0x34 read_position, 0x91 space_16, 0x93 erase_16) and
-// those where SMC does (0x07 initialize_element_status, 0x2b
-// position_to_element, 0x37 initialize_element_status_with_range).
+// those where SMC does (0x07 initialize_element_status, 0x1b
+// open_close_import_export_element, 0x2b position_to_element, 0x37 initialize_element_status_with_range).
 func (cs CommandSet) Name(op OpCode) string {
 	if int(cs) < len(ownNames) {
 		for _, n := range ownNames[cs] {

@@ -71,9 +71,13 @@ type Changer struct {
 	spc     scsi.SPC
 	inv     Inventory
 	prevent bool
-	order   [4]ElementType // element types by first address
-	buf     []byte
-	empty   scsi.Buffer
+	// mailOpen: the import/export station is open to the operator
+	// (OPEN/CLOSE IMPORT/EXPORT ELEMENT); not kept across restarts, a
+	// library powers on with its door closed.
+	mailOpen bool
+	order    [4]ElementType // element types by first address
+	buf      []byte
+	empty    scsi.Buffer
 
 	moves            moveStats
 	imports, exports uint64

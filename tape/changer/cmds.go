@@ -46,6 +46,7 @@ func commandList() []command {
 		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense6), 0x08, 0xff, 0xff, 0xff, ctl}},
 		{run: (*Changer).sendDiagnostic, timeout: 600, usage: []byte{byte(scsi.SendDiagnostic), 0xf7, 0, 0xff, 0xff, ctl}},
 		{run: (*Changer).preventAllow, usage: []byte{byte(scsi.PreventAllowMedium), 0, 0, 0, 0x03, ctl}},
+		{run: (*Changer).openCloseImportExport, usage: []byte{byte(scsi.OpenCloseImportExport), 0, 0xff, 0xff, 0x1f, ctl}},
 		{run: (*Changer).positionToElement, timeout: 60,
 			usage: []byte{byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
 		{run: (*Changer).initElementStatusRange, timeout: 600,
@@ -88,6 +89,11 @@ var (
 	ErrStillLoaded = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPrevented)
 	// ErrDrivePrevents: the drive's initiator prevents medium removal.
 	ErrDrivePrevents = scsi.NewError(scsi.IllegalRequest, scsi.MediumRemovalPreventedByDTE)
+	// ErrMailOpen: the import/export station is open (OPEN/CLOSE
+	// IMPORT/EXPORT ELEMENT); the transport cannot reach its elements
+	// until it is closed. NOT READY 3A/02, MEDIUM NOT PRESENT - TRAY OPEN,
+	// as mhvtl reports an open MAP.
+	ErrMailOpen = scsi.NewError(scsi.NotReady, scsi.MediumNotPresentTrayOpen)
 	// ErrLoadFailed: the drive is not there, or refused the load or the
 	// unload for another reason.
 	ErrLoadFailed = scsi.NewError(scsi.HardwareError, scsi.MediumLoadOrEjectFailed)
@@ -211,6 +217,55 @@ func (c *Changer) preventAllow(cmd *scsi.Command) scsi.Response {
 	return scsi.Good
 }
 
+// openCloseImportExport is OPEN/CLOSE IMPORT/EXPORT ELEMENT (SMC-3 6.5):
+// ELEMENT ADDRESS bytes 2-3 names a mail slot, ACTION CODE (byte 4 bits
+// 4-0) is 00h open or 01h close. The mail slots are one station with one
+// door: opening it hands them to the operator (the transport cannot reach
+// them: ACCESS=0 in their element status, moves to or from them NOT READY
+// 3A/02), and is refused with 05/53/02 while an initiator prevents medium
+// removal. Closing it gives them back and reports UNIT ATTENTION 28/01,
+// as a real library does once it has scanned the station. Opening an
+// open station or closing a closed one is GOOD and changes nothing.
+func (c *Changer) openCloseImportExport(cmd *scsi.Command) scsi.Response {
+	l, ok := c.lookup(cmd.CDB.Uint16(2))
+	if !ok || l.Type != ImportExport {
+		return scsi.CheckCondition(invalidElement(2))
+	}
+	switch cmd.CDB.Byte(4) & 0x1f {
+	case 0:
+		if c.prevent {
+			return scsi.CheckCondition(scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.MediumRemovalPrevented})
+		}
+		if !c.mailOpen {
+			c.mailOpen = true
+			c.log.Info("import/export station opened")
+		}
+	case 1:
+		if c.mailOpen {
+			c.mailOpen = false
+			c.spc.UA.Add(scsi.ImportOrExportElementAccessed)
+			c.log.Info("import/export station closed")
+		}
+	default:
+		return scsi.CheckCondition(scsi.InvalidFieldSense(4, 4))
+	}
+	return scsi.Good
+}
+
+// reachable checks that the transport can reach every element of locs: a
+// mail slot cannot be reached while the station is open.
+func (c *Changer) reachable(locs ...Loc) error {
+	if !c.mailOpen {
+		return nil
+	}
+	for _, l := range locs {
+		if l.Type == ImportExport {
+			return ErrMailOpen
+		}
+	}
+	return nil
+}
+
 // checkTransport validates a TRANSPORT ELEMENT ADDRESS: the transport's,
 // or 0 for the default transport (SMC-3 6.6).
 func (c *Changer) checkTransport(addr uint16) bool {
@@ -322,6 +377,9 @@ func (c *Changer) move(src, dst Loc) error {
 }
 
 func (c *Changer) doMove(src, dst Loc) error {
+	if err := c.reachable(src, dst); err != nil {
+		return err
+	}
 	ss, ds := c.slot(src), c.slot(dst)
 	if ss.Barcode == "" {
 		return ErrSourceEmpty
@@ -356,6 +414,9 @@ func (c *Changer) exchange(src, first, second Loc) error {
 }
 
 func (c *Changer) doExchange(src, first, second Loc) error {
+	if err := c.reachable(src, first, second); err != nil {
+		return err
+	}
 	ss, fs := c.slot(src), c.slot(first)
 	if ss.Barcode == "" || fs.Barcode == "" {
 		return ErrSourceEmpty // the first destination is the second move's source

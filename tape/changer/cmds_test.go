@@ -347,7 +347,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i+8 <= len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1d 1e 2b 37 4d 55 5a 5e 5f a0 a3 a5 a6 b8"))
+	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1b 1d 1e 2b 37 4d 55 5a 5e 5f a0 a3 a5 a6 b8"))
 	wantBytes(t, "MOVE MEDIUM usage", l.ok(cdb(0xa3, 0x0c, 0x01, 0xa5, 0, 0, 0, 0, 1, 0, 0, 0), 256),
 		hexBytes("00 03 00 0c a5 00 ff ff ff ff ff ff 00 00 01 07"))
 	for op, name := range map[scsi.OpCode]string{0x07: "initialize_element_status", 0x2b: "position_to_element",
@@ -487,4 +487,53 @@ func TestLogSenseAndSelfTest(t *testing.T) {
 	l.wantSense(logSense(0x0c, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
 	l.wantSense(logSense(0x2e, 1), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
 	l.wantSense(cdb(0x4d, 0x01, 0x40, 0, 0, 0, 0, 0x10, 0, 0), scsi.IllegalRequest, scsi.InvalidFieldInCDB) // SP
+}
+
+// TestOpenCloseImportExport: the station opened with OPEN/CLOSE
+// IMPORT/EXPORT ELEMENT is the operator's; the transport cannot reach it
+// until it is closed, and closing reports 28/01.
+func TestOpenCloseImportExport(t *testing.T) {
+	l := newLab(t, "slots=2;mailslots=2;drives=tape0", "A00001", "A00002")
+	openIE := func(addr uint16, action byte) []byte { return cdb(0x1b, 0, byte(addr>>8), byte(addr), action, 0) }
+	mailFlags := func() byte { return l.ok(res(3, false, 0, 1, false, 1024), 1024)[16+2] }
+	if f := mailFlags(); f != 0x38 {
+		t.Fatalf("closed station's mail slot flags %02x, want INENAB EXENAB ACCESS", f)
+	}
+	l.ok(openIE(0x10, 0), 0)
+	l.ok(openIE(0x11, 0), 0) // already open: GOOD
+	if f := mailFlags(); f != 0x30 {
+		t.Errorf("open station's mail slot flags %02x, want INENAB EXENAB without ACCESS", f)
+	}
+	l.wantSense(move(0x1000, 0x0010), scsi.NotReady, scsi.MediumNotPresentTrayOpen)
+	l.ok(move(0x1000, 0x0001), 0) // the rest of the library still works
+	l.ok(move(0x0001, 0x1000), 0)
+	l.clearUA()
+	l.wantSense(cdb(0xa6, 0, 0, 0, 0x10, 0x00, 0x00, 0x10, 0x10, 0x00, 0, 0), scsi.NotReady, scsi.MediumNotPresentTrayOpen)
+	// The operator's own move needs the transport too.
+	if err := l.c.Move(Loc{Storage, 0}, Loc{ImportExport, 1}); err == nil {
+		t.Error("operator move into the open station succeeded")
+	}
+	l.ok(openIE(0x10, 1), 0)
+	l.wantSense(cdb(0, 0, 0, 0, 0, 0), scsi.UnitAttention, scsi.ImportOrExportElementAccessed)
+	l.ok(openIE(0x10, 1), 0) // closing a closed station: GOOD, no attention
+	l.ok(cdb(0, 0, 0, 0, 0, 0), 0)
+	l.ok(move(0x1000, 0x0010), 0)
+	if at := l.where("A00001"); at != (Loc{ImportExport, 0}) {
+		t.Errorf("A00001 at %+v after the move into the closed station", at)
+	}
+	// Errors: not a mail slot, a reserved action, a prevented station.
+	if s := l.fail(openIE(0x1000, 0)); s != "700005000000000a00000000210100c00002" {
+		t.Errorf("storage element: %s", s)
+	}
+	if s := l.fail(openIE(0x10, 2)); s != "700005000000000a00000000240000cc0004" { // bit pointer: ACTION CODE's bit 4
+		t.Errorf("action 2: %s", s)
+	}
+	l.ok(cdb(0x1e, 0, 0, 0, 1, 0), 0)
+	l.wantSense(openIE(0x10, 0), scsi.IllegalRequest, scsi.MediumRemovalPrevented)
+	l.ok(cdb(0x1e, 0, 0, 0, 0, 0), 0)
+	l.ok(openIE(0x10, 0), 0)
+	// A restart powers on with the door closed.
+	l.open()
+	l.clearUA()
+	l.ok(move(0x0010, 0x1000), 0)
 }

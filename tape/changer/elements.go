@@ -108,7 +108,10 @@ func (c *Changer) appendDescriptor(b []byte, l Loc, voltag, dvcid bool) []byte {
 	case Storage:
 		h[2] = flagAccess
 	case ImportExport:
-		h[2] = flagInEnab | flagExEnab | flagAccess
+		h[2] = flagInEnab | flagExEnab
+		if !c.mailOpen {
+			h[2] |= flagAccess
+		}
 		if s.ImpExp {
 			h[2] |= flagImpExp
 		}
