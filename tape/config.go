@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
 )
@@ -42,6 +43,15 @@ const configDescTail = `  media        directory of cartridge images (required u
   min_block    READ BLOCK LIMITS minimum, bytes, default 1, at most 65535
   blksize      block size at start and after reset: 0 = variable, else
                fixed; default: the model's (dat72 1024, others 0)
+  cleanafter   ask for cleaning (TapeAlert flag 20, Clean Now) after this
+               many data cartridge loads since the last cleaning; 0
+               (default) = never
+  cleaninglife uses of a cleaning cartridge (barcode CLN...) before it
+               is expired (TapeAlert flag 22), default 50; the cartridge's
+               load count is its use count
+  cleantime    how long a cleaning takes (NOT READY 30/03 meanwhile; the
+               drive then unloads the cartridge), a duration such as 3s or
+               500ms, default 3s
   serial       unit serial number (VPD 80h), [A-Za-z0-9._-], 1-32
                characters; default derived from the device name
   dsense       1 = descriptor-format sense data (default 0 = fixed)
@@ -53,7 +63,13 @@ const (
 	DefaultMinBlock           = 1
 	DefaultMemoryCapacity     = 64 << 20
 	DefaultMemoryEarlyWarning = 1 << 20
-	maxSerialLen              = 32
+	// DefaultCleaningLife is the rated uses of an LTO Universal Cleaning
+	// Cartridge.
+	DefaultCleaningLife = 50
+	// DefaultCleanTime is vscsid's choice: long enough for software to see
+	// 30/03, short for tests (a real drive takes a minute or two).
+	DefaultCleanTime = 3 * time.Second
+	maxSerialLen     = 32
 )
 
 // Config is a parsed vtape cfgstring. The zero value is not valid; use
@@ -76,6 +92,10 @@ type Config struct {
 
 	Serial string // "" = derived from the device name
 	DSense bool
+
+	CleanAfter   int           // data loads before Clean Now; 0 = never
+	CleaningLife int           // uses of a cleaning cartridge; 0 = DefaultCleaningLife
+	CleanTime    time.Duration // length of a cleaning; 0 = at once
 }
 
 // ParseConfig parses a cfgstring strictly: an unknown or repeated key, a
@@ -88,6 +108,8 @@ func ParseConfig(s string) (Config, error) {
 		EarlyWarning: DefaultMemoryEarlyWarning,
 		MaxBlock:     DefaultMaxBlock,
 		MinBlock:     DefaultMinBlock,
+		CleaningLife: DefaultCleaningLife,
+		CleanTime:    DefaultCleanTime,
 	}
 	pairs, err := cfgstring.Split(s)
 	if err != nil {
@@ -151,6 +173,19 @@ func ParseConfig(s string) (Config, error) {
 			c.Serial = v
 		case "dsense":
 			c.DSense, err = cfgstring.Bool(v)
+		case "cleanafter":
+			var n uint64
+			n, err = cfgstring.Uint(v, 0, 1<<20)
+			c.CleanAfter = int(n)
+		case "cleaninglife":
+			var n uint64
+			n, err = cfgstring.Uint(v, 1, 1<<20)
+			c.CleaningLife = int(n)
+		case "cleantime":
+			c.CleanTime, err = cfgstring.Duration(v)
+			if err == nil && c.CleanTime > 10*time.Minute {
+				err = errors.New("more than 10m")
+			}
 		default:
 			return Config{}, fmt.Errorf("vtape config: unknown key %q", k)
 		}
@@ -211,6 +246,8 @@ func (c Config) validate(memoryOnly []string) error {
 		return fmt.Errorf("barcode: %w", cfgstring.Barcode(c.Barcode))
 	case c.Serial != "" && checkName(c.Serial, maxSerialLen) != nil:
 		return fmt.Errorf("serial: %w", checkName(c.Serial, maxSerialLen))
+	case c.CleanAfter < 0 || c.CleaningLife < 0 || c.CleanTime < 0 || c.CleanTime > 10*time.Minute:
+		return fmt.Errorf("cleanafter, cleaninglife, cleantime: %d, %d, %s: want counts not negative and a time up to 10m", c.CleanAfter, c.CleaningLife, c.CleanTime)
 	}
 	return nil
 }
@@ -255,6 +292,15 @@ func (c Config) String() string {
 	}
 	if c.Serial != "" {
 		b.Add("serial", c.Serial)
+	}
+	if c.CleanAfter != 0 {
+		b.Uint("cleanafter", uint64(c.CleanAfter))
+	}
+	if c.CleaningLife != DefaultCleaningLife {
+		b.Uint("cleaninglife", uint64(c.CleaningLife))
+	}
+	if c.CleanTime != DefaultCleanTime {
+		b.Add("cleantime", c.CleanTime.String())
 	}
 	if c.DSense {
 		b.Bool("dsense", true)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -44,10 +45,23 @@ func TestParseConfig(t *testing.T) {
 			want: Config{Personality: "generic", Memory: true, Capacity: 1500000000, EarlyWarning: DefaultMemoryEarlyWarning, MaxBlock: DefaultMaxBlock, MinBlock: 1},
 			str:  "personality=generic;memory=1;capacity=1.5GB",
 		},
+		{
+			in: "memory=1;cleantime=500ms;cleaninglife=2;cleanafter=3",
+			want: Config{Personality: "generic", Memory: true, Capacity: DefaultMemoryCapacity, EarlyWarning: DefaultMemoryEarlyWarning,
+				MaxBlock: DefaultMaxBlock, MinBlock: 1, CleanAfter: 3, CleaningLife: 2, CleanTime: 500 * time.Millisecond},
+			str: "personality=generic;memory=1;cleanafter=3;cleaninglife=2;cleantime=500ms",
+		},
 	} {
 		got, err := ParseConfig(tt.in)
 		if err != nil {
 			t.Fatalf("ParseConfig(%q): %v", tt.in, err)
+		}
+		// Cases that leave the cleaning keys out get their defaults.
+		if tt.want.CleaningLife == 0 {
+			tt.want.CleaningLife = DefaultCleaningLife
+		}
+		if tt.want.CleanTime == 0 {
+			tt.want.CleanTime = DefaultCleanTime
 		}
 		if got != tt.want {
 			t.Fatalf("ParseConfig(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
@@ -72,6 +86,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"media=/x:y", "',' and ':' are not allowed"},
 		{"memory=1;max_block=1_024", "max_block=\"1_024\": \"1_024\" is not a number"},
 		{"media=/x;color=red", `unknown key "color"`},
+		{"memory=1;cleantime=5", `cleantime="5": want a duration`},
+		{"memory=1;cleantime=-1s", `cleantime="-1s": negative`},
+		{"memory=1;cleantime=11m", `cleantime="11m": more than 10m`},
+		{"memory=1;cleaninglife=0", `cleaninglife="0": "0" is out of range 1..1048576`},
+		{"memory=1;cleanafter=-1", `cleanafter="-1"`},
 		{"media=/x;media=/y", "media: given twice"},
 		{"media=/x;personality=lto4", "personality=\"lto4\": unknown drive model"},
 		{"memory=1;max_block=16777216", "max_block=\"16777216\": exceeds 16777215"},

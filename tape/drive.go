@@ -57,6 +57,10 @@ type Drive struct {
 	faulted bool // a device fault was logged at Error level for this cartridge
 	vcrDone bool // VOLUME CHANGE REFERENCE bumped for this mount
 
+	clean           *cleaning // a cleaning in progress (the drive is empty meanwhile)
+	alerts          uint64    // TapeAlert flags set, flag n at bit n-1
+	loadsSinceClean int       // data cartridge loads since the last cleaning
+
 	buf   []byte // parameter data scratch (Data-In built here, reused)
 	empty scsi.Buffer
 
@@ -74,6 +78,7 @@ type driveStats struct {
 	fmEvents, eodEvents, bopEvents atomic.Uint64
 	reads, writes                  atomic.Uint64
 	readBytes, writtenBytes        atomic.Uint64
+	cleanings                      atomic.Uint64
 	mu                             sync.Mutex // barcode and loadTime change on load/unload only
 	barcode                        string
 	loadTime                       time.Time
@@ -99,6 +104,7 @@ type Stats struct {
 	Reads, Writes    uint64 // READ(6) and WRITE(6) commands
 	ReadBytes        uint64 // data bytes returned to the initiator
 	WrittenBytes     uint64 // data bytes written to the cartridge
+	Cleanings        uint64 // cleanings completed
 }
 
 // New returns a drive named name (the device name, used for the default
@@ -319,6 +325,9 @@ func (d *Drive) notReadySense() scsi.Sense {
 	case stateReady:
 		return scsi.Sense{}
 	}
+	if d.clean != nil {
+		return notReady(scsi.CleaningCartridgeInstalled)
+	}
 	return notReady(scsi.MediumNotPresent)
 }
 
@@ -376,12 +385,19 @@ func (d *Drive) Load(barcode string) error {
 	if d.closed {
 		return ErrClosed
 	}
+	if d.clean != nil {
+		return fmt.Errorf("vtape %s: load %s: %w (%s, cleaning)", d.name, barcode, ErrMediumPresent, d.clean.barcode)
+	}
 	if d.state != stateEmpty {
 		return fmt.Errorf("vtape %s: load %s: %w (%s)", d.name, barcode, ErrMediumPresent, d.barcode)
 	}
 	m, err := d.lib.Open(barcode)
 	if err != nil {
 		return fmt.Errorf("vtape %s: load %s: %w", d.name, barcode, err)
+	}
+	if IsCleaningCartridge(barcode) {
+		d.loadCleaning(barcode, m)
+		return nil
 	}
 	info := m.Info()
 	if info.Partitions < 1 || info.Partitions > 4 {
@@ -405,6 +421,7 @@ func (d *Drive) Load(barcode string) error {
 	d.noteUsed()
 	d.st.loaded.Store(true)
 	d.save()
+	d.countDataLoad()
 	d.log.Info("cartridge loaded", zap.String("medium", barcode),
 		zap.Int("partitions", info.Partitions), zap.Bool("write_protected", info.WriteProtected), zap.Bool("worm", info.WORM))
 	return nil
@@ -416,6 +433,11 @@ func (d *Drive) Load(barcode string) error {
 func (d *Drive) Unload() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.clean != nil {
+		d.log.Info("cleaning cartridge taken out before the cleaning ended", zap.String("medium", d.clean.barcode))
+		d.endCleaning()
+		return nil
+	}
 	if d.state == stateEmpty {
 		return ErrNoMedium
 	}
@@ -464,6 +486,9 @@ func (d *Drive) Close() error {
 		return nil
 	}
 	d.closed = true
+	if d.clean != nil {
+		d.endCleaning()
+	}
 	if d.state != stateEmpty {
 		d.snapshot()
 		err := d.eject()
@@ -493,6 +518,7 @@ func (d *Drive) Stats() Stats {
 		Writes:           s.writes.Load(),
 		ReadBytes:        s.readBytes.Load(),
 		WrittenBytes:     s.writtenBytes.Load(),
+		Cleanings:        s.cleanings.Load(),
 	}
 	s.mu.Lock()
 	out.Barcode, out.LoadTime = s.barcode, s.loadTime

@@ -357,7 +357,7 @@ func (d *Drive) loadUnload(cmd *scsi.Command) scsi.Response {
 		}
 		switch d.state {
 		case stateEmpty:
-			return check(notReady(scsi.MediumNotPresent))
+			return check(d.notReadySense())
 		case stateHeld:
 			d.state = stateReady
 			d.st.loaded.Store(true)
@@ -370,7 +370,7 @@ func (d *Drive) loadUnload(cmd *scsi.Command) scsi.Response {
 		return scsi.Good
 	}
 	if d.state == stateEmpty {
-		return check(notReady(scsi.MediumNotPresent))
+		return check(d.notReadySense())
 	}
 	if d.prevent {
 		return check(illegal(scsi.MediumRemovalPrevented))

@@ -98,7 +98,7 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 	case logVolumeStats:
 		d.volumeStatsPage(&w)
 	case logTapeAlert:
-		w.TapeAlert(0)
+		w.TapeAlert(d.alerts)
 	case logTapeCapacity:
 		for p := range 2 {
 			remaining, maximum := d.partitionMiB(p)

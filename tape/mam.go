@@ -99,7 +99,7 @@ func (d *Drive) attribute(id uint16, part int) ([]byte, bool) {
 		_, m := d.partitionMiB(part)
 		return u64(m), true
 	case attrTapeAlertFlags:
-		return u64(0), true
+		return u64(d.alerts), true
 	case attrMAMSpaceRemaining:
 		return u64(mamCapacity / 2), true
 	case attrAssigningOrganization:

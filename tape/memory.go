@@ -1,6 +1,7 @@
 package tape
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -456,6 +457,12 @@ func (l *MemoryLibrary) Open(barcode string) (Medium, error) {
 	m.open = true
 	m.cur, m.pos = 0, 0
 	l.inUse[barcode] = true
+	// LOAD COUNT, as an image keeps it (a cleaning cartridge's use count).
+	var n uint64
+	if v := m.attrs[attrLoadCount]; len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	m.attrs[attrLoadCount] = binary.BigEndian.AppendUint64(nil, n+1)
 	return m, nil
 }
 

@@ -19,6 +19,7 @@
 //     ("1.5K" is 1536, "0.5B" is refused). No hexadecimal;
 //   - a boolean (Bool) is 0/1, true/false, yes/no or on/off,
 //     case-insensitive;
+//   - a duration (Duration) is Go's (500us, 2ms, 1.5s), not negative;
 //   - a barcode (Barcode) is 1 to 8 characters of A-Z 0-9 (LTO volume
 //     serial and media id), which is also a plain file name.
 //
@@ -32,6 +33,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Pair is one key=value of a cfgstring.
@@ -133,6 +135,19 @@ func Bool(s string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("%q is not a boolean (want 0 or 1, true or false, yes or no, on or off)", s)
+}
+
+// Duration parses a Go duration ("2ms", "1.5s", "250us") that is not
+// negative.
+func Duration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("want a duration such as 500us, 2ms or 1.5s")
+	}
+	if d < 0 {
+		return 0, errors.New("negative")
+	}
+	return d, nil
 }
 
 // FormatBool is the canonical spelling of a boolean: "1" or "0".

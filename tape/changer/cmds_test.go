@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape/cartridge"
@@ -536,4 +537,40 @@ func TestOpenCloseImportExport(t *testing.T) {
 	l.open()
 	l.clearUA()
 	l.ok(move(0x0010, 0x1000), 0)
+}
+
+// TestCleaningCartridge: a CLN cartridge is reported as cleaning medium
+// (MEDIUM TYPE 2); moved into a drive it cleans it, and the drive then
+// holds it unloaded until the transport takes it back.
+func TestCleaningCartridge(t *testing.T) {
+	l := newLab(t, "slots=2;mailslots=0;drives=tape0", "A00001", "CLN001L1")
+	st := l.ok(res(2, true, 0, 2, false, 1024), 1024)
+	const d0, d1 = 16, 16 + 52 // descriptors of slots 1000h (A00001) and 1001h (CLN001L1)
+	if st[d0+9] != 0 || st[d1+9] != typeCleaning {
+		t.Fatalf("byte 9 of the data and the cleaning cartridge: %02x %02x", st[d0+9], st[d1+9])
+	}
+	l.ok(move(0x1001, 0x0001), 0)
+	d := l.drives["tape0"]
+	if d.Stats().Barcode != "CLN001L1" {
+		t.Fatalf("drive during the cleaning: %+v", d.Stats())
+	}
+	dt := l.ok(res(4, true, 0, 1, false, 1024), 1024)
+	if dt[16+2]&flagFull == 0 || dt[16+9] != sValid|typeCleaning {
+		t.Errorf("drive element during the cleaning: % x", dt[16:16+12])
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for d.Stats().Cleanings == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := d.Stats(); s.Cleanings != 1 || s.Barcode != "" {
+		t.Fatalf("drive after the cleaning: %+v", s)
+	}
+	// Still in the drive element until the transport moves it.
+	if at := l.where("CLN001L1"); at != (Loc{DataTransfer, 0}) {
+		t.Fatalf("CLN001L1 at %+v", at)
+	}
+	l.ok(move(0x0001, 0x1001), 0)
+	if at := l.where("CLN001L1"); at != (Loc{Storage, 1}) {
+		t.Fatalf("CLN001L1 back at %+v", at)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
 )
 
 // Element addresses: each type's elements are numbered from the
@@ -72,6 +73,7 @@ const (
 	flagExEnab   = 0x10 // import/export: export supported
 	flagInEnab   = 0x20 // import/export: import supported
 	sValid       = 0x80 // byte 9
+	typeCleaning = 0x02 // byte 9 MEDIUM TYPE (bits 2-0): cleaning medium
 	pVolTag      = 0x80 // element status page byte 1
 	volTagLen    = 36
 	codeSetASCII = 0x2
@@ -123,8 +125,11 @@ func (c *Changer) appendDescriptor(b []byte, l Loc, voltag, dvcid bool) []byte {
 	}
 	if s.Barcode != "" {
 		h[2] |= flagFull
+		if tape.IsCleaningCartridge(s.Barcode) {
+			h[9] = typeCleaning
+		}
 		if s.Source != nil {
-			h[9] = sValid
+			h[9] |= sValid
 			binary.BigEndian.PutUint16(h[10:], c.addr(*s.Source))
 		}
 	}

@@ -51,7 +51,7 @@ func newLab(t testing.TB, extra string, barcodes ...string) *lab {
 		t.Fatal(err)
 	}
 	for _, name := range cfg.Drives {
-		dcfg, err := tape.ParseConfig("media=" + dir)
+		dcfg, err := tape.ParseConfig("media=" + dir + ";cleantime=30ms")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -203,7 +203,7 @@ func (r *Rule) set(k, v string, hasEq bool) error {
 }
 
 func parsePositiveDuration(v string) (time.Duration, error) {
-	dd, err := parseDuration(v)
+	dd, err := cfgstring.Duration(v)
 	if err == nil && dd == 0 {
 		err = errors.New("must be more than 0")
 	}

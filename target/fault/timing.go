@@ -168,7 +168,7 @@ func ParseTiming(s string) (Timing, error) {
 
 func (t *Timing) set(k, v string) error {
 	var err error
-	dur := func(d *time.Duration) { *d, err = parseDuration(v) }
+	dur := func(d *time.Duration) { *d, err = cfgstring.Duration(v) }
 	switch k {
 	case "model":
 	case "latency":

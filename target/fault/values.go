@@ -34,19 +34,6 @@ func parseHexByte(s string) (uint8, error) {
 	return uint8(v), nil
 }
 
-// parseDuration parses a Go duration ("2ms", "1.5s", "250us") that is not
-// negative.
-func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, errors.New("want a duration such as 500us, 2ms or 1.5s")
-	}
-	if d < 0 {
-		return 0, errors.New("negative")
-	}
-	return d, nil
-}
-
 // parseRate parses bytes per second: a size followed by "/s".
 func parseRate(s string) (uint64, error) {
 	n, ok := strings.CutSuffix(s, "/s")
