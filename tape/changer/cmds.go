@@ -550,7 +550,8 @@ func (c *Changer) takeFromDrive(i int) error {
 // length lets through, so that the initiator can ask again.
 //
 // Errors: a reserved element type code → 24/00 (byte 1); no element of
-// the type at or after the starting address → 21/01 (byte 2).
+// the type at or after the starting address → 21/01 (byte 2), unless the
+// library has no element of that type at all (an empty report).
 func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
 	cdb := cmd.CDB
 	voltag := cdb.Byte(1)&0x10 != 0
@@ -596,7 +597,10 @@ func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
 		}
 		n += k
 	}
-	if !found {
+	// A type this library has none of (a library without drives, or
+	// without mail slots) reports no element wherever it starts, as mtx
+	// asks for every type page 1Dh lists, with a count of zero.
+	if !found && (want == AllElements || c.count(want) > 0) {
 		return scsi.CheckCondition(invalidElement(2))
 	}
 	binary.BigEndian.PutUint16(b[0:], first)

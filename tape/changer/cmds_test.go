@@ -92,6 +92,10 @@ func TestReadElementStatusAll(t *testing.T) {
 		02 00 0010 00 000010  1000 09 00 0000 000000 00 0000 00000000`))
 	wantBytes(t, "no element asked for", l.ok(res(0, false, 0, 0, false, 1024), 1024), hexBytes("0000 0000 00 000000"))
 	l.wantSense(res(4, false, 2, 1, false, 1024), scsi.IllegalRequest, scsi.InvalidElementAddress)
+	// A type the library has none of: an empty report, not an error.
+	none := newLab(t, "slots=2;mailslots=0")
+	wantBytes(t, "no drives", none.ok(res(4, false, 1, 0x10, false, 1024), 1024), hexBytes("0001 0000 00 000000"))
+	wantBytes(t, "no mail slots", none.ok(res(3, true, 0x10, 1, false, 1024), 1024), hexBytes("0010 0000 00 000000"))
 	l.wantSense(res(5, false, 0, 1, false, 1024), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
 }
 

@@ -34,8 +34,8 @@ const configDescTail = `  media        directory of cartridge images, shared wit
   drives       device names of the vtape drives of this daemon, in data
                transfer element order, separated by '+' (the kernel
                splits cfgstrings on ',' and rtslib forbids ':'), e.g.
-               tape0+tape1; empty or absent = no drives; at most the
-               model's
+               tape0+tape1; empty or absent = no drives (mtx refuses
+               such a library; vscsictl serves it); at most the model's
   autounload   1 (default) = MOVE MEDIUM out of a drive that still has the
                cartridge loaded unloads it; 0 = refused (05/53/02) until
                the drive is unloaded (mt offline)

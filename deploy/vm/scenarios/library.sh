@@ -8,7 +8,10 @@
 # sense a real library gives; an operator's import shows up in mtx status;
 # a multi-volume GNU tar spans three cartridges, loaded by mtx from its
 # --new-volume-script, and restores bit-exact; the inventory survives
-# restarts and kill -9 in the middle of a series of moves.
+# restarts and kill -9 in the middle of a series of moves. Then the other
+# library models (identity, element addresses, default counts), cleaning
+# through TapeAlert and a CLN cartridge, and OPEN/CLOSE IMPORT/EXPORT
+# ELEMENT.
 
 CMD_TIMEOUT=120
 CTL=/usr/bin/vscsictl
@@ -245,4 +248,108 @@ done
 expect_eq "inventory-after-$kills-kills" 0 "$bad"
 vscsid_stop library-final-sigterm
 wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
+# Library models: each personality's INQUIRY identity, its element
+# addresses (mode page 1Dh, which mtx numbers from) and default counts;
+# the StorageTek model, addressed from 1000 (3E8h), loads and unloads
+# through mtx. Its drive asks for cleaning through TapeAlert (tapeinfo,
+# as Bacula's tapealert script reads it); a CLN cartridge cleans it (NOT
+# READY 30/03, then unloaded in the drive), and past its life it is
+# expired (flag 22). Its import/export station opened with OPEN/CLOSE
+# IMPORT/EXPORT ELEMENT is out of the robot's reach until closed (28/01).
+MODELS=/tmp/vmtest/models
+mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700"
+check cln-create "$CTL" media create --dir "$MODELS/l700" --barcode CLN001L1 --capacity 4MiB
+cat >/etc/vscsid/models.yaml <<EOF
+cmd_time_out: 30
+devices:
+  - name: msld0
+    type: vtape
+    config: "personality=lto8;media=$MODELS/msl"
+  - name: msl
+    type: vlibrary
+    config: "personality=hp-msl-g3;media=$MODELS/msl;drives=msld0"
+  - name: scalard0
+    type: vtape
+    config: "personality=lto8;media=$MODELS/scalar"
+  - name: scalar
+    type: vlibrary
+    config: "personality=quantum-scalar-i3;media=$MODELS/scalar;drives=scalard0"
+  - name: ts4300d0
+    type: vtape
+    config: "personality=lto8;media=$MODELS/ts4300"
+  - name: ts4300
+    type: vlibrary
+    config: "personality=ibm-ts4300;media=$MODELS/ts4300;drives=ts4300d0"
+  - name: ctape0
+    type: vtape
+    config: "personality=lto8;media=$MODELS/l700;cleanafter=1;cleaninglife=2;cleantime=3s"
+  - name: l700
+    type: vlibrary
+    config: "personality=stk-l700;media=$MODELS/l700;drives=ctape0;cartridges=2;first=C00001L8;capacity=4M"
+EOF
+artefact /etc/vscsid/models.yaml
+vscsid_start models --config /etc/vscsid/models.yaml --dbus=off
+[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
+for n in msl scalar ts4300 l700; do
+	require wait_for "models-$n-attached" 30 "dev_node changer $n && dev_node sg $n"
+done
+for n in msld0 scalard0 ts4300d0 ctape0; do
+	require wait_for "models-$n-attached" 30 "dev_node tape $n && dev_node sg $n"
+done
+# model NAME VENDOR PRODUCT SLOTS MAIL STORAGE MAILADDR DRIVEADDR: lsscsi,
+# mtx status's header (mtx counts mail slots among the slots, and refuses
+# a library without drives, so each has one), and page
+# 1Dh's first storage, import/export and data transfer addresses.
+model() {
+	sg=/dev/$(dev_sg "$1")
+	expect_output "$1-lsscsi" "^\\[[0-9:]+\\] +mediumx +$2 +$3 .* $sg *\$" /usr/bin/lsscsi -g
+	expect_output "$1-mtx-status" "^ *Storage Changer $sg:[0-9]+ Drives, $4 Slots \\( $5 Import/Export \\)\$" "$MTX" -f "$sg" status
+	check "$1-mode-1d" sg_raw -o "$W/$1.1d" -r 64 "$sg" 1a 08 1d 00 40 00
+	expect_eq "$1-addresses" "$6 $7 $8" "$(od -An -tx1 -v "$W/$1.1d" | tr -s ' \n' ' ' | awk '{ print $11$12, $15$16, $19$20 }')"
+}
+model msl HP "MSL G3 Series" 24 1 0020 01c0 01e0
+model scalar QUANTUM "Scalar i3-i6" 50 5 1000 0010 0100
+model ts4300 IBM 3573-TL 40 5 1000 0010 0100
+model l700 STK L700 36 4 03e8 000a 01f4
+SGL=/dev/$(dev_sg l700)
+DSG=/dev/$(dev_sg ctape0)
+check l700-load "$MTX" -f "$SGL" load 1 0
+expect_output l700-loaded '^Data Transfer Element 0:Full \(Storage Element 1 Loaded\):VolumeTag = C00001L8' "$MTX" -f "$SGL" status
+check l700-turs-ua sh -c "for i in 1 2 3 4; do sg_raw $DSG 00 00 00 00 00 00 && exit 0; done; exit 1"
+expect_output clean-now-raised '^TapeAlert\[20\]:' /usr/bin/tapeinfo -f "$DSG"
+check l700-unload "$MTX" -f "$SGL" unload 1 0
+cln=$($MTX -f "$SGL" status | sed -n 's/^ *Storage Element \([0-9]*\):Full :VolumeTag=CLN001L1.*/\1/p')
+expect_eq cln-in-a-slot 3 "$cln"
+# READ ELEMENT STATUS of storage element 3EAh (the third slot): byte 9 of
+# its descriptor, MEDIUM TYPE, is 2 (cleaning).
+check_sh cln-medium-type "sg_raw -o $W/cln.res -r 1024 $SGL b8 02 03 ea 00 01 00 00 04 00 00 00
+	od -An -tx1 -v $W/cln.res | tr -s ' \n' ' ' | awk '{ print \$26 }' | grep -x 02"
+for use in 1 2; do
+	check "cln-load-$use" "$MTX" -f "$SGL" load "$cln" 0
+	expect_output "cln-cleaning-$use" 'leaning cartridge installed' sh -c "sg_raw $DSG 00 00 00 00 00 00 2>&1; sg_raw $DSG 00 00 00 00 00 00 2>&1; true"
+	wait_for "cln-done-$use" 20 "sg_raw $DSG 00 00 00 00 00 00 2>&1 | grep -q 'Medium not present'"
+	check_sh "clean-now-cleared-$use" "! /usr/bin/tapeinfo -f $DSG | grep 'TapeAlert\\[2[01]\\]'"
+	expect_output "cln-still-in-drive-$use" "^Data Transfer Element 0:Full \\(Storage Element $cln Loaded\\):VolumeTag = CLN001L1" "$MTX" -f "$SGL" status
+	check "cln-unload-$use" "$MTX" -f "$SGL" unload "$cln" 0
+	# A data cartridge load dirties the drive again (cleanafter=1).
+	check "l700-reload-$use" sh -c "$MTX -f $SGL load 2 0 && $MTX -f $SGL unload 2 0"
+done
+check cln-load-expired "$MTX" -f "$SGL" load "$cln" 0
+expect_output cln-expired-not-ready 'Medium not present' sh -c "sg_raw $DSG 00 00 00 00 00 00 2>&1; sg_raw $DSG 00 00 00 00 00 00 2>&1; true"
+expect_output cln-expired-alert '^TapeAlert\[22\]:' /usr/bin/tapeinfo -f "$DSG"
+expect_output cln-expired-still-asks '^TapeAlert\[20\]:' /usr/bin/tapeinfo -f "$DSG"
+check cln-unload-expired "$MTX" -f "$SGL" unload "$cln" 0
+# OPEN/CLOSE IMPORT/EXPORT ELEMENT on the first CAP cell (0Ah): MOVE
+# MEDIUM into it is NOT READY 3A/02, and mtx's transfer into it (element
+# 33, after the 32 slots) fails while the station is open.
+check ie-open sg_raw "$SGL" 1b 00 00 0a 00 00
+expect_output ie-open-sense 'Medium not present - tray open' sh -c "sg_raw $SGL a5 00 00 00 03 e8 00 0a 00 00 00 00 2>&1; true"
+expect_fail ie-open-mtx-transfer "$MTX" -f "$SGL" transfer 1 33
+check ie-close sg_raw "$SGL" 1b 00 00 0a 01 00
+expect_output ie-close-ua 'Import or export element accessed' sh -c "sg_raw $SGL 00 00 00 00 00 00 2>&1; true"
+check ie-closed-transfer "$MTX" -f "$SGL" transfer 1 33
+expect_output ie-closed-in-mail '^ +Storage Element 33 IMPORT/EXPORT:Full :VolumeTag=C00001L8' "$MTX" -f "$SGL" status
+check ie-transfer-back "$MTX" -f "$SGL" transfer 33 1
+vscsid_stop models-sigterm
+wait_for models-configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 kernel_clean library-kernel-log
