@@ -21,6 +21,8 @@ func FuzzSMC(f *testing.F) {
 	f.Add([]byte{0x1a, 0x08, 0x3f, 0, 0xff, 0}, []byte{}, uint16(255))
 	f.Add([]byte{0x15, 0x10, 0, 0, 12, 0}, []byte{0, 0, 0, 0, 0x0a, 10, 0x06, 0, 0, 0, 0, 0}, uint16(0))
 	f.Add([]byte{0x37, 0x01, 0x10, 0, 0, 0, 0, 2, 0, 0}, []byte{}, uint16(0))
+	f.Add([]byte{0x1b, 0, 0, 0x10, 0, 0}, []byte{}, uint16(0)) // OPEN IMPORT/EXPORT ELEMENT
+	f.Add([]byte{0x1b, 0, 0, 0x10, 1, 0}, []byte{}, uint16(0)) // CLOSE
 	barcodes := []string{"F00001", "F00002", "F00003"}
 	l := newLab(f, "slots=3;mailslots=1;drives=tape0", barcodes...)
 	f.Fuzz(func(t *testing.T, c []byte, out []byte, inLen uint16) {
@@ -65,6 +67,7 @@ func TestBadCDBs(t *testing.T) {
 		{0x12, 0x02, 0, 0, 36, 0},                     // CMDDT
 		{0x12, 0x01, 0xc7, 0, 255, 0},                 // no such VPD page
 		{0x1e, 0, 0, 0, 3, 0},                         // PREVENT 11b
+		{0x1b, 0, 0, 0x10, 0x1f, 0},                   // OPEN/CLOSE, reserved action
 		{0xa3, 0x05, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},    // MAINTENANCE IN, another service action
 		{0xa5, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 1, 0},    // INVERT
 		{0x2b, 0, 0, 0, 0x10, 0, 0, 0, 1, 0},          // POSITION TO ELEMENT, INVERT
