@@ -189,6 +189,8 @@ func collectTape(ch chan<- prometheus.Metric, name string, t *Tape) {
 	}
 	counter(ch, descFilemarksWritten, float64(t.FilemarksWritten), name)
 	counter(ch, descEarlyWarnings, float64(t.EarlyWarnings), name)
+	counter(ch, descCleanings, float64(t.Cleanings), name)
+	gauge(ch, descCleanNow, b2f(t.CleanNow), name)
 	counter(ch, descTapeEvents, float64(t.ILIEvents), name, eventILI)
 	counter(ch, descTapeEvents, float64(t.FilemarkEvents), name, eventFilemark)
 	counter(ch, descTapeEvents, float64(t.EODEvents), name, eventEOD)

@@ -129,7 +129,7 @@ func fixture() []metrics.Device {
 		Tape: &metrics.Tape{
 			Loaded: true, Barcode: "VSC001L8", LoadTime: time.Unix(1767225600, 500e6),
 			Object: 12, File: 2, UsedBytes: 1 << 20, CapacityBytes: 12e12,
-			FilemarksWritten: 2, ILIEvents: 1, FilemarkEvents: 1, EODEvents: 1,
+			FilemarksWritten: 2, Cleanings: 3, CleanNow: true, ILIEvents: 1, FilemarkEvents: 1, EODEvents: 1,
 		},
 		// Behind the injector with no rule installed: the delay series
 		// are there from the start, at zero.

@@ -182,6 +182,10 @@ var (
 		"Filemarks written by WRITE FILEMARKS.", lDevice)
 	descEarlyWarnings = desc(subTape, "early_warnings_total",
 		"Writes answered with the early-warning end-of-medium indication.", lDevice)
+	descCleanings = desc(subTape, "cleanings_total",
+		"Cleanings done by a cleaning cartridge (barcode CLN...).", lDevice)
+	descCleanNow = desc(subTape, "cleaning_requested",
+		"1 while the drive asks to be cleaned (TapeAlert flag 20, Clean Now), else 0.", lDevice)
 	descTapeEvents = desc(subTape, "events_total",
 		"Reads and positioning commands stopped by a condition (ili: incorrect length; filemark; end_of_data: blank check; beginning_of_partition).", lDevice, lEvent)
 
@@ -226,7 +230,7 @@ var allDescs = []*prometheus.Desc{
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,
-	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descTapeEvents,
+	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descCleanings, descCleanNow, descTapeEvents,
 	descChangerMoves, descChangerMoveSeconds, descChangerElements, descChangerFull, descChangerImports, descChangerExports,
 	descFaultMatched, descFaultInjected, descFaultDelay, descFaultClamped, descFaultHeld,
 	descFaultInterrupted,

@@ -199,6 +199,8 @@ type Tape struct {
 
 	FilemarksWritten uint64
 	EarlyWarnings    uint64
+	Cleanings        uint64 // cleanings done by a cleaning cartridge
+	CleanNow         bool   // the drive asks for cleaning (TapeAlert flag 20)
 	ILIEvents        uint64
 	FilemarkEvents   uint64
 	EODEvents        uint64

@@ -94,6 +94,7 @@ func (d *Drive) cleaned(c *cleaning) {
 	}
 	d.endCleaning()
 	d.alerts &^= alertBit(alertCleanNow) | alertBit(alertCleanPeriodic)
+	d.st.cleanNow.Store(false)
 	d.loadsSinceClean = 0
 	d.st.cleanings.Add(1)
 	life := uint64(d.cfg.CleaningLife)
@@ -123,6 +124,7 @@ func (d *Drive) countDataLoad() {
 	d.loadsSinceClean++
 	if d.cfg.CleanAfter > 0 && d.loadsSinceClean >= d.cfg.CleanAfter && d.alerts&alertBit(alertCleanNow) == 0 {
 		d.alerts |= alertBit(alertCleanNow)
+		d.st.cleanNow.Store(true)
 		d.log.Warn("drive needs cleaning (TapeAlert 20, Clean Now)", zap.Int("loads_since_cleaning", d.loadsSinceClean))
 	}
 }

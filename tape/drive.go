@@ -79,7 +79,8 @@ type driveStats struct {
 	reads, writes                  atomic.Uint64
 	readBytes, writtenBytes        atomic.Uint64
 	cleanings                      atomic.Uint64
-	mu                             sync.Mutex // barcode and loadTime change on load/unload only
+	cleanNow                       atomic.Bool // TapeAlert flag 20 is set
+	mu                             sync.Mutex  // barcode and loadTime change on load/unload only
 	barcode                        string
 	loadTime                       time.Time
 }
@@ -105,6 +106,7 @@ type Stats struct {
 	ReadBytes        uint64 // data bytes returned to the initiator
 	WrittenBytes     uint64 // data bytes written to the cartridge
 	Cleanings        uint64 // cleanings completed
+	CleanNow         bool   // the drive asks for cleaning (TapeAlert flag 20)
 }
 
 // New returns a drive named name (the device name, used for the default
@@ -519,6 +521,7 @@ func (d *Drive) Stats() Stats {
 		ReadBytes:        s.readBytes.Load(),
 		WrittenBytes:     s.writtenBytes.Load(),
 		Cleanings:        s.cleanings.Load(),
+		CleanNow:         s.cleanNow.Load(),
 	}
 	s.mu.Lock()
 	out.Barcode, out.LoadTime = s.barcode, s.loadTime

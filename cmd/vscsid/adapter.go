@@ -83,6 +83,8 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 				CapacityBytes:    s.CapacityBytes,
 				FilemarksWritten: s.FilemarksWritten,
 				EarlyWarnings:    s.EarlyWarnings,
+				Cleanings:        s.Cleanings,
+				CleanNow:         s.CleanNow,
 				ILIEvents:        s.ILIEvents,
 				FilemarkEvents:   s.FilemarkEvents,
 				EODEvents:        s.EODEvents,
