@@ -13,6 +13,10 @@ tc() { # targetcli with its output on the console too
 	printf '%s' "$out"
 	return $rc
 }
+# scrape: vscsid's /metrics text (the guest has python3, no wget or curl).
+scrape() {
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9544/metrics", timeout=10).read().decode())'
+}
 sd_list() { ls /sys/block 2>/dev/null | grep '^sd' | sort; }
 st_list() { ls /sys/class/scsi_tape 2>/dev/null | grep '^nst[0-9]*$' | sort; }
 # wait_new LISTFN BEFORE: print the one entry that LISTFN has and BEFORE

@@ -259,8 +259,7 @@ perf_run() {
 	} >"$PERF/env"
 	perf_disk_runs
 	perf_tape
-	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9544/metrics").read().decode())' \
-		>"$PERF/metrics.txt" 2>/dev/null || note "perf: no /metrics scrape"
+	scrape >"$PERF/metrics.txt" 2>/dev/null || note "perf: no /metrics scrape"
 	perf_teardown
 	# Out through the third serial port, raw (deploy/vm/full/run keeps it
 	# as perf.tar in the run directory).
