@@ -107,6 +107,13 @@ iscsi_run() {
 		r=\$((\$(bucket itape read 8.388608e+06) - \$(bucket itape read 4.194304e+06)))
 		echo \"8 MiB commands: \$w writes, \$r reads\"; [ \$w -eq 3 ] && [ \$r -ge 3 ]"
 	check iscsi-tape-roundtrip tape_roundtrip "/dev/$st"
+	# A short read over the network fabric: a 1000-byte block read with a
+	# 4096-byte READ(6) (SILI=0) is ILI with INFORMATION 3096 (C18h) in the
+	# sense, and the transport's residual count agrees: sg_raw receives
+	# 1000 bytes (LTFS refuses a drive whose two disagree).
+	check_sh iscsi-short-block "mt -f /dev/$st rewind; head -c 1000 /tmp/ib2 | dd of=/dev/$st bs=1000 status=none; mt -f /dev/$st rewind"
+	check_sh iscsi-ili-residue "out=\$(sg_raw -r 4096 /dev/$sg 08 00 00 10 00 00 2>&1 || true); echo \"\$out\"
+		grep -q 'Received 1000 bytes' <<<\"\$out\"; grep -qi 'info.*0xc18\\|information.*c18' <<<\"\$out\""
 	# The same drive on tcm_loop at once (a second I_T nexus): there an
 	# 8 MiB block cannot go (256 segments of 4 KiB = 1 MiB per command),
 	# a 1 MiB one can. Each transport's limit, not vscsid's.
