@@ -114,6 +114,19 @@ iscsi_run() {
 	check_sh iscsi-short-block "mt -f /dev/$st rewind; head -c 1000 /tmp/ib2 | dd of=/dev/$st bs=1000 status=none; mt -f /dev/$st rewind"
 	check_sh iscsi-ili-residue "out=\$(sg_raw -r 4096 /dev/$sg 08 00 00 10 00 00 2>&1 || true); echo \"\$out\"
 		grep -q 'Received 1000 bytes' <<<\"\$out\"; grep -qi 'info.*0xc18\\|information.*c18' <<<\"\$out\""
+	# A restart of vscsid under the initiator's I/O: the commands in flight
+	# are completed BUSY by the ring reset and retried by the initiator's
+	# SCSI layer, so dd sees no error. (The vdisk store is RAM, as
+	# scsi_debug's: what was written before the restart is gone by design;
+	# the disk serves again at once.) Last, since the drive then reports
+	# 29/00 and st marks its position lost.
+	check_sh iscsi-restart-under-io "
+		dd if=/dev/urandom of=/dev/$sd bs=256k count=256 oflag=direct status=none & pid=\$!
+		sleep 1
+		systemctl restart vscsid
+		wait \$pid
+		systemctl is-active vscsid"
+	check iscsi-disk-after-restart disk_roundtrip "/dev/$sd"
 	# The same drive on tcm_loop at once (a second I_T nexus): there an
 	# 8 MiB block cannot go (256 segments of 4 KiB = 1 MiB per command),
 	# a 1 MiB one can. Each transport's limit, not vscsid's.
