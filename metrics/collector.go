@@ -70,6 +70,9 @@ func collectDevice(ch chan<- prometheus.Metric, d *Device) {
 	name := d.Name
 	gauge(ch, descDeviceInfo, 1, name, d.Type, d.Subtype, strconv.Itoa(d.HBA), d.UIO, d.Vendor, d.Product, d.Revision)
 	gauge(ch, descDeviceFailed, b2f(d.Failed), name)
+	for _, e := range d.Exports {
+		gauge(ch, descExportedLUNs, float64(e.LUNs), name, e.Fabric)
+	}
 	collectTransport(ch, name, &d.Transport)
 	collectRing(ch, name, &d.Ring)
 	if d.Disk != nil {

@@ -59,6 +59,7 @@ func fixture() []metrics.Device {
 	disk := metrics.Device{
 		Name: "disk0", Type: metrics.TypeDisk, Subtype: "vdisk", HBA: 1, UIO: "uio0",
 		Vendor: "VSCSI", Product: "VDISK", Revision: "0001",
+		Exports: []metrics.Export{{Fabric: "iscsi", LUNs: 1}, {Fabric: "loopback", LUNs: 1}},
 		Transport: metrics.Transport{
 			Commands: []metrics.Command{
 				{Name: "test_unit_ready", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 3e-6, map[int]uint64{1: 3})},

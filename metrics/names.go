@@ -43,6 +43,7 @@ const (
 	lRule       = "rule"
 	lAction     = "action"
 	lFrom       = "from"
+	lFabric     = "fabric"
 	lTo         = "to"
 	lOutcome    = "outcome"
 )
@@ -72,6 +73,8 @@ var (
 		lDevice, lType, lSubtype, lHBA, lUIO, lVendor, lProduct, lRevision)
 	descDeviceFailed = desc(subDevice, "failed",
 		"1 if the device stopped serving on a fault (ring corruption, handler panic, uio error); its commands then time out in the kernel.", lDevice)
+	descExportedLUNs = desc(subDevice, "exported_luns",
+		"LUNs that export the device, by LIO fabric (its configfs directory: loopback for tcm_loop, iscsi, ...); fabrics without one are not reported.", lDevice, lFabric)
 	descBlockSize = desc(subDevice, "block_size_bytes",
 		"TCMU attrib/hw_block_size of the device.", lDevice)
 	descCmdTimeOut = desc(subDevice, "command_timeout_seconds",
@@ -220,7 +223,7 @@ var (
 
 // allDescs is what Describe sends.
 var allDescs = []*prometheus.Desc{
-	descDevices, descDeviceInfo, descDeviceFailed, descBlockSize, descCmdTimeOut,
+	descDevices, descDeviceInfo, descDeviceFailed, descExportedLUNs, descBlockSize, descCmdTimeOut,
 	descCommands, descCommandDuration, descCommandCheckConditions, descCheckConditions,
 	descSenseCodes, descUnitAttentions, descTransferSize, descReadBytes, descWrittenBytes,
 	descSegments,

@@ -28,6 +28,12 @@ const (
 	TypeChanger = "changer"
 )
 
+// Export is how many LUNs of one LIO fabric export a device.
+type Export struct {
+	Fabric string // configfs fabric directory: loopback (tcm_loop), iscsi, ...
+	LUNs   int
+}
+
 // Device is a point-in-time view of one device.
 type Device struct {
 	// Name is the `device` label: unique among the devices of one
@@ -48,6 +54,8 @@ type Device struct {
 
 	// Failed reports that the device stopped serving on a fault.
 	Failed bool
+	// Exports are the LUNs that export the device, by fabric.
+	Exports []Export
 
 	Transport Transport
 	Ring      Ring

@@ -199,18 +199,36 @@ func (t *Target) action(obj, file, v string) error {
 
 // findLUN returns the SCSI address (H:C:T:L) of a tcm_loop LUN that
 // exports obj, if any.
-func (t *Target) findLUN(obj string) (string, bool) {
+func (t *Target) findLUN(obj string) (addr string, ok bool) {
+	t.walkLUNs(t.paths.loopback(), obj, func(tpgDir string, lun int) bool {
+		v, err := t.fs.ReadAttr(filepath.Join(tpgDir, "address"))
+		if err != nil {
+			return true
+		}
+		addr, err = tpgAddress(v, lun)
+		ok = err == nil
+		return !ok
+	})
+	return addr, ok
+}
+
+// walkLUNs calls fn with the TPG directory and LUN number of every LUN
+// under the fabric directory dir (target/<fabric>/<wwn>/tpgt_N/lun/lun_M)
+// that links the storage object obj, until fn returns false.
+func (t *Target) walkLUNs(dir, obj string, fn func(tpgDir string, lun int) bool) {
 	f := t.fs
-	lb := t.paths.loopback()
-	naas, _ := f.ReadDir(lb)
-	for _, naa := range naas {
-		naaDir := filepath.Join(lb, naa)
-		tpgs, _ := f.ReadDir(naaDir)
+	want, err := filepath.EvalSymlinks(obj)
+	if err != nil {
+		return
+	}
+	wwns, _ := f.ReadDir(dir)
+	for _, w := range wwns {
+		tpgs, _ := f.ReadDir(filepath.Join(dir, w))
 		for _, tpg := range tpgs {
 			if !strings.HasPrefix(tpg, "tpgt_") {
 				continue
 			}
-			tpgDir := filepath.Join(naaDir, tpg)
+			tpgDir := filepath.Join(dir, w, tpg)
 			luns, _ := f.ReadDir(filepath.Join(tpgDir, "lun"))
 			for _, lun := range luns {
 				n, err := strconv.Atoi(strings.TrimPrefix(lun, "lun_"))
@@ -220,25 +238,41 @@ func (t *Target) findLUN(obj string) (string, bool) {
 				links, _ := f.ReadDir(filepath.Join(tpgDir, "lun", lun))
 				for _, l := range links {
 					dst, err := filepath.EvalSymlinks(filepath.Join(tpgDir, "lun", lun, l))
-					if err != nil {
-						continue
-					}
-					want, err := filepath.EvalSymlinks(obj)
 					if err != nil || dst != want {
 						continue
 					}
-					v, err := f.ReadAttr(filepath.Join(tpgDir, "address"))
-					if err != nil {
-						continue
-					}
-					if addr, err := tpgAddress(v, n); err == nil {
-						return addr, true
+					if !fn(tpgDir, n) {
+						return
 					}
 				}
 			}
 		}
 	}
-	return "", false
+}
+
+// FabricLUNs is how many LUNs of one fabric export a device.
+type FabricLUNs struct {
+	Fabric string // configfs fabric directory: loopback (tcm_loop), iscsi, vhost, ...
+	LUNs   int
+}
+
+// exports counts the LUNs that export obj, by fabric, in fabric order.
+func (t *Target) exports(obj string) []FabricLUNs {
+	var out []FabricLUNs
+	root := filepath.Join(t.paths.ConfigFS, "target")
+	fabrics, _ := t.fs.ReadDir(root)
+	slices.Sort(fabrics)
+	for _, fab := range fabrics {
+		if fab == "core" {
+			continue
+		}
+		n := 0
+		t.walkLUNs(filepath.Join(root, fab), obj, func(string, int) bool { n++; return true })
+		if n > 0 {
+			out = append(out, FabricLUNs{Fabric: fab, LUNs: n})
+		}
+	}
+	return out
 }
 
 // find returns the registered device hba/name, or nil.

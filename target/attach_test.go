@@ -94,6 +94,31 @@ func TestAttachAndRelease(t *testing.T) {
 	if len(ds) != 1 || ds[0].Info.Origin != OriginAttached || ds[0].Info.Name != "tc0" {
 		t.Fatalf("Devices: %+v", ds)
 	}
+	if want := []FabricLUNs{{"loopback", 1}}; !slices.Equal(ds[0].Exports, want) {
+		t.Errorf("Exports %+v, want %+v", ds[0].Exports, want)
+	}
+	// targetcli exports it over iSCSI too, on two LUNs of one target.
+	is := filepath.Join(f.paths.ConfigFS, "target", "iscsi")
+	tpg := filepath.Join(is, "iqn.2026-12.io.example:tc0", "tpgt_1")
+	obj := filepath.Join(f.paths.ConfigFS, "target", "core", "user_7", "tc0")
+	for _, d := range []string{is, filepath.Dir(tpg), tpg, filepath.Join(tpg, "lun"), filepath.Join(tpg, "lun", "lun_0"), filepath.Join(tpg, "lun", "lun_3")} {
+		if err := f.Mkdir(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range []string{"lun_0", "lun_3"} {
+		if err := f.Symlink(obj, filepath.Join(tpg, "lun", l, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []FabricLUNs{{"iscsi", 2}, {"loopback", 1}}; !slices.Equal(tg.Devices()[0].Exports, want) {
+		t.Errorf("Exports %+v, want %+v", tg.Devices()[0].Exports, want)
+	}
+	for _, l := range []string{"lun_0", "lun_3"} {
+		if err := f.Unlink(filepath.Join(tpg, "lun", l, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Close lets go of it and leaves it in configfs: block, drain, close,
 	// unblock.

@@ -71,6 +71,9 @@ type DeviceStatus struct {
 	Info  DeviceInfo
 	Stats DeviceStats
 	Err   error // why the device stopped serving, when Stats.Failed
+	// Exports are the LUNs that export the device, by fabric: its own
+	// tcm_loop LUN, and any that targetcli or another tool added (iSCSI).
+	Exports []FabricLUNs
 	// Handler serves the device, as its Factory built it (As reaches the
 	// emulation behind decorators).
 	Handler Handler
@@ -538,7 +541,7 @@ func (t *Target) Devices() []DeviceStatus {
 	}
 	out := make([]DeviceStatus, 0, len(devs))
 	for i, m := range devs {
-		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Handler: m.h})
+		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Handler: m.h, Exports: t.exports(m.obj)})
 	}
 	return out
 }

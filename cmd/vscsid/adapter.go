@@ -32,6 +32,7 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 			HBA:       info.HBA,
 			UIO:       info.UIO,
 			Failed:    st.Failed,
+			Exports:   exports(ds.Exports),
 			Transport: transport(&st),
 			Ring: metrics.Ring{
 				CommandRingBytes: uint64(info.Ring.CmdrSize),
@@ -172,4 +173,13 @@ func changerMetrics(s changer.Stats) *metrics.Changer {
 		m.Elements = append(m.Elements, metrics.ChangerElements{Type: t.String(), Count: s.Elements[t], Full: s.Full[t]})
 	}
 	return m
+}
+
+// exports converts the LUN counts of a device, by fabric.
+func exports(e []target.FabricLUNs) []metrics.Export {
+	out := make([]metrics.Export, len(e))
+	for i := range e {
+		out[i] = metrics.Export{Fabric: e[i].Fabric, LUNs: e[i].LUNs}
+	}
+	return out
 }

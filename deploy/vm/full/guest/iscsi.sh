@@ -87,6 +87,8 @@ iscsi_run() {
 		return
 	fi
 	pass iscsi-attached "/dev/$sd, /dev/$st"
+	# The metrics say which fabric exports each device.
+	check_sh iscsi-metric-fabric "scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"iscsi\"} 1'"
 	check_sh iscsi-transport "readlink -f /sys/block/$sd/device | grep -q /session"
 	check iscsi-disk-roundtrip disk_roundtrip "/dev/$sd"
 	sg=$(iscsi_sg "$st")
@@ -136,6 +138,8 @@ iscsi_run() {
 	if tc /loopback create $lw >/dev/null && tc /loopback/$lw/luns create /backstores/user:vtape/itape >/dev/null &&
 		lst=$(wait_new st_list "$st0"); then
 		pass iscsi-also-on-tcm-loop "/dev/$lst"
+		check_sh iscsi-metric-both-fabrics "scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"loopback\"} 1'
+			scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"iscsi\"} 1'"
 		check_sh tcm-loop-ready "for i in 1 2 3 4; do mt -f /dev/$lst status >/dev/null 2>&1 && mt -f /dev/$lst rewind && exit 0; sleep 0.2; done; exit 1"
 		# (st cannot map the 8 MiB buffer onto tcm_loop's 256 segments: EBUSY)
 		expect_output tcm-loop-refuses-8mib 'Device or resource busy' sh -c "dd if=/tmp/ib8 of=/dev/$lst bs=8M count=1 status=none 2>&1; true"
