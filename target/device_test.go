@@ -253,7 +253,13 @@ func TestBatchWrapsWithPad(t *testing.T) {
 	if k.Pads() == 0 {
 		t.Fatal("the ring never wrapped")
 	}
+	// A batch is observed when the loop finds the ring empty, which may be
+	// after a mid-batch kick already completed its last command (the
+	// kick interval passes quickly under -race): wait for it.
 	st := k.Device().Stats()
+	for deadline := time.Now().Add(5 * time.Second); st.Batch.Sum != 50 && time.Now().Before(deadline); st = k.Device().Stats() {
+		time.Sleep(time.Millisecond)
+	}
 	if st.Batch.Count == 0 || st.Batch.Sum != 50 {
 		t.Errorf("batch histogram %+v: want 50 commands over the wakeups", st.Batch)
 	}
