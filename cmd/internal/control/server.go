@@ -203,9 +203,10 @@ func Listen(path string) (net.Listener, error) {
 	return l, nil
 }
 
-// Serve serves s on l until ctx is done, then shuts down gracefully.
+// Serve serves s on l until ctx is done, then shuts down gracefully. Only
+// root and the daemon's own user are answered (allowPeers).
 func Serve(ctx context.Context, l net.Listener, s Service) error {
-	srv := &http.Server{Handler: Handler(s), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: allowPeers(Handler(s), daemonUID()), ReadHeaderTimeout: 5 * time.Second, ConnContext: withPeer}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -20,6 +20,18 @@ artefact /etc/vscsid/ctl.yaml
 vscsid_start ctl --config /etc/vscsid/ctl.yaml --dbus=off
 require wait_for base0-attached 30 "dev_node block base0"
 
+# The control socket answers root only: another user cannot connect to
+# the 0600 socket, and when the socket is opened up by hand the daemon
+# still refuses that user by its SO_PEERCRED credentials (403 EPERM).
+SOCK=/run/vscsid/vscsid.sock
+grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
+expect_output ctl-socket-mode '^srw------- ' ls -l "$SOCK"
+expect_output ctl-nobody-cannot-connect 'ermission denied' sh -c "su -s /bin/sh nobody -c '$CTL devices' 2>&1; true"
+check ctl-socket-opened chmod 0666 "$SOCK"
+expect_output ctl-nobody-refused-by-peercred 'user 65534 .* is not allowed' sh -c "su -s /bin/sh nobody -c '$CTL devices' 2>&1; true"
+check ctl-socket-closed chmod 0600 "$SOCK"
+expect_output ctl-root-served '^base0 ' "$CTL" devices
+
 # A disk: created, listed, read and written, removed.
 expect_output create-disk '^d9: created vdisk at [0-9]+:0:1:0 \(/dev/sd[a-z]+, sg[0-9]+\)$' \
 	"$CTL" create d9 vdisk 'size=64MiB;lbs=4096;mode=store;store_size=8M' --hw-max-sectors 256
