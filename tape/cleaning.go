@@ -59,10 +59,7 @@ func (d *Drive) loadCleaning(barcode string, m Medium) {
 		d.log.Warn("cleaning cartridge did not close", zap.String("medium", barcode), zap.Error(err))
 	}
 	d.alerts &^= alertBit(alertExpiredCleaning)
-	life := uint64(d.cfg.CleaningLife)
-	if life == 0 {
-		life = DefaultCleaningLife
-	}
+	life := d.cleaningLife()
 	if uses > life {
 		d.alerts |= alertBit(alertExpiredCleaning)
 		d.log.Warn("cleaning cartridge expired: not cleaned, unloaded", zap.String("medium", barcode),
@@ -87,6 +84,15 @@ func (d *Drive) loadCleaning(barcode string, m Medium) {
 	})
 }
 
+// cleaningLife is the uses of a cleaning cartridge (Config.CleaningLife,
+// 0 meaning the default).
+func (d *Drive) cleaningLife() uint64 {
+	if d.cfg.CleaningLife == 0 {
+		return DefaultCleaningLife
+	}
+	return uint64(d.cfg.CleaningLife)
+}
+
 // cleaned ends cleaning c (d.mu held), if it is still the drive's.
 func (d *Drive) cleaned(c *cleaning) {
 	if d.clean != c || d.closed {
@@ -97,10 +103,7 @@ func (d *Drive) cleaned(c *cleaning) {
 	d.st.cleanNow.Store(false)
 	d.loadsSinceClean = 0
 	d.st.cleanings.Add(1)
-	life := uint64(d.cfg.CleaningLife)
-	if life == 0 {
-		life = DefaultCleaningLife
-	}
+	life := d.cleaningLife()
 	d.log.Info("drive cleaned; cleaning cartridge unloaded", zap.String("medium", c.barcode),
 		zap.Uint64("uses_left", life-c.uses))
 }
