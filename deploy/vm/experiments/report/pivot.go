@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -54,12 +53,8 @@ func (p *Pivot) cellValue(runs []*Run) string {
 	if len(xs) == 0 {
 		return p.Value(runs[0])
 	}
-	sort.Float64s(xs)
-	med := xs[len(xs)/2]
-	if len(xs)%2 == 0 {
-		med = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-	}
-	s := fmt.Sprintf("%.2f (%.2f–%.2f, n=%d)", med, xs[0], xs[len(xs)-1], len(xs))
+	med, lo, hi := medianSpread(xs)
+	s := fmt.Sprintf("%.2f (%.2f–%.2f, n=%d)", med, lo, hi, len(xs))
 	if failed > 0 {
 		s += fmt.Sprintf(", %d failed", failed)
 	}

@@ -5,8 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/chart"
 )
 
 // Report renders one experiment.
@@ -163,65 +166,94 @@ func (rep *Report) commandsTable(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
+// histTable writes one histogram: a table with a row per configuration
+// (each bin's median count over the repetitions, and the commands'
+// median and range) and a chart of each configuration's shares per bin.
+// The bins are every bucket of the histogram from the smallest to the
+// largest one any run used, empty ones between included.
 func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file string) error {
-	runs := rep.Res.Runs
-	hs := make([][]Bucket, len(runs))
-	used := map[float64]bool{}
-	for i, r := range runs {
+	cfgs := rep.configs()
+	hist := func(r *Run) []Bucket {
 		want := r.dev()
 		if dir != "" {
 			want["direction"] = dir
 		}
-		hs[i] = HistDelta(r.Before, r.After, name, want)
-		for _, bk := range hs[i] {
-			if bk.Count != 0 {
-				used[bk.Le] = true
+		return HistDelta(r.Before, r.After, name, want)
+	}
+	var les []float64
+	seen := map[float64]bool{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range cfgs {
+		for _, r := range c.runs {
+			for _, bk := range hist(r) {
+				if !seen[bk.Le] {
+					seen[bk.Le] = true
+					les = append(les, bk.Le)
+				}
+				if bk.Count != 0 {
+					lo, hi = math.Min(lo, bk.Le), math.Max(hi, bk.Le)
+				}
 			}
 		}
 	}
-	if len(used) == 0 {
+	if hi < lo {
 		return nil
 	}
-	var les []float64
-	for le := range used {
-		les = append(les, le)
-	}
 	sort.Float64s(les)
-	fmt.Fprintf(b, "## %s\n\nCommands per bin; a column is the bin up to and including its bound (only bins with counts are shown).\n\n| run |", title)
+	les = slices.DeleteFunc(les, func(le float64) bool { return le < lo || le > hi })
+	fmt.Fprintf(b, "## %s\n\nCommands per bin, one row per configuration: the median over its repetitions (n); a column is the bin up to and including its bound, every bin from the smallest to the largest used. The chart shows each row's shares.\n\n| configuration | n | commands |", title)
 	for _, le := range les {
 		fmt.Fprintf(b, " ≤ %s |", human(le, unit))
 	}
-	b.WriteString("\n|---|")
+	b.WriteString("\n|---|---:|---:|")
 	for range les {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
-	rows := make([][]float64, len(runs))
-	for i, r := range runs {
-		fmt.Fprintf(b, "| %s |", r.Name)
-		rows[i] = make([]float64, len(les))
-		for j, le := range les {
-			for _, bk := range hs[i] {
-				if bk.Le == le {
-					rows[i][j] = bk.Count
-				}
-			}
-			fmt.Fprintf(b, " %.0f |", rows[i][j])
-		}
-		b.WriteString("\n")
-	}
 	labels := make([]string, len(les))
 	for j, le := range les {
-		labels[j] = "≤" + human(le, unit)
+		labels[j] = "≤ " + human(le, unit)
 	}
-	names := make([]string, len(runs))
-	for i, r := range runs {
-		names[i] = r.Name
+	var rows []chart.ShareRow
+	for _, c := range cfgs {
+		per := make([][]float64, len(les)) // bin → count per repetition
+		var totals []float64
+		for _, r := range c.runs {
+			h := hist(r)
+			total := 0.0
+			for j, le := range les {
+				n := 0.0
+				for _, bk := range h {
+					if bk.Le == le {
+						n = bk.Count
+					}
+				}
+				per[j] = append(per[j], n)
+				total += n
+			}
+			totals = append(totals, total)
+		}
+		tm, tl, th := medianSpread(totals)
+		if tm == 0 && th == 0 {
+			continue
+		}
+		cmds := chart.Short(tm)
+		if tl != th {
+			cmds += fmt.Sprintf(" (%s–%s)", chart.Short(tl), chart.Short(th))
+		}
+		fmt.Fprintf(b, "| %s | %d | %s |", cell(c.words), len(c.runs), cmds)
+		counts := make([]float64, len(les))
+		for j := range les {
+			counts[j], _, _ = medianSpread(per[j])
+			fmt.Fprintf(b, " %s |", chart.Short(counts[j]))
+		}
+		b.WriteString("\n")
+		rows = append(rows, chart.ShareRow{Label: c.words, Counts: counts, Note: cmds + " commands"})
 	}
-	if err := os.WriteFile(filepath.Join(rep.Out, file), []byte(barSVG(title, names, labels, rows)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(rep.Out, file), []byte(chart.Shares(strings.ReplaceAll(title, "`", ""), labels, rows)), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(b, "\n![%s](%s)\n\n", file, file)
+	fmt.Fprintf(b, "\n![%s](%s)\n\n", strings.ReplaceAll(title, "`", ""), file)
 	return nil
 }
 

@@ -100,8 +100,8 @@ func TestReportEndToEnd(t *testing.T) {
 		"| r1 | d0 | p1 | 0 | 2.00 | 1.0 | 0.0 | 0.5 | 11 | 92.6 | 0 | 200 | 25 | 30 |",
 		"| run | read_10 | test_unit_ready |",
 		"| r1 | 11 | 2 |",
-		"| r1 | 4 | 6 | 1 |",
-		"≤ 512 B | ≤ 4 KiB | ≤ +Inf |",
+		"| d0: target=p1 | 1 | 11 | 4 | 6 | 1 |",
+		"| configuration | n | commands | ≤ 512 B | ≤ 4 KiB | ≤ +Inf |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -163,5 +163,57 @@ func TestPivotMedian(t *testing.T) {
 	}
 	if got := p.cellValue([]*Run{mk(0, "1")}); got != "failed" {
 		t.Errorf("single failure: %q", got)
+	}
+}
+
+// The repetitions of a configuration are one row and one bar, labelled in
+// words; the bins run over every bucket between the smallest and the
+// largest used.
+func TestHistogramOneRowPerConfiguration(t *testing.T) {
+	hist := func(n512, n4k, n128k float64) Scrape {
+		var sc Scrape
+		cum := 0.0
+		for _, b := range []struct {
+			le string
+			n  float64
+		}{{"512", n512}, {"1024", 0}, {"2048", 0}, {"4096", n4k}, {"65536", 0}, {"131072", n128k}, {"+Inf", 0}} {
+			cum += b.n
+			sc = append(sc, Sample{Name: "vscsi_scsi_transfer_bytes_bucket", Labels: map[string]string{"device": "e512m8", "direction": "read", "le": b.le}, Value: cum})
+		}
+		return sc
+	}
+	run := func(name, target, rep string, after Scrape) *Run {
+		return &Run{Name: name, KV: map[string]string{"device": "e512m8", "target": target, "rep": rep, "rc": "0"}, Extra: []string{"target", "rep"}, After: after}
+	}
+	out := t.TempDir()
+	rep := &Report{Out: out, Res: &Results{Info: map[string]string{"experiment": "seed001"}, Runs: []*Run{
+		run("e512m8-whole-r1", "whole", "1", hist(0, 0, 131)),
+		run("e512m8-p1-setbsz4096-r1", "p1+setbsz", "1", hist(16000, 440, 0)),
+		run("e512m8-whole-r2", "whole", "2", hist(0, 0, 129)),
+		run("e512m8-p1-setbsz4096-r2", "p1+setbsz", "2", hist(16100, 400, 0)),
+		run("e512m8-p1-setbsz4096-r3", "p1+setbsz", "3", hist(15900, 420, 0)),
+	}}}
+	var b strings.Builder
+	if err := rep.histTable(&b, "Read transfer size", "vscsi_scsi_transfer_bytes", "read", "bytes", "t.svg"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| configuration | n | commands | ≤ 512 B | ≤ 1 KiB | ≤ 2 KiB | ≤ 4 KiB | ≤ 64 KiB | ≤ 128 KiB |",
+		"| whole disk (512e disk, max_blks=8) | 2 | 130 (129–131) | 0 | 0 | 0 | 0 | 0 | 130 |",
+		"| partition 1, after setbsz 4096 (512e disk, max_blks=8) | 3 | 16.4k (16.3k–16.5k) | 16k | 0 | 0 | 420 | 0 | 0 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "t.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(svg), "(512e disk, max_blks=8)<"); n != 2 {
+		t.Errorf("%d labelled rows in the chart, want 2 (one per configuration):\n%s", n, svg)
+	}
+	if strings.Contains(string(svg), "-r1") {
+		t.Errorf("the chart names a repetition:\n%s", svg)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"html"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // A Row is one configuration: its label (what was run, in words), the
@@ -166,4 +167,123 @@ func trim(v float64) string {
 		s = fmt.Sprintf("%.0f", v)
 	}
 	return s
+}
+
+// A ShareRow is one configuration of a histogram chart: the count in each
+// bin (the median over its repetitions) and a note for the row's end,
+// such as the number of commands.
+type ShareRow struct {
+	Label  string
+	Counts []float64 // one per bin, in the order of Shares' bins
+	Note   string
+}
+
+// Shares draws a histogram per row as one bar split into its bins' shares
+// of the row's total (100 % stacked): configurations with a hundred times
+// fewer commands than their neighbours are as readable as those with the
+// most, and the total goes in the note. bins label the bins in order
+// (smallest first); every bin has a colour and a legend entry, also when
+// no row has counts in it, so a reader sees which sizes were absent.
+// A share of 8 % or more is labelled with its percentage.
+func Shares(title string, bins []string, rows []ShareRow) string {
+	const (
+		top          = 44
+		rowH         = 24
+		plotW        = 420
+		legendRow    = 18
+		perLegendRow = 6
+	)
+	var labels, notes []string
+	for _, r := range rows {
+		labels, notes = append(labels, r.Label), append(notes, r.Note)
+	}
+	left, right := textWidth(labels)+14, textWidth(notes)+14
+	legendH := legendRow * ((len(bins) + perLegendRow - 1) / perLegendRow)
+	axisY := top + len(rows)*rowH
+	h := axisY + 24 + legendH + 8
+	w := left + plotW + right
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="8" y="18" font-size="13" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="8" y="34" fill="#555">share of each row's commands per bin (the row's total at its end)</text>`+"\n")
+	for _, pct := range []int{0, 25, 50, 75, 100} {
+		tx := float64(left) + float64(pct)/100*plotW
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", tx, top-4, tx, axisY)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%d%%</text>`+"\n", tx, axisY+14, pct)
+	}
+	for i, r := range rows {
+		y := top + i*rowH
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-6, y+15, html.EscapeString(r.Label))
+		total := 0.0
+		for _, c := range r.Counts {
+			total += c
+		}
+		if total <= 0 {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">no commands</text>`+"\n", left+4, y+15)
+			continue
+		}
+		x := float64(left)
+		for j, c := range r.Counts {
+			if c <= 0 {
+				continue
+			}
+			share := c / total
+			sw := share * plotW
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %s (%.1f%%)</title></rect>`+"\n",
+				x, y+3, math.Max(sw, 1), rowH-8, binColour(j, len(bins)), html.EscapeString(bins[j]), Short(c), 100*share)
+			if share >= 0.08 {
+				fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%.0f%%</text>`+"\n", x+sw/2, y+15, binInk(j, len(bins)), 100*share)
+			}
+			x += sw
+		}
+		if r.Note != "" {
+			fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", left+plotW+6, y+15, html.EscapeString(r.Note))
+		}
+	}
+	ly := axisY + 24
+	colW := (w - 16) / perLegendRow
+	for j, bin := range bins {
+		lx := 8 + (j%perLegendRow)*colW
+		y := ly + (j/perLegendRow)*legendRow
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", lx, y, binColour(j, len(bins)), lx+16, y+10, html.EscapeString(bin))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// textWidth estimates the widest of ss in pixels at the charts' 11 px
+// sans-serif (about 6.2 px a character), so labels are not cut off.
+func textWidth(ss []string) int {
+	n := 0
+	for _, s := range ss {
+		n = max(n, utf8.RuneCountInString(s))
+	}
+	return int(math.Ceil(float64(n) * 6.2))
+}
+
+// viridis is the viridis colour map at five stops: ordered, readable in
+// grey and by colour-blind readers, and adjacent bins stay distinct.
+var viridis = [5][3]float64{{0x44, 0x01, 0x54}, {0x3b, 0x52, 0x8b}, {0x21, 0x91, 0x8c}, {0x5e, 0xc9, 0x62}, {0xfd, 0xe7, 0x25}}
+
+// binColour runs from viridis's yellow (the smallest bin) to its purple
+// (the largest), so that larger bins read as darker: the bins are ordered
+// sizes, not categories.
+func binColour(j, n int) string {
+	t := 0.0
+	if n > 1 {
+		t = 1 - float64(j)/float64(n-1)
+	}
+	k := min(int(t*4), 3)
+	f := t*4 - float64(k)
+	c := func(i int) int { return int(math.Round(viridis[k][i] + (viridis[k+1][i]-viridis[k][i])*f)) }
+	return fmt.Sprintf("#%02x%02x%02x", c(0), c(1), c(2))
+}
+
+// binInk is the label colour on a bin's colour: black on the light half.
+func binInk(j, n int) string {
+	if n > 1 && float64(j)/float64(n-1) > 0.5 {
+		return "white"
+	}
+	return "black"
 }

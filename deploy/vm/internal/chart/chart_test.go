@@ -35,3 +35,31 @@ func TestRowWithoutValue(t *testing.T) {
 		t.Errorf("a row without a median is not marked n/a:\n%s", svg)
 	}
 }
+
+// TestSharesReadableAcrossCounts: a row of 131 commands and one of 16,440
+// both fill the plot (shares, not counts), every bin has a legend entry,
+// empty ones too, and the totals are in the notes.
+func TestSharesReadableAcrossCounts(t *testing.T) {
+	svg := Shares("Read transfer size", []string{"≤ 512 B", "≤ 1 KiB", "≤ 4 KiB", "≤ 128 KiB"}, []ShareRow{
+		{Label: "whole disk", Counts: []float64{0, 0, 0, 131}, Note: "131 commands"},
+		{Label: "partition 1 (odd size)", Counts: []float64{16000, 0, 440, 0}, Note: "16.4k commands"},
+		{Label: "nothing", Counts: []float64{0, 0, 0, 0}},
+	})
+	for _, want := range []string{
+		`width="420.0"`, // 131 of 131: the whole plot
+		`width="408.8"`, // 16000 of 16440
+		">100%<", ">97%<",
+		">≤ 1 KiB<", // a bin no row used still has its legend entry
+		">131 commands<", ">16.4k commands<",
+		">partition 1 (odd size)<",
+		">no commands<",
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %s:\n%s", want, svg)
+		}
+	}
+	// 440 of 16440 is 2.7 %: drawn, not labelled.
+	if strings.Contains(svg, ">3%<") {
+		t.Errorf("a share under 8 %% is labelled:\n%s", svg)
+	}
+}
