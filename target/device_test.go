@@ -729,3 +729,25 @@ func TestLUNResetReachesResetter(t *testing.T) {
 		t.Fatalf("Reset called %d times, want 1 (LUN RESET only, not ABORT TASK)", got)
 	}
 }
+
+// A batch of fast commands is reaped with a few kicks, not one per
+// command (the rule in kickDue; kickEvery is 16).
+func TestBatchKicksByCount(t *testing.T) {
+	k := targettest.NewKernel(t, targettest.Config{})
+	disk := &memDisk{data: make([]byte, 1<<20)}
+	k.Serve(disk)
+	var reqs []targettest.Request
+	for i := range 64 {
+		reqs = append(reqs, targettest.Request{CDB: write10(uint32(i), 1), Data: targettest.DataOut(pattern(512, byte(i)))})
+	}
+	before := k.Device().Stats().Kicks
+	for i, c := range k.SubmitAll(reqs...) {
+		if c.Status != scsi.StatusGood {
+			t.Fatalf("cmd %d: %v", i, c.Status)
+		}
+	}
+	st := k.Device().Stats()
+	if kicks := st.Kicks - before; kicks == 0 || kicks > 32 {
+		t.Errorf("64 commands in %d wake-ups took %d kicks: want more than none and at most half as many as commands", st.Wakeups, kicks)
+	}
+}

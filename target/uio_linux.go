@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,55 +14,67 @@ import (
 // uio is an open /dev/uioN of a TCMU device: the mapping and the doorbell
 // (drivers/uio/uio.c, drivers/target/target_core_user.c).
 //
-// The file is opened with os.OpenFile, which registers a character device
-// with the runtime poller (uio implements poll) and makes it non-blocking:
-// a Read parks the goroutine instead of a thread, and a read deadline or
-// Close wakes it. The descriptor is reached through SyscallConn only; Fd
-// would switch it back to blocking mode and disable deadlines.
+// The device is served by a goroutine that blocks in poll(2) on the uio
+// descriptor and an eventfd, not through the runtime's network poller:
+// with the poller a wait costs a read that fails with EAGAIN, an
+// epoll_wait on another thread and a goroutine hand-off before the read
+// that succeeds; here it is one poll and one read on the serving thread,
+// which is what a C backstore (tcmu-runner, the perf suite's floor) pays.
+// The eventfd is the cancellation path: a done context writes it and the
+// poll returns. The cost is one OS thread per device while it waits,
+// which the runtime creates on demand.
 type uio struct {
-	f    *os.File
+	fd   int // /dev/uioN, blocking
+	efd  int // eventfd, written when the watched context is done
 	mem  []byte
+	pfd  [2]unix.PollFd
 	rbuf [4]byte
 	wbuf [4]byte
+	ebuf [8]byte
 
 	mu      sync.Mutex
 	watched context.Context
 	stop    func() bool
 }
 
-// aLongTimeAgo is a read deadline in the past: it wakes a blocked Read.
-var aLongTimeAgo = time.Unix(1, 0)
-
 // openUIO opens path and maps exactly size bytes of it from offset 0: the
 // kernel refuses any other length (tcmu_mmap). Only one process may have a
 // TCMU uio device open (EBUSY).
 func openUIO(path string, size int) (ringDev, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open uio: %w", err)
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		_ = f.Close()
 		return nil, fmt.Errorf("open uio %s: %w", path, err)
 	}
-	var mem []byte
-	var merr error
-	if err := rc.Control(func(fd uintptr) {
-		mem, merr = unix.Mmap(int(fd), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	}); err != nil {
-		merr = err
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("mmap %d bytes of %s: %w", size, path, err)
 	}
-	if merr != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("mmap %d bytes of %s: %w", size, path, merr)
+	u, err := newUIO(fd, mem)
+	if err != nil {
+		_ = unix.Munmap(mem)
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("open uio %s: %w", path, err)
 	}
-	return &uio{f: f, mem: mem}, nil
+	return u, nil
+}
+
+// newUIO wraps an open, blocking descriptor and its mapping; it owns both
+// from then on.
+func newUIO(fd int, mem []byte) (*uio, error) {
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	u := &uio{fd: fd, efd: efd, mem: mem}
+	u.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	u.pfd[1] = unix.PollFd{Fd: int32(efd), Events: unix.POLLIN}
+	return u, nil
 }
 
 func (u *uio) Memory() []byte { return u.mem }
 
-// watch makes a cancellation of ctx wake a blocked Read (once per ctx, so
+// watch makes a cancellation of ctx wake a blocked Wait (once per ctx, so
 // Wait allocates nothing in steady state).
 func (u *uio) watch(ctx context.Context) {
 	u.mu.Lock()
@@ -76,7 +86,14 @@ func (u *uio) watch(ctx context.Context) {
 		u.stop()
 	}
 	u.watched = ctx
-	u.stop = context.AfterFunc(ctx, func() { _ = u.f.SetReadDeadline(aLongTimeAgo) })
+	u.stop = context.AfterFunc(ctx, u.wake)
+}
+
+// wake makes the eventfd readable: a blocked poll returns.
+func (u *uio) wake() {
+	var one [8]byte
+	one[0] = 1 // eventfd counters are host-endian; every Linux port vscsid builds for is little-endian
+	_, _ = unix.Write(u.efd, one[:])
 }
 
 // Wait reads the 4-byte uio event counter: it returns once the kernel
@@ -86,31 +103,61 @@ func (u *uio) Wait(ctx context.Context) error {
 		return err
 	}
 	u.watch(ctx)
-	n, err := u.f.Read(u.rbuf[:])
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	for {
+		u.pfd[0].Revents, u.pfd[1].Revents = 0, 0
+		if _, err := unix.Poll(u.pfd[:], -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return fmt.Errorf("poll uio: %w", err)
 		}
-		return fmt.Errorf("read uio event: %w", err)
+		if u.pfd[1].Revents != 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// A wake-up for an earlier context: consume it.
+			_, _ = unix.Read(u.efd, u.ebuf[:])
+		}
+		if r := u.pfd[0].Revents; r&unix.POLLIN != 0 {
+			break
+		} else if r&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+			return fmt.Errorf("poll uio: revents %#x", r)
+		}
 	}
-	if n != len(u.rbuf) {
-		return fmt.Errorf("read uio event: %d bytes", n)
+	for {
+		n, err := unix.Read(u.fd, u.rbuf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read uio event: %w", err)
+		}
+		if n != len(u.rbuf) {
+			return fmt.Errorf("read uio event: %d bytes", n)
+		}
+		return nil
 	}
-	return nil
 }
 
 // Kick writes 4 bytes: tcmu_irqcontrol reaps the completions up to
 // cmd_tail and retries commands waiting for ring space.
 func (u *uio) Kick() error {
-	if _, err := u.f.Write(u.wbuf[:]); err != nil {
-		return fmt.Errorf("write uio: %w", err)
+	for {
+		_, err := unix.Write(u.fd, u.wbuf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write uio: %w", err)
+		}
+		return nil
 	}
-	return nil
 }
 
-// Close unmaps the ring and closes the device; a blocked Wait returns.
-// The device loop must have stopped: touching the mapping afterwards
-// faults.
+// Close unmaps the ring and closes the device. The device loop must have
+// stopped (its context done, Run returned): touching the mapping
+// afterwards faults, and a Wait still blocked would poll closed
+// descriptors.
 func (u *uio) Close() error {
 	u.mu.Lock()
 	if u.stop != nil {
@@ -118,7 +165,10 @@ func (u *uio) Close() error {
 		u.stop = nil
 	}
 	u.mu.Unlock()
-	err := unix.Munmap(u.mem)
-	u.mem = nil
-	return errors.Join(err, u.f.Close())
+	var err error
+	if u.mem != nil {
+		err = unix.Munmap(u.mem)
+		u.mem = nil
+	}
+	return errors.Join(err, unix.Close(u.fd), unix.Close(u.efd))
 }

@@ -9,17 +9,24 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A pipe stands in for /dev/uioN: like the uio device it is pollable, a
 // 4-byte read waits for the other side and a write never blocks.
 func pipeUIO(t *testing.T) (*uio, *os.File) {
-	r, w, err := os.Pipe()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	u, err := newUIO(p[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
-	return &uio{f: r}, w
+	w := os.NewFile(uintptr(p[1]), "pipe")
+	t.Cleanup(func() { _ = u.Close(); _ = w.Close() })
+	return u, w
 }
 
 func TestUIOWaitWakesOnEvent(t *testing.T) {
@@ -78,13 +85,17 @@ func TestUIOWaitAllocatesNothing(t *testing.T) {
 }
 
 func TestUIOKickWritesFourBytes(t *testing.T) {
-	r, w, err := os.Pipe()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	r := os.NewFile(uintptr(p[0]), "pipe")
+	defer func() { _ = r.Close() }()
+	u, err := newUIO(p[1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = r.Close() }()
-	defer func() { _ = w.Close() }()
-	u := &uio{f: w}
+	defer func() { _ = u.Close() }()
 	if err := u.Kick(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +128,45 @@ func TestOpenUIOMapsAndUnmaps(t *testing.T) {
 	}
 	if _, err := openUIO(filepath.Join(t.TempDir(), "missing"), 4096); err == nil {
 		t.Error("opened a missing device")
+	}
+}
+
+// A context cancelled while Wait is blocked wakes it; the next Wait, on a
+// new context, must not return at once because of the old wake-up.
+func TestUIOWaitIgnoresAnEarlierContextsWakeup(t *testing.T) {
+	u, w := pipeUIO(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- u.Wait(ctx) }()
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait: %v, want context.Canceled", err)
+	}
+	go func() { done <- u.Wait(context.Background()) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Wait on a new context returned before any event: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	_, _ = w.Write([]byte{1, 0, 0, 0})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A hung-up device (the kernel unregistered it) is an error, not a spin.
+func TestUIOWaitReportsHangup(t *testing.T) {
+	u, w := pipeUIO(t)
+	_ = w.Close()
+	done := make(chan error)
+	go func() { done <- u.Wait(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Wait on a hung-up device returned no error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return on a hung-up device")
 	}
 }
