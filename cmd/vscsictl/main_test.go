@@ -9,8 +9,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -235,11 +237,11 @@ func TestImportFailureRemovesCartridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "BAD1", bad)
-	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 removed") {
+	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 does not exist") {
 		t.Errorf("import of a truncated file: %v", err)
 	}
-	if _, err := os.Stat(cartridge.Path(dir, "BAD1")); !os.IsNotExist(err) {
-		t.Errorf("cartridge left behind: %v", err)
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the failed import left %v in the media directory", entries)
 	}
 	if _, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "X", "--format", "tpc", bad); !isUsage(err) {
 		t.Errorf("bad format: %v", err)
@@ -416,5 +418,48 @@ func TestInspectEscapesBarcode(t *testing.T) {
 	}
 	if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), `cartridge   "AB\x1b[2J\a"  (/m/AB.vtape)`) {
 		t.Errorf("inspect printed %q", b.String())
+	}
+}
+
+// A signal (the command's context) stops an import of an endless stream:
+// nothing is left in the media directory, not even a partial cartridge
+// under its name.
+func TestImportStopsOnSignal(t *testing.T) {
+	dir := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	go func() { // erase gaps for ever, until the reader is gone
+		gap := bytes.Repeat([]byte{0xfe, 0xff, 0xff, 0xff}, 1024)
+		for {
+			if _, err := w.Write(gap); err != nil {
+				_ = w.Close()
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		done <- run(ctx, []string{"media", "import", "--dir", dir, "--barcode", "GAP1", "/dev/fd/" + strconv.Itoa(int(r.Fd()))}, &out, &errb)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(cartridge.Path(dir, "GAP1")); !os.IsNotExist(err) {
+		t.Errorf("the cartridge exists while the import runs: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("import: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the import did not stop")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the stopped import left %v in the media directory", entries)
 	}
 }

@@ -49,7 +49,10 @@ its CRC (every block is read).`, mediaDump},
 Create cartridge B and fill partition 0 (or --partition) from a SIMH magtape
 image: records become blocks, tape marks filemarks. FILE "-" reads standard
 input. Odd-length records are padded (SIMH) or not (E11); auto detects it.
-If the import fails the new cartridge is removed.`, mediaImport},
+The cartridge is built in a hidden .import-* directory beside the others and
+appears under its name only when complete: an import that fails, or that
+SIGINT or SIGTERM stops, leaves nothing behind (one killed outright leaves
+only that hidden directory, which is not a cartridge: remove it).`, mediaImport},
 		{"export", "--barcode B [--partition N] [--format simh|e11] FILE.tap", "write a partition as a SIMH .tap image", `
 Write partition 0 (or --partition) of cartridge B as a SIMH magtape image.
 FILE "-" writes standard output; an existing FILE is not replaced without

@@ -14,7 +14,7 @@ import (
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
-func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func mediaImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cf commonFlags
 	var kf createFlags
 	fs := newFlagSet("media", mediaSub("import"), stderr)
@@ -41,13 +41,9 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	opts.WriteProtected = false // set after the import
-	if err := cartridge.Create(cf.dir, cf.barcode, opts); err != nil {
-		return err
-	}
-	st, err := importInto(cf, in, sf, *part, kf.writeProtect)
+	st, err := importCartridge(ctx, cf, opts, in, sf, *part, kf.writeProtect)
 	if err != nil {
-		_ = os.Remove(cartridge.Path(cf.dir, cf.barcode)) // best effort: the error below says what failed
-		return fmt.Errorf("%w (cartridge %s removed)", err, cf.barcode)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, struct {
@@ -72,7 +68,42 @@ func mediaImport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	return p.err
 }
 
-func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
+// importCartridge makes the cartridge cf.barcode in cf.dir from the SIMH
+// image in. The cartridge is built in a hidden staging directory inside
+// cf.dir and appears under its name only when complete (link(2), which
+// never replaces a cartridge made meanwhile): a failed or interrupted
+// import (a signal ends it through ctx) removes what it made, and one
+// killed outright leaves only the hidden directory .import-*, which no
+// listing shows as a cartridge.
+func importCartridge(ctx context.Context, cf commonFlags, opts cartridge.Options, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
+	final := cartridge.Path(cf.dir, cf.barcode)
+	if _, err := os.Lstat(final); err == nil {
+		return cartridge.SIMHStats{}, fmt.Errorf("%w: %s", cartridge.ErrExists, final)
+	}
+	stage, err := os.MkdirTemp(cf.dir, ".import-")
+	if err != nil {
+		return cartridge.SIMHStats{}, err
+	}
+	defer func() { _ = os.RemoveAll(stage) }() // only the staging copy: the cartridge is linked out of it
+	if err := cartridge.Create(stage, cf.barcode, opts); err != nil {
+		return cartridge.SIMHStats{}, err
+	}
+	sc := cf
+	sc.dir = stage
+	st, err := importInto(ctx, sc, in, sf, part, wp)
+	if err != nil {
+		return st, fmt.Errorf("%w (nothing was made: cartridge %s does not exist)", err, cf.barcode)
+	}
+	if err := os.Link(cartridge.Path(stage, cf.barcode), final); err != nil {
+		if errors.Is(err, iofs.ErrExist) {
+			return st, fmt.Errorf("%w: %s (made while importing; the import was discarded)", cartridge.ErrExists, final)
+		}
+		return st, err
+	}
+	return st, cartridge.SyncDir(cf.dir)
+}
+
+func importInto(ctx context.Context, cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int, wp bool) (cartridge.SIMHStats, error) {
 	m, err := cartridge.Open(cf.dir, cf.barcode)
 	if err != nil {
 		return cartridge.SIMHStats{}, err
@@ -81,7 +112,7 @@ func importInto(cf commonFlags, in io.Reader, sf cartridge.SIMHFormat, part int,
 	if err := m.Locate(part, 0); err != nil && !errors.Is(err, tape.ErrEndOfData) {
 		return cartridge.SIMHStats{}, fmt.Errorf("partition %d: %w", part, err)
 	}
-	st, err := cartridge.ImportSIMH(m, in, sf)
+	st, err := cartridge.ImportSIMH(ctx, m, in, sf)
 	if err != nil {
 		return st, err
 	}

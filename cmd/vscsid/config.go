@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -106,8 +107,29 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 // memory.
 const maxConfigSize = 1 << 20
 
-// readConfigFile reads at most maxConfigSize bytes of path.
-func readConfigFile(path string) ([]byte, error) {
+// readConfigFile reads at most maxConfigSize bytes of path. A FIFO or a
+// device can block in open or read for ever (--config on a named pipe
+// nobody writes): then a done ctx (SIGINT, SIGTERM) ends the wait, and
+// the blocked read is left to the exiting process.
+func readConfigFile(ctx context.Context, path string) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		data, err := readConfigFileBlocking(path)
+		ch <- result{data, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: not read: %w", path, context.Cause(ctx))
+	}
+}
+
+func readConfigFileBlocking(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -125,12 +147,12 @@ func readConfigFile(path string) ([]byte, error) {
 
 // loadConfig reads and validates a config file; path "" means the embedded
 // default.
-func loadConfig(path string) (*Config, error) {
+func loadConfig(ctx context.Context, path string) (*Config, error) {
 	data := defaultConfig
 	src := "default config"
 	if path != "" {
 		var err error
-		data, err = readConfigFile(path)
+		data, err = readConfigFile(ctx, path)
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}

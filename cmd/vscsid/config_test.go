@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/tape"
@@ -15,7 +19,7 @@ import (
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
-	c, err := loadConfig("")
+	c, err := loadConfig(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +37,7 @@ func TestDeployExampleIsValid(t *testing.T) {
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("example config missing: %v", err)
 	}
-	if _, err := loadConfig(p); err != nil {
+	if _, err := loadConfig(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -203,14 +207,40 @@ func TestCheckConfigBarcodeAgreesWithLibrary(t *testing.T) {
 // A config file is read up to 1 MiB: /dev/zero and other endless or huge
 // files are refused with a message, not read until memory runs out.
 func TestConfigSizeLimit(t *testing.T) {
-	if _, err := loadConfig("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+	if _, err := loadConfig(context.Background(), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
 		t.Errorf("/dev/zero: %v", err)
 	}
 	p := filepath.Join(t.TempDir(), "big.yaml")
 	if err := os.WriteFile(p, append([]byte("devices: []\n#"), bytes.Repeat([]byte("x"), maxConfigSize)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadConfig(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := loadConfig(context.Background(), p); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a config of over 1 MiB: %v", err)
+	}
+}
+
+// A config path that blocks (a FIFO nobody opens for writing) does not
+// make vscsid deaf to SIGTERM: the done context ends the wait.
+func TestConfigFromABlockedFIFOStopsOnSignal(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(p, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := loadConfig(ctx, p); done <- err }()
+	select {
+	case err := <-done:
+		t.Fatalf("loadConfig returned before anyone wrote the FIFO: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("loadConfig: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelling did not end the blocked read")
 	}
 }

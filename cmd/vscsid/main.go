@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err := stdout.Write(defaultConfig)
 		return err
 	}
-	cfg, err := loadConfig(o.config)
+	cfg, err := loadConfig(ctx, o.config)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cartridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -203,7 +204,7 @@ func FuzzSIMH(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m := openTemplate(t, Options{Capacity: 8 << 20})
 		m.noSync = true
-		st, err := ImportSIMH(m, bytes.NewReader(in), SIMHAuto)
+		st, err := ImportSIMH(context.Background(), m, bytes.NewReader(in), SIMHAuto)
 		if err != nil {
 			return
 		}
@@ -218,7 +219,7 @@ func FuzzSIMH(f *testing.F) {
 		}
 		m2 := openTemplate(t, Options{Capacity: 8 << 20})
 		m2.noSync = true
-		if _, err := ImportSIMH(m2, bytes.NewReader(out.Bytes()), format); err != nil {
+		if _, err := ImportSIMH(context.Background(), m2, bytes.NewReader(out.Bytes()), format); err != nil {
 			t.Fatalf("re-import: %v", err)
 		}
 		var again bytes.Buffer

@@ -2,6 +2,7 @@ package cartridge
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -93,12 +94,20 @@ const (
 
 // ImportSIMH reads a SIMH .tap image from r and writes its records and tape
 // marks to m at its current position. Errors name the byte offset in r.
-func ImportSIMH(m *Image, r io.Reader, format SIMHFormat) (SIMHStats, error) {
+// It stops with ctx's error once ctx is done (checked before every
+// object: an endless stream of tape marks or gaps stops too).
+func ImportSIMH(ctx context.Context, m *Image, r io.Reader, format SIMHFormat) (SIMHStats, error) {
 	st := SIMHStats{Format: format}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var off int64
 	lr := &io.LimitedReader{R: br}
+	done := ctx.Done()
 	for {
+		select {
+		case <-done:
+			return st, fmt.Errorf("simh: offset %d: %w", off, context.Cause(ctx))
+		default:
+		}
 		b, err := br.Peek(4)
 		if len(b) == 0 && errors.Is(err, io.EOF) {
 			return st, nil

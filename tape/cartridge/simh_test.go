@@ -2,10 +2,12 @@ package cartridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vscsid/vscsid/tape"
 )
@@ -51,7 +53,7 @@ func TestSIMHRoundTrip(t *testing.T) {
 				t.Errorf("exported %+v, want %d objects", st, len(want))
 			}
 			dst, _ := newCart(t, Options{Capacity: 64 << 20})
-			ist, err := ImportSIMH(dst, bytes.NewReader(out.Bytes()), SIMHAuto)
+			ist, err := ImportSIMH(context.Background(), dst, bytes.NewReader(out.Bytes()), SIMHAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +154,7 @@ func TestSIMHImport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ := newCart(t, Options{})
-			st, err := ImportSIMH(m, bytes.NewReader(tc.in), tc.format)
+			st, err := ImportSIMH(context.Background(), m, bytes.NewReader(tc.in), tc.format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +212,7 @@ func TestSIMHImportErrors(t *testing.T) {
 			if tc.name == "padding forced but absent" {
 				format = SIMHPadded
 			}
-			_, err := ImportSIMH(m, bytes.NewReader(tc.in), format)
+			_, err := ImportSIMH(context.Background(), m, bytes.NewReader(tc.in), format)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
@@ -219,7 +221,7 @@ func TestSIMHImportErrors(t *testing.T) {
 	// A cartridge too small for the image fails with end of medium.
 	m, _ := newCart(t, Options{Capacity: 1 << 20})
 	big := tap(600_000, make([]byte, 600_000), 600_000, 600_000, make([]byte, 600_000), 600_000)
-	if _, err := ImportSIMH(m, bytes.NewReader(big), SIMHAuto); !errors.Is(err, tape.ErrEndOfMedium) {
+	if _, err := ImportSIMH(context.Background(), m, bytes.NewReader(big), SIMHAuto); !errors.Is(err, tape.ErrEndOfMedium) {
 		t.Errorf("import into a small cartridge: %v", err)
 	}
 }
@@ -232,5 +234,39 @@ func TestParseSIMHFormat(t *testing.T) {
 	}
 	if _, err := ParseSIMHFormat("tpc"); err == nil {
 		t.Error("tpc accepted")
+	}
+}
+
+// endless is an endless SIMH stream of one word repeated: erase gaps,
+// say, which write nothing and so never reach end of medium.
+type endless uint32
+
+func (e endless) Read(p []byte) (int, error) {
+	n := len(p) &^ 3
+	for i := 0; i < n; i += 4 {
+		binary.LittleEndian.PutUint32(p[i:], uint32(e))
+	}
+	return n, nil
+}
+
+// An import of an endless stream stops when its context is done (a
+// signal to vscsictl), for gaps that write nothing and for tape marks
+// that fill the cartridge slowly.
+func TestImportSIMHStopsWhenCancelled(t *testing.T) {
+	for _, w := range []endless{simhGap, simhTapeMark} {
+		m, _ := newCart(t, Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := ImportSIMH(ctx, m, w, SIMHAuto); done <- err }()
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("word %#x: %v, want context.Canceled", uint32(w), err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("word %#x: the import did not stop", uint32(w))
+		}
 	}
 }
