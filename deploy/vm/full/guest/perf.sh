@@ -188,6 +188,35 @@ perf_disk_runs() {
 	expect_eq perf-fio-runs-failed 0 "$bad"
 }
 
+# perf_strace: every system call of the serving daemons, counted by
+# strace -c on one short run of the workloads where wake-ups dominate
+# (/proc/PID/io counts reads and writes only; a poll, epoll_wait or futex
+# is invisible there). Tracing slows every call, so batches grow and the
+# counts per command are a lower bound of the untraced run's; they are
+# for comparing the daemons with each other, not for their speed.
+perf_strace() {
+	local w rw bs qd jobs c n d pid sp
+	if ! command -v strace >/dev/null; then
+		note "perf: no strace in this guest: the report has no system-call summary"
+		return
+	fi
+	for w in randread-4k-qd1 randread-4k-qd32x2 read-64k; do
+		read -r rw bs qd jobs < <(awk -v w="$w" '$1 == w {print $2, $3, $4, $5}' <<<"$PERF_WORKLOADS")
+		for c in "${perf_disks[@]}"; do
+			read -r n d pid <<<"$c"
+			case $n in floor | fake_rw | tcmu-runner) ;; *) continue ;; esac
+			strace -c -f -q -p "$pid" -o "$PERF/strace-$w-$n.txt" 2>"$PERF/strace-$w-$n.err" &
+			sp=$!
+			sleep 1
+			perf_fio "strace-$w-$n" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs" ||
+				note "perf: traced fio $w on $n failed: $(head -c 300 "$PERF/strace-$w-$n.err")"
+			kill -INT "$sp" 2>/dev/null
+			wait "$sp"
+		done
+	done
+	check perf-strace-summaries test -s "$PERF/strace-randread-4k-qd1-fake_rw.txt"
+}
+
 # perf_stream NAME CMD...: one timed stream; its seconds and the daemon's
 # counters go into $PERF/NAME.{time,before,after}.
 perf_stream() {
@@ -258,6 +287,7 @@ perf_run() {
 		echo "vscsid=$(vscsid -version 2>&1 | head -n1)"
 	} >"$PERF/env"
 	perf_disk_runs
+	perf_strace
 	perf_tape
 	scrape >"$PERF/metrics.txt" 2>/dev/null || note "perf: no /metrics scrape"
 	perf_teardown

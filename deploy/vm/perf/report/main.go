@@ -81,6 +81,16 @@ type results struct {
 	tapeMiB float64                        // size of each stream
 	// zeroFill: device → bytes zero-filled, skipped (from metrics.txt).
 	zeroFill map[string][2]float64
+	// traced: workload → configuration → the strace -c run (perf_strace).
+	traced map[string]map[string]traced
+}
+
+// traced is one run under strace -c: calls per system call, and the SCSI
+// commands the disk completed meanwhile.
+type traced struct {
+	calls map[string]float64
+	total float64
+	cmds  float64
 }
 
 type stream struct {
@@ -163,6 +173,20 @@ func load(in string) (*results, error) {
 		}
 	}
 	r.zeroFill = readZeroFill(filepath.Join(in, "metrics.txt"))
+	r.traced = map[string]map[string]traced{}
+	for _, w := range workloads {
+		for _, c := range r.order {
+			base := filepath.Join(in, "strace-"+w.id+"-"+c)
+			t, err := loadTraced(base, tck)
+			if err != nil {
+				continue // not traced, or the trace is unusable: the section says which exist
+			}
+			if r.traced[w.id] == nil {
+				r.traced[w.id] = map[string]traced{}
+			}
+			r.traced[w.id][c] = t
+		}
+	}
 	if se, err := readKV(filepath.Join(in, "stream.env")); err == nil {
 		r.tapeMiB, _ = num(se, "tape_mib")
 	}
@@ -310,6 +334,54 @@ func loadSample(base string, tck float64) (sample, error) {
 	return s, nil
 }
 
+// loadTraced reads BASE.txt, a strace -c summary, and the disk's command
+// count around the run from BASE.before and BASE.after.
+func loadTraced(base string, tck float64) (traced, error) {
+	raw, err := os.ReadFile(base + ".txt")
+	if err != nil {
+		return traced{}, err
+	}
+	t := traced{calls: parseStraceSummary(string(raw))}
+	for _, n := range t.calls {
+		t.total += n
+	}
+	s, err := loadSample(base, tck)
+	if err != nil {
+		return traced{}, err
+	}
+	if !s.statOK || t.total == 0 {
+		return traced{}, errors.New("no commands or no calls")
+	}
+	t.cmds = s.cmds
+	return t, nil
+}
+
+// parseStraceSummary reads strace -c's table: "% time, seconds,
+// usecs/call, calls, errors (may be blank), syscall" rows between the
+// dashed rules, and a total row that is not returned.
+func parseStraceSummary(s string) map[string]float64 {
+	out := map[string]float64{}
+	for _, l := range strings.Split(s, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 5 || strings.HasPrefix(f[0], "-") || f[0] == "%" {
+			continue
+		}
+		name := f[len(f)-1]
+		if name == "total" {
+			continue
+		}
+		if _, err := strconv.ParseFloat(f[0], 64); err != nil {
+			continue
+		}
+		n, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			continue
+		}
+		out[name] += n
+	}
+	return out
+}
+
 // spread is the median, minimum and maximum of f over the samples.
 func spread(ss []sample, f func(sample) float64) (med, lo, hi float64) {
 	if len(ss) == 0 {
@@ -437,9 +509,47 @@ func (r *results) render() (string, map[string]string) {
 		}
 		p("\n")
 	}
+	r.renderTraced(&b)
 	r.renderStreams(&b, charts)
 	r.renderZeroFill(&b)
 	return b.String(), charts
+}
+
+// renderTraced: every system call per SCSI command, from the strace -c
+// runs.
+func (r *results) renderTraced(b *strings.Builder) {
+	if len(r.traced) == 0 {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p("## System calls per command, all of them\n\n")
+	p("One more run of each of these workloads with `strace -c -f` attached to the serving daemon: every system call of every thread, divided by the SCSI commands the disk completed meanwhile. The per-workload tables above count only reads and writes (/proc/PID/io); a poll, epoll_wait or futex shows only here. Tracing slows every call, so more commands wait per wake-up than untraced: read these as a comparison between the daemons, not as their untraced figures.\n\n")
+	p("| workload | configuration | calls/cmd | the most frequent, per command |\n|---|---|---|---|\n")
+	for _, w := range workloads {
+		m := r.traced[w.id]
+		for _, c := range configs {
+			t, ok := m[c.id]
+			if !ok {
+				continue
+			}
+			names := make([]string, 0, len(t.calls))
+			for n := range t.calls {
+				names = append(names, n)
+			}
+			sort.Slice(names, func(i, j int) bool {
+				if t.calls[names[i]] != t.calls[names[j]] {
+					return t.calls[names[i]] > t.calls[names[j]]
+				}
+				return names[i] < names[j]
+			})
+			var top []string
+			for _, n := range names[:min(5, len(names))] {
+				top = append(top, fmt.Sprintf("%s %.2f", n, t.calls[n]/t.cmds))
+			}
+			p("| %s | %s | %.2f | %s |\n", w.words, c.id, t.total/t.cmds, strings.Join(top, ", "))
+		}
+	}
+	p("\n")
 }
 
 // renderZeroFill: from the /metrics scrape at the end of the run, what

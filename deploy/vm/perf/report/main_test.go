@@ -86,3 +86,43 @@ vscsi_ring_zero_fill_bytes_total{device="cfgdisk",outcome="written"} 0
 		t.Errorf("zero-fill table wrong:\n%s", md)
 	}
 }
+
+// strace -c's summary as strace 6.1 prints it (the errors column blank on
+// most rows), and the section built from it.
+func TestTracedSection(t *testing.T) {
+	in, out := writeRun(t), t.TempDir()
+	summary := `% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 61.20    0.512000         128      4000           poll
+ 30.10    0.251000          62      4000           read
+  8.70    0.072000          36      2000           write
+  0.00    0.000000           0        10         3 futex
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.835000          83     10010         3 total
+`
+	for name, body := range map[string]string{
+		"strace-randread-4k-qd1-fake_rw.txt":    summary,
+		"strace-randread-4k-qd1-fake_rw.json":   `{"jobs":[{"read":{"iops":1,"bw_bytes":1,"total_ios":1}}]}`,
+		"strace-randread-4k-qd1-fake_rw.before": "ticks=1\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n",
+		"strace-randread-4k-qd1-fake_rw.after":  "ticks=2\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n",
+	} {
+		if err := os.WriteFile(filepath.Join(in, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10010 calls over 4000 commands; the total row is not a call.
+	want := "| 4 KiB random read, QD1 | fake_rw | 2.50 | poll 1.00, read 1.00, write 0.50, futex 0.00 |"
+	if !strings.Contains(string(md), want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+	if strings.Contains(string(md), "| 4 KiB random read, QD1 | floor |") {
+		t.Error("a configuration that was not traced has a row")
+	}
+}
