@@ -25,6 +25,9 @@ type FaultConfig struct {
 	Timing string `yaml:"timing"`
 	// Rules are tried in order (fault.RuleDesc).
 	Rules []string `yaml:"rules"`
+	// Depth is how many commands a disk serves at once, their delays
+	// overlapping (fault.Options.Depth); 0 and 1: one at a time.
+	Depth int `yaml:"depth"`
 }
 
 // parse checks the block's grammar; binding to the device (command names,
@@ -84,7 +87,7 @@ func withFaults(ht handlerType, env *handlerEnv, fc FaultConfig, cmdTimeOut time
 // attrib/cmd_time_out cmdTimeOut (delays are capped below it): the one
 // check of a fault block, run at attach and by --check-config.
 func wrapFaults(h target.Handler, kind fault.Kind, fc FaultConfig, cmdTimeOut time.Duration) (*fault.Device, error) {
-	opts := fault.Options{Kind: kind, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed}
+	opts := fault.Options{Kind: kind, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed, Depth: fc.Depth}
 	var err error
 	if opts.Timing, opts.Rules, err = fc.parse(); err != nil {
 		return nil, err
@@ -109,7 +112,7 @@ func closeHandler(h target.Handler) error {
 // are not (it reads "seed: 1.5" as 1).
 func (c *FaultConfig) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: fault must be a mapping (seed, timing, rules)", n.Line)
+		return fmt.Errorf("line %d: fault must be a mapping (seed, timing, rules, depth)", n.Line)
 	}
 	rest := *n
 	rest.Content = nil
@@ -119,9 +122,9 @@ func (c *FaultConfig) UnmarshalYAML(n *yaml.Node) error {
 		case "seed":
 			seed = n.Content[i+1]
 			continue
-		case "timing", "rules":
+		case "timing", "rules", "depth":
 		default:
-			return fmt.Errorf("line %d: field %s not found in fault (want seed, timing, rules)", k.Line, k.Value)
+			return fmt.Errorf("line %d: field %s not found in fault (want seed, timing, rules, depth)", k.Line, k.Value)
 		}
 		rest.Content = append(rest.Content, n.Content[i], n.Content[i+1])
 	}

@@ -356,15 +356,15 @@ func TestSenseFormat(t *testing.T) {
 }
 
 // TestForwarding: CommandName, Close and Unwrap reach the wrapped handler;
-// the wrapper never claims to be concurrent.
+// the wrapper is concurrent only with a Depth above 1.
 func TestForwarding(t *testing.T) {
 	rec := &recorder{names: map[scsi.OpCode]string{0x28: "read_10"}}
 	d := newDevice(t, rec, fault.Options{})
 	if d.CommandName(0x28) != "read_10" || d.Unwrap() != fault.Handler(rec) {
 		t.Error("CommandName/Unwrap not forwarded")
 	}
-	if _, ok := any(d).(interface{ Concurrent() int }); ok {
-		t.Error("Device must not implement ConcurrentHandler")
+	if d.Concurrent() != 0 {
+		t.Errorf("Device without Depth: Concurrent() = %d, want 0 (ring order)", d.Concurrent())
 	}
 	if err := d.Close(); err != nil {
 		t.Error(err)

@@ -8,7 +8,8 @@ import (
 // A Clock is the wrapper's time source. The default reads the monotonic
 // clock and sleeps without a busy loop, correcting for the host's wake-up
 // latency; tests inject a fake one. A Device calls its Clock from the
-// command goroutine only.
+// command goroutine only, or with Options.Depth above 1 from every command
+// in service at once (an injected Clock must allow that).
 type Clock interface {
 	// Now is the time elapsed since an arbitrary fixed origin.
 	Now() time.Duration
@@ -71,6 +72,14 @@ func newRealClock() *realClock {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &realClock{epoch: time.Now(), t: t}
+}
+
+// sibling is another realClock with the same epoch, for a concurrent
+// command: its own timer and its own learnt lateness.
+func (c *realClock) sibling() *realClock {
+	s := newRealClock()
+	s.epoch = c.epoch
+	return s
 }
 
 func (c *realClock) Now() time.Duration { return time.Since(c.epoch) }

@@ -2,7 +2,10 @@ package fault_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,4 +180,98 @@ func BenchmarkWrapper(b *testing.B) {
 func BenchmarkTrivial(b *testing.B) {
 	b.Run("bare", func(b *testing.B) { benchHandler(b, nop{}, tur) })
 	b.Run("wrapped", func(b *testing.B) { benchHandler(b, newDevice(b, nop{}, fault.Options{}), tur) })
+}
+
+// barrierClock's Sleep returns only once n sleeps are in progress at the
+// same time (or fails after a while): commands whose delays overlap pass
+// it, commands served one after another cannot.
+type barrierClock struct {
+	n       int
+	mu      sync.Mutex
+	waiting int
+	release chan struct{}
+}
+
+func (c *barrierClock) Now() time.Duration { return 0 }
+
+func (c *barrierClock) Sleep(context.Context, time.Duration) error {
+	c.mu.Lock()
+	c.waiting++
+	if c.waiting == c.n {
+		close(c.release)
+	}
+	c.mu.Unlock()
+	select {
+	case <-c.release:
+		return nil
+	case <-time.After(5 * time.Second):
+		return errors.New("barrier: the other sleeps never came")
+	}
+}
+
+// With Depth, the latency of that many commands overlaps (a disk's queue,
+// scsi_debug's per-command delay) while the wrapped handler still sees one
+// command at a time.
+func TestDepthOverlapsDelays(t *testing.T) {
+	const depth = 8
+	clk := &barrierClock{n: depth, release: make(chan struct{})}
+	inner := &serialChecker{}
+	d, err := fault.New(inner, fault.Options{Depth: depth, Clock: clk, Timing: fault.MustParseTiming("latency=1ms")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Concurrent() != depth {
+		t.Fatalf("Concurrent() = %d", d.Concurrent())
+	}
+	var wg sync.WaitGroup
+	res := make([]scsi.Response, depth)
+	for i := range depth {
+		wg.Go(func() {
+			res[i] = d.HandleCommand(context.Background(), &scsi.Command{CDB: []byte{0x00, 0, 0, 0, 0, 0}})
+		})
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.Status != scsi.StatusGood {
+			t.Errorf("command %d: %v (its delay did not overlap the others')", i, r.Status)
+		}
+	}
+	if n := inner.served.Load(); n != depth {
+		t.Errorf("handler served %d commands, want %d", n, depth)
+	}
+	if inner.overlapped.Load() {
+		t.Error("the wrapped handler ran two commands at once")
+	}
+}
+
+func TestDepthRefused(t *testing.T) {
+	for _, tc := range []struct {
+		opts fault.Options
+		want string
+	}{
+		{fault.Options{Kind: fault.Tape, Depth: 4}, "only a disk"},
+		{fault.Options{Kind: fault.Changer, Depth: 2}, "only a disk"},
+		{fault.Options{Depth: fault.MaxDepth + 1}, "want 1.."},
+		{fault.Options{Depth: -1}, "want 1.."},
+	} {
+		if _, err := fault.New(&serialChecker{}, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+// serialChecker is a handler that notices being entered twice at once.
+type serialChecker struct {
+	in, served atomic.Int32
+	overlapped atomic.Bool
+}
+
+func (s *serialChecker) HandleCommand(context.Context, *scsi.Command) scsi.Response {
+	if s.in.Add(1) > 1 {
+		s.overlapped.Store(true)
+	}
+	time.Sleep(100 * time.Microsecond)
+	s.in.Add(-1)
+	s.served.Add(1)
+	return scsi.Good
 }

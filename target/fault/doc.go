@@ -136,10 +136,18 @@
 //
 // # Concurrency
 //
-// HandleCommand is called by the device's loop, one command at a time (the
-// wrapper does not forward ConcurrentHandler: its timing state is owned by
-// that one goroutine). SetRules, AddRule, RemoveRule, Clear, SetTiming and
-// every getter may be called from any goroutine while commands run: the
-// rules and timing are an immutable set swapped with an atomic pointer, and
-// the per-command path takes no lock and does not allocate.
+// HandleCommand is called by the device's loop, one command at a time,
+// unless Options.Depth is above 1 (disks only): then the Device is a
+// target.ConcurrentHandler and up to Depth commands are in service at
+// once, on the transport's workers, with out-of-order completion. Their
+// delays (latency, jitter, delay= rules, the rate) overlap, as in a real
+// disk's queue and in scsi_debug's per-command delay, while the rules,
+// the timing state and the wrapped handler are used under one mutex, one
+// command at a time (not in ring order: SIMPLE tasks have none). With
+// Depth 1 a latency of 1 ms caps a disk at 1,000 commands per second at
+// any queue depth; with Depth 32 it serves up to 32,000.
+// SetRules, AddRule, RemoveRule, Clear, SetTiming and every getter may be
+// called from any goroutine while commands run: the rules and timing are
+// an immutable set swapped with an atomic pointer, and the per-command
+// path does not allocate.
 package fault

@@ -87,7 +87,19 @@ type Options struct {
 	// aborted task: the transport's target.CanReportAborts and
 	// target.Aborted. Nil: a held command is held for its whole time.
 	Aborts AbortReporter
+	// Depth is how many commands a disk serves at once (0 and 1: one at
+	// a time, in ring order). Above 1 the Device is a concurrent handler
+	// (target.ConcurrentHandler): the delays of that many commands (their
+	// latency, delay= rules and rate) run at the same time, as a real
+	// disk's queue overlaps them, while the wrapped handler still sees
+	// one command at a time. Disks only: a tape drive or a changer is
+	// sequential. Fixed for the Device's life.
+	Depth int
 }
+
+// MaxDepth bounds Options.Depth: each command in service holds a goroutine
+// and a clock, and LIO's queue to a TCMU device is deeper than any disk's.
+const MaxDepth = 256
 
 // AbortReporter is the transport's view of ABORT TASK for the command
 // being served under ctx (target.CanReportAborts, target.Aborted).
@@ -98,10 +110,13 @@ type AbortReporter interface {
 
 // Device is a Handler that injects faults and delays in front of another.
 //
-// Concurrency: HandleCommand must not be called concurrently with itself
-// (the transport's in-order loop calls it; Device deliberately does not
-// implement target.ConcurrentHandler). All other methods may be called
-// from any goroutine at any time, also while commands run.
+// Concurrency: with Depth 0 or 1, HandleCommand must not be called
+// concurrently with itself (the transport's in-order loop calls it). With
+// a Depth above 1 up to Depth calls may run at once (the transport's
+// workers, through Concurrent): the rule and timing state and the wrapped
+// handler are then used under a mutex, and only the sleeps overlap. All
+// other methods may be called from any goroutine at any time, also while
+// commands run.
 type Device struct {
 	h        Handler
 	namer    CommandNamer
@@ -124,7 +139,14 @@ type Device struct {
 	mu     sync.Mutex // serialises the writers of plan
 	nextID uint64
 
-	// Owned by the command goroutine.
+	// depth > 1: cmu serialises the command path but for its sleeps, and
+	// clocks hands each command in service a clock of its own (sharing
+	// one epoch, so the timing model's instants compare).
+	depth  int
+	cmu    sync.Mutex
+	clocks chan Clock
+
+	// Owned by the command goroutine (with depth > 1: under cmu).
 	format  scsi.SenseFormat
 	scratch [32]byte
 	sub     scsi.Command
@@ -167,6 +189,23 @@ func New(h Handler, opts Options) (*Device, error) {
 	if d.clock == nil {
 		d.clock = newRealClock()
 	}
+	switch {
+	case opts.Depth < 0 || opts.Depth > MaxDepth:
+		return nil, fmt.Errorf("fault: depth %d: want 1..%d", opts.Depth, MaxDepth)
+	case opts.Depth > 1 && opts.Kind != Disk:
+		return nil, fmt.Errorf("fault: depth %d: only a disk serves commands at once (a tape drive and a changer are sequential)", opts.Depth)
+	case opts.Depth > 1:
+		d.depth = opts.Depth
+		d.clocks = make(chan Clock, opts.Depth)
+		rc, _ := d.clock.(*realClock)
+		for range opts.Depth {
+			if rc != nil {
+				d.clocks <- rc.sibling()
+			} else {
+				d.clocks <- d.clock // an injected clock serves every command
+			}
+		}
+	}
 	if err := d.SetTiming(opts.Timing); err != nil {
 		return nil, err
 	}
@@ -175,6 +214,10 @@ func New(h Handler, opts Options) (*Device, error) {
 	}
 	return d, nil
 }
+
+// Concurrent implements target.ConcurrentHandler: the Depth it was made
+// with (0 with none, so the transport serves it in ring order).
+func (d *Device) Concurrent() int { return d.depth }
 
 // MaxDelay is the cap on the delay of one command (0: none).
 func (d *Device) MaxDelay() time.Duration {
@@ -393,10 +436,35 @@ func (d *Device) publish(rules []*bound, tm *timer) {
 // HandleCommand implements target.Handler.
 func (d *Device) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
 	p := d.plan.Load()
-	if p == nil {
-		return d.h.HandleCommand(ctx, cmd)
+	if d.depth == 0 {
+		if p == nil {
+			return d.h.HandleCommand(ctx, cmd)
+		}
+		return d.handle(ctx, p, cmd, d.clock)
 	}
-	return d.handle(ctx, p, cmd)
+	clk := <-d.clocks // never waits: at most depth commands are in service
+	d.cmu.Lock()
+	var r scsi.Response
+	if p == nil {
+		r = d.h.HandleCommand(ctx, cmd)
+	} else {
+		r = d.handle(ctx, p, cmd, clk)
+	}
+	d.cmu.Unlock()
+	d.clocks <- clk
+	return r
+}
+
+// sleep waits dur on clk; with depth > 1 without cmu, so the delays of the
+// commands in service overlap.
+func (d *Device) sleep(ctx context.Context, clk Clock, dur time.Duration) error {
+	if d.depth == 0 {
+		return clk.Sleep(ctx, dur)
+	}
+	d.cmu.Unlock()
+	err := clk.Sleep(ctx, dur)
+	d.cmu.Lock()
+	return err
 }
 
 var (
@@ -405,7 +473,9 @@ var (
 	earlyWarning = scsi.Sense{Key: scsi.NoSense, ASC: scsi.EndOfPartitionMediumDetected, EOM: true, Valid: true}
 )
 
-func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Response {
+// handle serves cmd under the plan p, sleeping on clk (with depth > 1, it
+// is called and returns with cmu held; sleep lets go of it meanwhile).
+func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clock) scsi.Response {
 	var c cmdInfo
 	decode(d.env.kind, d.ext, cmd.CDB, &c)
 	var (
@@ -440,7 +510,7 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Re
 		break
 	}
 	if term != nil && term.act.kind == actTimeout {
-		return d.hold(ctx, term)
+		return d.hold(ctx, term, clk)
 	}
 	tm := p.timer
 	if tm != nil {
@@ -455,7 +525,7 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Re
 		}
 		budget -= delay
 		slept = delay
-		if err := d.clock.Sleep(ctx, delay); err != nil {
+		if err := d.sleep(ctx, clk, delay); err != nil {
 			d.st.interrupted.Add(1)
 			d.account(slept, clamped)
 			return busy
@@ -468,7 +538,7 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Re
 	var arr time.Duration
 	if tm != nil {
 		tm.before(&c, d.pos)
-		arr = d.clock.Now()
+		arr = clk.Now()
 	}
 	r := d.h.HandleCommand(ctx, cmd)
 	d.learn(&r)
@@ -478,12 +548,12 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command) scsi.Re
 			moved = uint64(cmd.Data.Written() + cmd.Data.Consumed())
 		}
 		done := tm.after(arr, &c, moved, &r, d.pos)
-		if wait := done - d.clock.Now(); wait > 0 {
+		if wait := done - clk.Now(); wait > 0 {
 			if wait > budget {
 				wait, clamped = budget, true
 			}
 			slept += wait
-			if err := d.clock.Sleep(ctx, wait); err != nil {
+			if err := d.sleep(ctx, clk, wait); err != nil {
 				d.st.interrupted.Add(1)
 			}
 		}
@@ -556,7 +626,7 @@ func (d *Device) inject(ctx context.Context, b *bound, c *cmdInfo, cmd *scsi.Com
 }
 
 // hold is the timeout action: no answer within cmd_time_out.
-func (d *Device) hold(ctx context.Context, b *bound) scsi.Response {
+func (d *Device) hold(ctx context.Context, b *bound, clk Clock) scsi.Response {
 	dur := b.act.dur
 	if dur == 0 {
 		dur = d.env.cmdTimeout + HoldMargin
@@ -567,9 +637,9 @@ func (d *Device) hold(ctx context.Context, b *bound) scsi.Response {
 		// Like a real device, drop the task when the initiator aborts
 		// it (sd's timeout shorter than cmd_time_out: ABORT TASK), so
 		// the abort completes now instead of at cmd_time_out.
-		end := d.clock.Now() + dur
-		for left := dur; left > 0; left = end - d.clock.Now() {
-			if err := d.clock.Sleep(ctx, min(left, holdPoll)); err != nil {
+		end := clk.Now() + dur
+		for left := dur; left > 0; left = end - clk.Now() {
+			if err := d.sleep(ctx, clk, min(left, holdPoll)); err != nil {
 				d.st.interrupted.Add(1)
 				return busy
 			}
@@ -579,7 +649,7 @@ func (d *Device) hold(ctx context.Context, b *bound) scsi.Response {
 		}
 		return scsi.CheckCondition(scsi.Sense{Key: scsi.AbortedCommand, ASC: scsi.LogicalUnitCommunicationTimeout, Format: d.senseFormat()})
 	}
-	if err := d.clock.Sleep(ctx, dur); err != nil {
+	if err := d.sleep(ctx, clk, dur); err != nil {
 		d.st.interrupted.Add(1)
 		return busy
 	}

@@ -29,6 +29,18 @@ devices:
     fault:
       rules:
         - "early_warning_after=1MiB"
+  # The same latency served one command at a time and 32 at once.
+  - name: fq1
+    type: vdisk
+    config: "size=64MiB;mode=fake_rw"
+    fault:
+      timing: "latency=5ms"
+  - name: fq32
+    type: vdisk
+    config: "size=64MiB;mode=fake_rw"
+    fault:
+      timing: "latency=5ms"
+      depth: 32
 EOC
 artefact /etc/vscsid/faults.yaml
 dmesg_mark f
@@ -127,6 +139,30 @@ _m1=$(_mean $W/lat1.prom $W/lat2.prom 300)
 note "guest clock: $(grep -m1 -o 'hres_active *: *[0-9]' /proc/timer_list 2>/dev/null), $(grep -m1 -o 'Clock Event Device: .*' /proc/timer_list 2>/dev/null), $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 note "READ(10) mean recorded: $_m0 ms without timing, $_m1 ms with latency=2ms (added: $(awk -v a=$_m0 -v b=$_m1 'BEGIN {printf "%.3f", b - a}') ms)"
 expect_output timing-clear '.' "$CTL" fault timing fd0 ''
+
+# ------------------------------------- depth: latencies that overlap
+# Eight readers of 40 direct 4 KiB reads each on a disk with latency=5ms.
+# Served one at a time (fq1) the 320 latencies add up: at least 1.6 s, by
+# construction. With depth: 32 (fq32) they overlap, as in a real disk's
+# queue and in scsi_debug's per-command delay: far less.
+require wait_for fq-attached 30 "dev_node block fq1 && dev_node block fq32"
+_readers() { # DEV: wall seconds of eight parallel readers
+	local t0 t1 i
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	for i in 0 1 2 3 4 5 6 7; do
+		"$DD" if=/dev/$1 of=/dev/null bs=4k count=40 skip=$((i * 1000)) iflag=direct 2>/dev/null &
+	done
+	wait
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}'
+}
+_s1=$(_readers "$(dev_block fq1)")
+_s32=$(_readers "$(dev_block fq32)")
+note "8 x 40 reads at latency=5ms: $_s1 s one at a time, $_s32 s with depth 32"
+scrape_metrics "$W/depth.prom"
+check_sh depth-workers "grep -qx 'vscsi_ring_workers{device=\"fq32\"} 32' $W/depth.prom && grep -qx 'vscsi_ring_workers{device=\"fq1\"} 1' $W/depth.prom"
+check_sh depth1-latencies-add-up "awk -v s=$_s1 'BEGIN {exit !(s >= 1.6)}'"
+check_sh depth32-latencies-overlap "awk -v a=$_s1 -v b=$_s32 'BEGIN {exit !(b * 3 < a)}'"
 
 # ------------------------------------------------- tape early warning
 T=/dev/n$st
