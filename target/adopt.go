@@ -118,6 +118,12 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
 	}
 	m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
+	if spec.ISCSI != nil {
+		// Create removed the leftover iSCSI target: make it anew.
+		if err := t.exportISCSI(m, spec.Name, obj, spec.ISCSI); err != nil {
+			return info, false, fmt.Errorf("iSCSI export: %w", err)
+		}
+	}
 
 	nexus, _ := f.ReadAttr(filepath.Join(tpg, "nexus"))
 	var sd SCSIDevice

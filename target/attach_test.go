@@ -101,7 +101,7 @@ func TestAttachAndRelease(t *testing.T) {
 	is := filepath.Join(f.paths.ConfigFS, "target", "iscsi")
 	tpg := filepath.Join(is, "iqn.2026-12.io.example:tc0", "tpgt_1")
 	obj := filepath.Join(f.paths.ConfigFS, "target", "core", "user_7", "tc0")
-	for _, d := range []string{is, filepath.Dir(tpg), tpg, filepath.Join(tpg, "lun"), filepath.Join(tpg, "lun", "lun_0"), filepath.Join(tpg, "lun", "lun_3")} {
+	for _, d := range []string{is, filepath.Dir(tpg), tpg, filepath.Join(tpg, "lun", "lun_0"), filepath.Join(tpg, "lun", "lun_3")} { // the tpg's lun/ comes with it
 		if err := f.Mkdir(d); err != nil {
 			t.Fatal(err)
 		}

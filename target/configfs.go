@@ -131,6 +131,12 @@ type DeviceSpec struct {
 	// NoTMRNotification leaves attrib/tmr_notification at 0, so aborts and
 	// resets are not announced in the ring.
 	NoTMRNotification bool
+	// ISCSI, if set, exports the device over LIO's iSCSI fabric too
+	// (iscsi.go): a target of its own with the ACLs it lists.
+	ISCSI *ISCSIExport
+	// NoLoopback leaves out the tcm_loop export: the device is then seen
+	// only by the initiators of ISCSI (which must be set).
+	NoLoopback bool
 	// Factory, if set, builds this device's handler instead of the
 	// subtype's Options.Factories entry (a device of the caller's own
 	// config, with settings of its own such as fault rules). Devices
@@ -166,6 +172,13 @@ func (s DeviceSpec) validate() error {
 	}
 	if s.MaxDataAreaMB < 0 {
 		return fmt.Errorf("device %s: max_data_area_mb %d: must be >= 0", s.Name, s.MaxDataAreaMB)
+	}
+	if s.ISCSI != nil {
+		if err := s.ISCSI.Validate(); err != nil {
+			return fmt.Errorf("device %s: %w", s.Name, err)
+		}
+	} else if s.NoLoopback {
+		return fmt.Errorf("device %s: exported on no fabric (no tcm_loop and no iSCSI)", s.Name)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ type fixture struct {
 	hosts    map[string]int    // naa dir → SCSI host
 	devCfg   map[string]string // storage object → dev_config written
 	uios     map[string]string // storage object → uioN
-	exported map[string]bool   // storage object → LUN linked
+	exported map[string]int    // storage object → LUN links to it (tcm_loop and iSCSI)
 	rings    map[string]*fakeRing
 }
 
@@ -67,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 		hosts:    map[string]int{},
 		devCfg:   map[string]string{},
 		uios:     map[string]string{},
-		exported: map[string]bool{},
+		exported: map[string]int{},
 		rings:    map[string]*fakeRing{},
 		nextHost: 3,
 		nextSG:   1,
@@ -124,6 +124,18 @@ var (
 	tpgRE = regexp.MustCompile(`^config/target/loopback/(naa\.[0-9a-f]+)/tpgt_([0-9]+)$`)
 	naaRE = regexp.MustCompile(`^config/target/loopback/naa\.[0-9a-f]+$`)
 	lunRE = regexp.MustCompile(`^config/target/loopback/(naa\.[0-9a-f]+)/tpgt_([0-9]+)/lun/lun_([0-9]+)/[^/]+$`)
+
+	iscsiTPGRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+$`)
+	iscsiACLRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+/acls/[^/]+$`)
+	iscsiLUNRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+/lun/lun_[0-9]+/[^/]+$`)
+)
+
+// What LIO's iSCSI fabric creates with a TPG and with an ACL.
+var (
+	iscsiTPGDirs  = []string{"lun", "np", "acls", "attrib", "param", "auth"}
+	iscsiTPGFiles = []string{"enable", "attrib/authentication", "attrib/generate_node_acls"}
+	iscsiACLDirs  = []string{"auth", "attrib", "param"}
+	iscsiACLFiles = []string{"auth/userid", "auth/password", "auth/userid_mutual", "auth/password_mutual"}
 )
 
 // Object attribute files configfs creates with a TCMU storage object.
@@ -155,8 +167,35 @@ func (f *fixture) Mkdir(p string) error {
 		f.touch(filepath.Join(p, "nexus"), "")
 		f.touch(filepath.Join(p, "address"), fmt.Sprintf("%d:0:%s\n", host, m[2]))
 		_ = os.Mkdir(filepath.Join(p, "lun"), 0o755)
+	case iscsiTPGRE.MatchString(r):
+		for _, d := range iscsiTPGDirs {
+			_ = os.Mkdir(filepath.Join(p, d), 0o755)
+		}
+		for _, n := range iscsiTPGFiles {
+			f.touch(filepath.Join(p, n), "0")
+		}
+	case iscsiACLRE.MatchString(r):
+		for _, d := range iscsiACLDirs {
+			_ = os.Mkdir(filepath.Join(p, d), 0o755)
+		}
+		for _, n := range iscsiACLFiles {
+			f.touch(filepath.Join(p, n), "")
+		}
 	}
 	return nil
+}
+
+// removeDefaults removes what configfs made with a directory, before the
+// directory itself: files first, then the (then empty) default groups.
+// A default group with something in it (a LUN, an ACL, a portal) stays,
+// and the directory's rmdir fails, as in configfs.
+func removeDefaults(p string, files, dirs []string) {
+	for _, n := range files {
+		_ = os.Remove(filepath.Join(p, n))
+	}
+	for _, d := range dirs {
+		_ = os.Remove(filepath.Join(p, d))
+	}
 }
 
 func (f *fixture) Rmdir(p string) error {
@@ -169,7 +208,7 @@ func (f *fixture) Rmdir(p string) error {
 		f.mu.Lock()
 		exported, uio := f.exported[r], f.uios[r]
 		f.mu.Unlock()
-		if exported {
+		if exported > 0 {
 			return &fs.PathError{Op: "rmdir", Path: p, Err: unix.EBUSY}
 		}
 		for _, n := range objFiles {
@@ -186,6 +225,10 @@ func (f *fixture) Rmdir(p string) error {
 		_ = os.Remove(filepath.Join(p, "nexus"))
 		_ = os.Remove(filepath.Join(p, "address"))
 		_ = os.Remove(filepath.Join(p, "lun")) // fails (and so does the rmdir) while a LUN exists
+	case iscsiTPGRE.MatchString(r):
+		removeDefaults(p, iscsiTPGFiles, iscsiTPGDirs)
+	case iscsiACLRE.MatchString(r):
+		removeDefaults(p, iscsiACLFiles, iscsiACLDirs)
 	}
 	return os.Remove(p)
 }
@@ -208,7 +251,7 @@ func (f *fixture) WriteAttr(p, v string) error {
 		exported = f.exported[obj]
 		f.mu.Unlock()
 	}
-	if (strings.HasSuffix(r, "attrib/cmd_time_out") || strings.HasSuffix(r, "wwn/vpd_unit_serial")) && exported {
+	if (strings.HasSuffix(r, "attrib/cmd_time_out") || strings.HasSuffix(r, "wwn/vpd_unit_serial")) && exported > 0 {
 		return &fs.PathError{Op: "write", Path: p, Err: unix.EINVAL} // "while exports exist"
 	}
 	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // no O_CREATE: configfs files exist or not
@@ -232,7 +275,7 @@ func (f *fixture) WriteAttr(p, v string) error {
 			atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring.mem[mbCmdHeadOff])), 0)
 			atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring.mem[mbCmdTailOff])), 0)
 		}
-	case strings.HasSuffix(r, "/enable") && v == "1":
+	case strings.HasSuffix(r, "/enable") && v == "1" && objRE.MatchString(obj):
 		// tcmu_configure_device: register the uio device.
 		f.mu.Lock()
 		uio := "uio" + strconv.Itoa(f.nextUIO)
@@ -261,13 +304,19 @@ func (f *fixture) Symlink(target, link string) error {
 	if err := os.Symlink(target, link); err != nil {
 		return err
 	}
+	if iscsiLUNRE.MatchString(r) {
+		f.mu.Lock()
+		f.exported[f.rel(target)]++
+		f.mu.Unlock()
+		return nil
+	}
 	m := lunRE.FindStringSubmatch(r)
 	if m == nil {
 		return nil
 	}
 	obj := f.rel(target)
 	f.mu.Lock()
-	f.exported[obj] = true
+	f.exported[obj]++
 	host := f.hosts[filepath.Join("config/target/loopback", m[1])]
 	typ := 0
 	switch {
@@ -313,9 +362,14 @@ func (f *fixture) Unlink(p string) error {
 	if err != nil {
 		return err
 	}
+	if iscsiLUNRE.MatchString(r) {
+		f.mu.Lock()
+		f.exported[f.rel(target)]--
+		f.mu.Unlock()
+	}
 	if m := lunRE.FindStringSubmatch(r); m != nil {
 		f.mu.Lock()
-		delete(f.exported, f.rel(target))
+		f.exported[f.rel(target)]--
 		host := f.hosts[filepath.Join("config/target/loopback", m[1])]
 		f.mu.Unlock()
 		_ = os.RemoveAll(filepath.Join(f.paths.SysFS, "class", "scsi_device", fmt.Sprintf("%d:0:%s:%s", host, m[2], m[3])))

@@ -165,6 +165,10 @@ func NewDevice(mem []byte, n Notifier, h Handler, log *zap.Logger) (*Device, err
 // Info returns the ring limits in force.
 func (d *Device) Info() RingInfo { return d.info }
 
+// Failed reports whether Run ended with an error (Stats().Failed, without
+// the snapshot).
+func (d *Device) Failed() bool { return d.failed.Load() }
+
 // Stats returns a snapshot of the device's counters.
 func (d *Device) Stats() DeviceStats {
 	s := d.st.snapshot(d.namer)

@@ -46,6 +46,11 @@ func (t *Target) reclaim(spec DeviceSpec) error {
 	if !ours && !objOK {
 		return nil
 	}
+	if objOK {
+		if ts := t.iscsiTargets(obj); len(ts) > 0 {
+			return fmt.Errorf("storage object %s is exported by iSCSI target %s, which this device's config did not make: remove it first (targetcli /iscsi delete %s)", obj, strings.Join(ts, ", "), ts[0])
+		}
+	}
 	tpg := filepath.Join(naaDir, "tpgt_1")
 	lun := filepath.Join(tpg, "lun", "lun_0")
 	link := filepath.Join(lun, spec.Name)

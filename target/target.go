@@ -255,6 +255,19 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		return info, fmt.Errorf("device %s: already created", spec.Name)
 	}
 	core := t.paths.core()
+	if spec.ISCSI != nil {
+		// A leftover iSCSI target of this device holds its storage object
+		// (and initiators may be logged in): remove it before adopting or
+		// reclaiming; it is made anew below. Its initiators log in again
+		// (open-iscsi retries for its replacement_timeout).
+		if t.fs.Exists(filepath.Join(t.paths.iscsi(), spec.ISCSI.IQN)) {
+			t.log.Warn("removing the leftover iSCSI target of this device from a daemon that did not stop cleanly; it is made anew",
+				zap.String("device", spec.Name), zap.String("iqn", spec.ISCSI.IQN))
+		}
+		if err := t.removeISCSITarget(spec.ISCSI.IQN); err != nil {
+			return info, fmt.Errorf("device %s: remove the leftover iSCSI target %s: %w", spec.Name, spec.ISCSI.IQN, err)
+		}
+	}
 	switch info, ok, err := t.adopt(spec, factory); {
 	case ok:
 		return info, nil
@@ -365,14 +378,25 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	t.setUnitSerial(obj, h, dlog)
 	t.preparePR() // targetcli may have moved target/dbroot since New
 	t.serve(m, rd, dlog)
-	naa, nexus, addr, err := t.export(ctx, m, spec.Name, obj)
-	if err != nil {
-		return info, fmt.Errorf("device %s: %w", spec.Name, err)
+	var naa, nexus, addr string
+	var scsi SCSIDevice
+	if !spec.NoLoopback {
+		naa, nexus, addr, err = t.export(ctx, m, spec.Name, obj)
+		if err != nil {
+			return info, fmt.Errorf("device %s: %w", spec.Name, err)
+		}
+		var complete bool
+		scsi, complete = waitSCSI(ctx, f, t.paths.SysFS, addr, t.opts.AttachTimeout)
+		if !complete {
+			t.log.Warn("no sd, st or ch device bound to the LUN (is sd_mod, st or ch loaded?)", zap.String("device", spec.Name),
+				zap.String("address", addr), zap.Int("type", scsi.Type), zap.String("generic", scsi.Generic))
+		}
 	}
-	scsi, complete := waitSCSI(ctx, f, t.paths.SysFS, addr, t.opts.AttachTimeout)
-	if !complete {
-		t.log.Warn("no sd, st or ch device bound to the LUN (is sd_mod, st or ch loaded?)", zap.String("device", spec.Name),
-			zap.String("address", addr), zap.Int("type", scsi.Type), zap.String("generic", scsi.Generic))
+	if spec.ISCSI != nil {
+		if err := t.exportISCSI(m, spec.Name, obj, spec.ISCSI); err != nil {
+			return info, fmt.Errorf("device %s: iSCSI export: %w", spec.Name, err)
+		}
+		dlog.Info("device exported over iSCSI", zap.String("iqn", spec.ISCSI.IQN), zap.Strings("portals", spec.ISCSI.Portals), zap.Int("acls", len(spec.ISCSI.ACLs)))
 	}
 	m.info = DeviceInfo{DeviceConfig: dc, WWN: naa, Nexus: nexus, SCSI: scsi, Ring: d.Info()}
 	t.mu.Lock()
@@ -510,6 +534,22 @@ func (t *Target) export(_ context.Context, m *managed, name, obj string) (naa, n
 	}
 	addr, err = tpgAddress(v, 0)
 	return naa, nexus, addr, err
+}
+
+// Failed returns the names of the devices whose loop failed, cheaply:
+// unlike Devices it reads no configfs or sysfs (the daemon's main loop
+// asks every second; walking every fabric's LUNs for the export counts
+// cost dozens of stat calls per device each time).
+func (t *Target) Failed() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, m := range t.devs {
+		if m.dev.Failed() {
+			out = append(out, m.info.Name)
+		}
+	}
+	return out
 }
 
 // Devices returns every device's description and counters.

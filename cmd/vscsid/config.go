@@ -43,6 +43,9 @@ type Config struct {
 	// TASK, LUN RESET) in the ring (attrib/tmr_notification), so aborts are
 	// counted and a tape drive learns about resets.
 	TMRNotify *bool `yaml:"tmr_notification"`
+	// ISCSI holds the iSCSI settings of the devices whose export lists
+	// iscsi (iscsi.go).
+	ISCSI *ISCSIConfig `yaml:"iscsi"`
 	// Devices are created at start and removed at stop.
 	Devices []DeviceConfig `yaml:"devices"`
 }
@@ -57,6 +60,11 @@ type DeviceConfig struct {
 	HWMaxSectors int    `yaml:"hw_max_sectors"`
 	// Fault is the device's fault injection and timing, if any.
 	Fault *FaultConfig `yaml:"fault"`
+	// Export lists the fabrics the device is shown on: loopback (this
+	// host, tcm_loop; the default) and iscsi (other hosts).
+	Export []string `yaml:"export"`
+	// ISCSI overrides the config's iscsi settings for this device.
+	ISCSI *ISCSIConfig `yaml:"iscsi"`
 }
 
 // UnmarshalYAML accepts config as a string or a mapping.
@@ -65,9 +73,9 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			switch k.Value {
-			case "name", "type", "config", "hw_max_sectors", "fault":
+			case "name", "type", "config", "hw_max_sectors", "fault", "export", "iscsi":
 			default:
-				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors, fault)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors, fault, export, iscsi)", k.Line, k.Value)
 			}
 		}
 	}
@@ -200,7 +208,8 @@ func parseConfig(data []byte) (*Config, error) {
 	if c.MaxDataAreaMB < 0 || c.MaxDataAreaMB > maxDataAreaMB {
 		return nil, fmt.Errorf("max_data_area_mb %d: want 0..%d (0 = the kernel default, 1024; TCMU clamps more to its global_max_data_area_mb, %d by default)", c.MaxDataAreaMB, maxDataAreaMB, maxDataAreaMB)
 	}
-	var names []string
+	var names, iqns []string
+	var iqnOwners []int
 	for i, d := range c.Devices {
 		if !nameRE.MatchString(d.Name) {
 			return nil, fmt.Errorf("devices[%d]: name %q: want 1-64 characters of [A-Za-z0-9_.-]", i, d.Name)
@@ -212,6 +221,19 @@ func parseConfig(data []byte) (*Config, error) {
 		if _, err := d.check(); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
+		_, e, err := d.exports(&c)
+		if err != nil {
+			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
+		}
+		if e != nil {
+			if j := slices.Index(iqns, e.IQN); j >= 0 {
+				return nil, fmt.Errorf("devices[%d] %s: iSCSI target %s is also %s's (names that differ only in case or in '_' and '-' map to one IQN: set iqn in one of them)", i, d.Name, e.IQN, names[iqnOwners[j]])
+			}
+			iqns, iqnOwners = append(iqns, e.IQN), append(iqnOwners, i)
+		}
+	}
+	if c.ISCSI != nil && !slices.ContainsFunc(c.Devices, func(d DeviceConfig) bool { return slices.Contains(d.Export, fabricISCSI) }) {
+		return nil, errors.New("iscsi settings, but no device lists iscsi in its export")
 	}
 	return &c, nil
 }

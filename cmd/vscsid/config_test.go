@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,113 @@ func TestConfigFromABlockedFIFOStopsOnSignal(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelling did not end the blocked read")
+	}
+}
+
+func TestISCSIExportConfig(t *testing.T) {
+	const top = `iscsi:
+  portals: ["0.0.0.0:3260"]
+  acls:
+    - initiator: iqn.1993-08.org.debian:01:host1
+      chap_user: vscsi
+      chap_password: secret-12345
+devices:
+`
+	c, err := parseConfig([]byte(top + `  - name: Disk_0
+    type: vdisk
+    config: "size=1GiB"
+    export: [loopback, iscsi]
+  - name: t0
+    type: vtape
+    config: "memory=1"
+    export: [iscsi]
+    iscsi:
+      iqn: iqn.2026-12.com.example:drive
+      portals: ["127.0.0.1:3261"]
+  - name: d1
+    type: vdisk
+    config: "size=1GiB"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, e, err := c.Devices[0].exports(c)
+	if err != nil || !lb || e == nil || e.IQN != DefaultIQNPrefix+":disk-0" || !slices.Equal(e.Portals, []string{"0.0.0.0:3260"}) ||
+		len(e.ACLs) != 1 || e.ACLs[0].UserID != "vscsi" || e.ACLs[0].Password != "secret-12345" {
+		t.Errorf("Disk_0: loopback %v, %+v, %v", lb, e, err)
+	}
+	lb, e, err = c.Devices[1].exports(c)
+	if err != nil || lb || e == nil || e.IQN != "iqn.2026-12.com.example:drive" || !slices.Equal(e.Portals, []string{"127.0.0.1:3261"}) || len(e.ACLs) != 1 {
+		t.Errorf("t0: loopback %v, %+v, %v", lb, e, err)
+	}
+	if lb, e, err := c.Devices[2].exports(c); err != nil || !lb || e != nil {
+		t.Errorf("d1: loopback %v, %+v, %v", lb, e, err)
+	}
+	for _, tc := range []struct{ cfg, want string }{
+		{"devices:\n  - {name: d, type: vdisk, config: size=1M, export: [iscsi]}\n", "no ACL"},
+		{"devices:\n  - {name: d, type: vdisk, config: size=1M, export: [fc]}\n", `export "fc": want a list of loopback`},
+		{"devices:\n  - {name: d, type: vdisk, config: size=1M, export: [iscsi, iscsi]}\n", "lists iscsi twice"},
+		{"devices:\n  - {name: d, type: vdisk, config: size=1M, iscsi: {iqn: iqn.2026-12.x:y}}\n", "export does not list iscsi"},
+		{top + "  - {name: d, type: vdisk, config: size=1M}\n", "no device lists iscsi"},
+		{top + "  - {name: a_b, type: vdisk, config: size=1M, export: [iscsi]}\n  - {name: a-b, type: vdisk, config: size=1M, export: [iscsi]}\n", "is also a_b's"},
+		{"iscsi: {iqn: iqn.2026-12.x:y}\n" + "devices:\n  - {name: d, type: vdisk, config: size=1M, export: [iscsi]}\n", "iqn at the top"},
+		{strings.Replace(top, "chap_password: secret-12345", "chap_password: ''", 1) + "  - {name: d, type: vdisk, config: size=1M, export: [iscsi]}\n", "a user name and a secret"},
+		{strings.Replace(top, "0.0.0.0:3260", "myhost:3260", 1) + "  - {name: d, type: vdisk, config: size=1M, export: [iscsi]}\n", "not an IP address"},
+		{strings.Replace(top, "  acls:", "  acl:", 1) + "  - {name: d, type: vdisk, config: size=1M, export: [iscsi]}\n", "field acl not found"},
+	} {
+		if _, err := parseConfig([]byte(tc.cfg)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// The README's iSCSI example is a config vscsid takes.
+func TestReadmeISCSIExampleParses(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, b := range strings.Split(string(raw), "```yaml\n")[1:] {
+		b, _, _ = strings.Cut(b, "```")
+		if strings.Contains(b, "export: [loopback, iscsi]") {
+			block = b
+		}
+	}
+	if block == "" {
+		t.Fatal("README has no YAML example with export: [loopback, iscsi]")
+	}
+	c, err := parseConfig([]byte(block))
+	if err != nil {
+		t.Fatalf("README example: %v\n%s", err, block)
+	}
+	if _, e, err := c.Devices[0].exports(c); err != nil || e == nil || e.IQN != DefaultIQNPrefix+":lto8" {
+		t.Errorf("README example exports %+v, %v", e, err)
+	}
+}
+
+// fault depth: parsed for a disk, refused (by --check-config, not only at
+// attach) on a tape drive, and the example file's devices all parse.
+func TestFaultDepthConfig(t *testing.T) {
+	c, err := parseConfig([]byte("devices:\n  - {name: d, type: vdisk, config: size=1M, fault: {timing: latency=1ms, depth: 32}}\n"))
+	if err != nil || c.Devices[0].Fault.Depth != 32 {
+		t.Fatalf("disk with depth: %v", err)
+	}
+	if _, err := parseConfig([]byte("devices:\n  - {name: t, type: vtape, config: memory=1, fault: {depth: 4}}\n")); err == nil || !strings.Contains(err.Error(), "only a disk") {
+		t.Errorf("tape with depth: %v", err)
+	}
+	if _, err := parseConfig([]byte("devices:\n  - {name: d, type: vdisk, config: size=1M, fault: {depth: 1000}}\n")); err == nil || !strings.Contains(err.Error(), "depth 1000") {
+		t.Errorf("depth 1000: %v", err)
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "fault-rules.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = parseConfig(raw)
+	if err != nil {
+		t.Fatalf("fault-rules.example.yaml: %v", err)
+	}
+	if !slices.ContainsFunc(c.Devices, func(d DeviceConfig) bool { return d.Fault != nil && d.Fault.Depth == 32 }) {
+		t.Error("the example file shows no depth")
 	}
 }

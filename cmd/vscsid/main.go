@@ -63,15 +63,18 @@ func (e usageError) Unwrap() error { return e.error }
 
 const usage = `Usage: vscsid [flags]
 
-vscsid serves emulated SCSI tape drives (vtape) and disks (vdisk) to the local
-kernel through TCMU (target_core_user) and tcm_loop. It creates the devices of
-its config file at start, removes them on SIGINT/SIGTERM, and exports
-per-command Prometheus metrics. It also serves the user:vtape and user:vdisk
-backstores made with targetcli (found at start and announced by the kernel
-over netlink), and announces those subtypes to targetcli on the system D-Bus.
-With no --config it serves a built-in default:
-one 1 GiB fake_rw disk and one LTO-9 tape drive with a cartridge under
-/var/lib/vscsid/media.
+vscsid serves emulated SCSI tape drives (vtape), disks (vdisk) and tape
+libraries (vlibrary) to the local kernel through TCMU (target_core_user) and
+tcm_loop, and to other hosts through LIO's iSCSI fabric for devices whose
+export: lists iscsi. It creates the devices of its config file at start,
+removes them on SIGINT/SIGTERM, and exports per-command Prometheus metrics.
+It also serves the user:vtape, user:vdisk and user:vlibrary backstores made
+with targetcli (found at start and announced by the kernel over netlink), and
+announces those subtypes to targetcli on the system D-Bus.
+With no --config it serves a built-in default (--print-default-config): a
+1 GiB fake_rw disk, an LTO-9 tape drive with a cartridge under
+/var/lib/vscsid/media, and a library of two LTO-9 drives and 20 cartridges
+under /var/lib/vscsid/library.
 
 It needs root and the kernel modules configfs, target_core_user and tcm_loop
 (plus st, sd_mod and sg for the devices to appear):
@@ -310,7 +313,15 @@ func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p devParams) targe
 	if cfg.CmdTimeOut > 0 {
 		cmdTimeOut = time.Duration(cfg.CmdTimeOut) * time.Second
 	}
+	// Cannot fail: parseConfig checked the exports of the config's
+	// devices, and those vscsictl makes have none (tcm_loop only).
+	loopback, iscsi, err := d.exports(cfg)
+	if err != nil {
+		loopback, iscsi = true, nil
+	}
 	return target.DeviceSpec{
+		ISCSI:             iscsi,
+		NoLoopback:        !loopback,
 		Name:              d.Name,
 		Subtype:           d.Type,
 		Config:            d.Config,
@@ -354,10 +365,10 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 		case <-tick.C:
 		}
 		wd.Beat()
-		for _, d := range tgt.Devices() {
-			if d.Stats.Failed && !failed[d.Info.Name] {
-				failed[d.Info.Name] = true
-				sdnotify.Status("device " + d.Info.Name + " failed") //nolint:errcheck // best effort
+		for _, name := range tgt.Failed() {
+			if !failed[name] {
+				failed[name] = true
+				sdnotify.Status("device " + name + " failed") //nolint:errcheck // best effort
 			}
 		}
 	}

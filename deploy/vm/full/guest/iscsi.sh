@@ -9,6 +9,10 @@
 # vmtest after helpers.sh; iscsi_run is its entry point.
 
 ISCSI_INI=iqn.2026-12.io.github.vscsid:initiator
+# A second initiator on the same host: its own open-iscsi iface with its
+# own initiator name, so the target sees a second I_T nexus.
+ISCSI_INI2=iqn.2026-12.io.github.vscsid:initiator2
+ISCSI_IFACE2=vscsi2
 ISCSI_USER=vscsi
 ISCSI_PASS=vscsi-secret-1
 ISCSI_MEDIA=/var/lib/vscsid/iscsi
@@ -26,13 +30,67 @@ iscsi_export() {
 		printf '%s\n' "$iqn"
 }
 
-# iscsi_login IQN: the node record with CHAP, then login (the SCSI host
-# scans the LUN before iscsiadm returns).
+# iscsi_login IQN [IFACE]: the node record with CHAP, then login (the
+# SCSI host scans the LUN before iscsiadm returns).
 iscsi_login() {
-	iscsiadm -m node -T "$1" -p 127.0.0.1 -o update -n node.session.auth.authmethod -v CHAP &&
-		iscsiadm -m node -T "$1" -p 127.0.0.1 -o update -n node.session.auth.username -v "$ISCSI_USER" &&
-		iscsiadm -m node -T "$1" -p 127.0.0.1 -o update -n node.session.auth.password -v "$ISCSI_PASS" &&
-		iscsiadm -m node -T "$1" -p 127.0.0.1 --login
+	local n=(-m node -T "$1" -p 127.0.0.1)
+	[ -n "${2:-}" ] && n+=(-I "$2")
+	iscsiadm "${n[@]}" -o update -n node.session.auth.authmethod -v CHAP &&
+		iscsiadm "${n[@]}" -o update -n node.session.auth.username -v "$ISCSI_USER" &&
+		iscsiadm "${n[@]}" -o update -n node.session.auth.password -v "$ISCSI_PASS" &&
+		iscsiadm "${n[@]}" --login
+}
+
+# iscsi_reservations IQN SD: the disk from a second initiator (ISCSI_INI2,
+# its own iface and ACL), then persistent reservations and RESERVE(6)/
+# RELEASE(6) between the two I_T nexuses, which LIO's core keeps per
+# nexus for TCMU backstores: while one holds the reservation the other
+# gets RESERVATION CONFLICT (sg3_utils exit status 24), as SPC says.
+iscsi_reservations() {
+	local iqn=$1 a=/dev/$2 b sd0
+	local rd='28 00 00 00 00 00 00 00 01 00' # READ(10) of one block
+	conflict() {
+		local rc=0
+		"$@" >/dev/null 2>&1 || rc=$?
+		[ "$rc" = 24 ]
+	}
+	sd0=$(sd_list)
+	if ! tc "/iscsi/$iqn/tpg1/acls" create "$ISCSI_INI2" >/dev/null ||
+		! tc "/iscsi/$iqn/tpg1/acls/$ISCSI_INI2" set auth "userid=$ISCSI_USER" "password=$ISCSI_PASS" >/dev/null ||
+		! iscsiadm -m iface -I $ISCSI_IFACE2 -o new >/dev/null ||
+		! iscsiadm -m iface -I $ISCSI_IFACE2 -o update -n iface.initiatorname -v "$ISCSI_INI2" >/dev/null ||
+		! iscsiadm -m discovery -t sendtargets -p 127.0.0.1 -I $ISCSI_IFACE2 >/dev/null; then
+		fail iscsi-second-initiator "could not add the ACL or the iface for $ISCSI_INI2"
+		return
+	fi
+	check iscsi-login-second-initiator iscsi_login "$iqn" $ISCSI_IFACE2
+	b=$(wait_new sd_list "$sd0")
+	if [ -z "$b" ]; then
+		fail iscsi-second-nexus "no second sd for the disk after the second login"
+		return
+	fi
+	b=/dev/$b
+	expect_output iscsi-two-sessions "$ISCSI_INI2" sh -c "iscsiadm -m session -P 3 2>/dev/null; ls /sys/kernel/config/target/iscsi/$iqn/tpgt_1/acls"
+	check_sh iscsi-same-lun "[ \"\$(sg_inq -p 0x80 -r $a | od -An -c)\" = \"\$(sg_inq -p 0x80 -r $b | od -An -c)\" ]"
+	check iscsi-pr-register-a sg_persist -n --out --register --param-sark=0xa1 "$a"
+	check iscsi-pr-register-b sg_persist -n --out --register --param-sark=0xb2 "$b"
+	check_sh iscsi-pr-keys "out=\$(sg_persist -n --in --read-keys $b); grep -q 0xa1 <<<\"\$out\"; grep -q 0xb2 <<<\"\$out\""
+	check iscsi-pr-reserve-a sg_persist -n --out --reserve --param-rk=0xa1 --prout-type=3 "$a"
+	expect_output iscsi-pr-read-reservation 'Key=0xa1' sg_persist -n --in --read-reservation "$b"
+	check_sh iscsi-pr-conflict-b "$(declare -f conflict); conflict sg_raw -r 512 $b $rd"
+	check iscsi-pr-holder-a sg_raw -r 512 "$a" $rd
+	check_sh iscsi-pr-reserve-b-conflict "$(declare -f conflict); conflict sg_persist -n --out --reserve --param-rk=0xb2 --prout-type=3 $b"
+	check iscsi-pr-release-a sg_persist -n --out --release --param-rk=0xa1 --prout-type=3 "$a"
+	check iscsi-pr-b-after-release sg_raw -r 512 "$b" $rd
+	check iscsi-pr-clear sg_persist -n --out --clear --param-rk=0xa1 "$a"
+	# The clear left B a unit attention (registrations cleared): take it.
+	sg_turs "$b" >/dev/null 2>&1
+	sg_turs "$b" >/dev/null 2>&1
+	check iscsi-reserve6-a sg_raw "$a" 16 00 00 00 00 00
+	check_sh iscsi-reserve6-conflict-b "$(declare -f conflict); conflict sg_raw -r 512 $b $rd && conflict sg_raw $b 16 00 00 00 00 00"
+	check iscsi-release6-a sg_raw "$a" 17 00 00 00 00 00
+	check iscsi-reserve6-released-b sg_raw -r 512 "$b" $rd
+	check iscsi-logout-second-initiator iscsiadm -m node -T "$iqn" -p 127.0.0.1 -I $ISCSI_IFACE2 --logout
 }
 
 # iscsi_sg NODE: the sg device of the SCSI device behind block or tape
@@ -50,6 +108,164 @@ iscsi_sg() {
 bucket() {
 	scrape |
 		awk -v s="vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}" '$1 == s { print $2 }'
+}
+
+# iscsi_chaining: the sg-chaining experiment (seed 003) on both transports
+# in one boot: sg_dd direct I/O through /dev/sgN with 32, 128, 256, 512
+# and 2048 pages (4 KiB each) per command, on one fake_rw disk exported
+# over iSCSI and over tcm_loop at once. Per run: sg_dd's exit status, its
+# MB/s, and the READ commands vscsid saw per transfer-size bucket (its
+# histogram delta). tcm_loop refuses more than 256 pages in the kernel
+# (sg_tablesize 256: EINVAL before vscsid sees anything); iSCSI carries
+# 2048 pages as 8 MiB commands.
+iscsi_chaining() {
+	local iqn lw=naa.5001405000e00002 sd0 isd lsd ids lsg t pages bpt rc mbs out tab
+	sd0=$(sd_list)
+	if ! tc /backstores/user:vdisk create name=ichain size=4G hw_max_sectors=16384 'cfgstring=size=4G;mode=fake_rw' >/dev/null ||
+		! iqn=$(iscsi_export ichain vdisk) || ! iscsi_login "$iqn" >/dev/null; then
+		fail iscsi-chaining-setup "could not create or log into the chaining disk"
+		return
+	fi
+	isd=$(wait_new sd_list "$sd0")
+	sd0=$(sd_list)
+	tc /loopback create $lw >/dev/null && tc /loopback/$lw/luns create /backstores/user:vdisk/ichain >/dev/null
+	lsd=$(wait_new sd_list "$sd0")
+	ids=$(iscsi_sg "$isd") lsg=$(iscsi_sg "$lsd")
+	if [ -z "$ids" ] || [ -z "$lsg" ]; then
+		fail iscsi-chaining-setup "sg nodes: iSCSI [$ids] tcm_loop [$lsg]"
+		return
+	fi
+	[ -w /sys/module/sg/parameters/allow_dio ] && echo 1 >/sys/module/sg/parameters/allow_dio
+	note "chaining: iSCSI /dev/$isd (/dev/$ids, sg_tablesize $(cat /sys/block/$isd/device/../../scsi_host/*/sg_tablesize), max_hw_sectors_kb $(cat /sys/block/$isd/queue/max_hw_sectors_kb)); tcm_loop /dev/$lsd (/dev/$lsg, sg_tablesize $(cat /sys/block/$lsd/device/../../scsi_host/*/sg_tablesize))"
+	tab="| transport | pages | KiB/cmd | sg_dd | MB/s | READs ≤ 128 KiB | ≤ 512 KiB | ≤ 1 MiB | ≤ 2 MiB | ≤ 8 MiB |"
+	for t in iscsi:$ids tcm_loop:$lsg; do
+		for pages in 32 128 256 512 2048; do
+			bpt=$((pages * 8))
+			local -a b0 b1
+			read -r -a b0 <<<"$(iscsi_read_buckets ichain)"
+			rc=0
+			out=$(sg_dd if=/dev/${t#*:} of=/dev/null bs=512 bpt=$bpt count=$((64 * 2048)) blk_sgio=1 dio=1 time=1 2>&1) || rc=$?
+			read -r -a b1 <<<"$(iscsi_read_buckets ichain)"
+			mbs=$(sed -n 's/.* at \([0-9.]*\) MB\/sec.*/\1/p' <<<"$out" | head -n1)
+			tab="$tab
+| ${t%%:*} | $pages | $((pages * 4)) | exit $rc | ${mbs:--} | $((b1[0] - b0[0])) | $((b1[1] - b0[1])) | $((b1[2] - b0[2])) | $((b1[3] - b0[3])) | $((b1[4] - b0[4])) |"
+			eval "chain_${t%%:*}_${pages}=\"$rc $((b1[0] - b0[0])) $((b1[1] - b0[1])) $((b1[2] - b0[2])) $((b1[3] - b0[3])) $((b1[4] - b0[4]))\""
+		done
+	done
+	printf '%s\n' "$tab" >/var/tmp/iscsi-chaining.md
+	note "sg-chaining over both transports (64 MiB read per run; READ commands per cumulative bucket, so ≤ 8 MiB counts the smaller ones too):"
+	while IFS= read -r l; do note "  $l"; done </var/tmp/iscsi-chaining.md
+	# chained RUN BIG: RUN (rc and cumulative deltas at 128K 512K 1M 2M 8M)
+	# succeeded, and exactly BIG of its READs were above 128 KiB.
+	chained() { set -- $1 "$2"; [ "$1" = 0 ] && [ $(($6 - $2)) = "$7" ]; }
+	# iSCSI: every size works and arrives whole: 64 MiB in 128 KiB
+	# commands is 512 of them at or below 128 KiB; 512 pages are 32
+	# commands of 2 MiB, 2048 pages 8 of 8 MiB.
+	check_sh iscsi-chaining-32-pages "$(declare -f chained); chained '$chain_iscsi_32' 0"
+	check_sh iscsi-chaining-256-pages "$(declare -f chained); chained '$chain_iscsi_256' 64"
+	check_sh iscsi-chaining-512-pages "$(declare -f chained); chained '$chain_iscsi_512' 32; set -- $chain_iscsi_512; [ \$((\$5 - \$4)) = 32 ]"
+	check_sh iscsi-chaining-2048-pages "$(declare -f chained); chained '$chain_iscsi_2048' 8; set -- $chain_iscsi_2048; [ \$((\$6 - \$5)) = 8 ]"
+	# tcm_loop: 256 pages (1 MiB) work; 512 and 2048 are refused in the
+	# kernel, and no READ above 128 KiB reached vscsid.
+	check_sh tcm-loop-chaining-256-pages "$(declare -f chained); chained '$chain_tcm_loop_256' 64"
+	check_sh tcm-loop-chaining-refuses-512-and-2048 "for v in '$chain_tcm_loop_512' '$chain_tcm_loop_2048'; do set -- \$v; [ \$1 != 0 ] && [ \$((\$6 - \$2)) = 0 ] || exit 1; done"
+	iscsiadm -m node -T "$iqn" -p 127.0.0.1 --logout >/dev/null 2>&1
+	tc /loopback delete $lw >/dev/null 2>&1
+	tc /iscsi delete "$iqn" >/dev/null 2>&1
+	tc /backstores/user:vdisk delete ichain >/dev/null 2>&1
+}
+
+# iscsi_read_buckets DEVICE: the cumulative READ transfer histogram of
+# DEVICE at 128 KiB, 512 KiB, 1 MiB, 2 MiB and 8 MiB, on one line.
+iscsi_read_buckets() {
+	scrape | awk -v d="$1" '
+		BEGIN { split("131072 524288 1.048576e+06 2.097152e+06 8.388608e+06", les, " ") }
+		index($1, "vscsi_scsi_transfer_bytes_bucket{device=\"" d "\",direction=\"read\",le=\"") == 1 {
+			for (i in les) if (index($1, "le=\"" les[i] "\"}")) v[i] = $2
+		}
+		END { printf "%d %d %d %d %d\n", v[1], v[2], v[3], v[4], v[5] }'
+}
+
+# iscsi_config_export: the same from vscsid's own config file (export:
+# [loopback, iscsi] and [iscsi]): vscsid makes the targets, portal, ACL
+# and CHAP at start; a kill -9 under the initiator's I/O and a restart
+# remove the leftover and make it anew while the initiator recovers; a
+# SIGTERM removes exactly what it made. Run outside systemd, with the
+# service stopped meanwhile (one vscsid at a time).
+iscsi_config_export() {
+	local cfg=/var/tmp/vscsid-iscsi.yaml log=/var/tmp/vscsid-iscsi.log pid sd0 st0 sd st sdl
+	local root=/sys/kernel/config/target/iscsi pre=iqn.2026-12.io.github.vscsid
+	cat >$cfg <<-CFG
+		cmd_time_out: 30
+		iscsi:
+		  portals: ["127.0.0.1:3260"]
+		  acls:
+		    - initiator: $ISCSI_INI
+		      chap_user: $ISCSI_USER
+		      chap_password: $ISCSI_PASS
+		devices:
+		  - name: cdisk
+		    type: vdisk
+		    config: "size=256MiB;mode=store"
+		    export: [loopback, iscsi]
+		  - name: ctape
+		    type: vtape
+		    config: "personality=lto8;memory=1;barcode=CFG001L8;max_block=8388608"
+		    hw_max_sectors: 16384
+		    export: [iscsi]
+	CFG
+	expect_output iscsi-config-check 'config ok: 2 devices' vscsid --config $cfg --check-config
+	systemctl stop vscsid
+	sd0=$(sd_list) st0=$(st_list)
+	start_cfg() {
+		vscsid --config $cfg >>$log 2>&1 &
+		pid=$!
+		wait_for "$1" 60 "[ \"\$(cat $root/$pre:ctape/tpgt_1/enable 2>/dev/null)\" = 1 ] && [ \"\$(cat $root/$pre:cdisk/tpgt_1/enable 2>/dev/null)\" = 1 ]"
+	}
+	start_cfg iscsi-config-start
+	sdl=$(wait_new sd_list "$sd0")
+	check_sh iscsi-config-loopback-disk "[ -n '$sdl' ]"
+	# The tape is on iSCSI only: no st before the login, no tcm_loop LUN.
+	check_sh iscsi-config-tape-iscsi-only "[ \"\$(st_list)\" = '$st0' ] && ! ls /sys/kernel/config/target/loopback/*/tpgt_1/lun/lun_0/ 2>/dev/null | grep -qx ctape"
+	check_sh iscsi-config-tree "[ -d $root/$pre:cdisk/tpgt_1/acls/$ISCSI_INI/lun_0 ] && [ -d $root/$pre:ctape/tpgt_1/np/127.0.0.1:3260 ] &&
+		[ \"\$(cat $root/$pre:cdisk/tpgt_1/attrib/authentication)\" = 1 ] && [ \"\$(cat $root/$pre:cdisk/tpgt_1/attrib/generate_node_acls)\" = 0 ]"
+	expect_output iscsi-config-discovery "$pre:ctape" iscsiadm -m discovery -t sendtargets -p 127.0.0.1
+	sd0=$(sd_list)
+	check iscsi-config-login-disk iscsi_login $pre:cdisk
+	check iscsi-config-login-tape iscsi_login $pre:ctape
+	sd=$(wait_new sd_list "$sd0") st=$(wait_new st_list "$st0")
+	if [ -z "$sd" ] || [ -z "$st" ]; then
+		fail iscsi-config-attached "no sd or st after the logins: disk [$sd] tape [$st]"
+	else
+		pass iscsi-config-attached "/dev/$sd, /dev/$st"
+		check iscsi-config-disk-roundtrip disk_roundtrip "/dev/$sd"
+		check_sh iscsi-config-tape-8mib "for i in 1 2 3 4; do mt -f /dev/$st status >/dev/null 2>&1 && break; sleep 0.5; done
+			mt -f /dev/$st rewind; mt -f /dev/$st setblk 0
+			head -c 16M /dev/urandom >/tmp/cb8; dd if=/tmp/cb8 of=/dev/$st bs=8M status=none
+			mt -f /dev/$st rewind; dd if=/dev/$st bs=8M status=none | cmp - /tmp/cb8"
+		# kill -9 under I/O, then the same config again: the leftover
+		# iSCSI target is removed and made anew, the disk's tcm_loop LUN
+		# re-attached in place; the initiator logs in again and dd
+		# completes without an error.
+		check_sh iscsi-config-kill9-under-io "
+			dd if=/dev/zero of=/dev/$sd bs=256k count=256 oflag=direct status=none & dd=\$!
+			sleep 1; kill -9 $pid; sleep 1
+			vscsid --config $cfg >>$log 2>&1 & echo \$! >/var/tmp/vscsid-iscsi.pid
+			wait \$dd"
+		pid=$(cat /var/tmp/vscsid-iscsi.pid)
+		wait_for iscsi-config-restarted 60 "[ \"\$(cat $root/$pre:cdisk/tpgt_1/enable 2>/dev/null)\" = 1 ]"
+		expect_output iscsi-config-leftover-logged 'removing the leftover iSCSI target' cat $log
+		check iscsi-config-disk-after-kill9 disk_roundtrip "/dev/$sd"
+		check_sh iscsi-config-same-loopback-node "[ -b /dev/$sdl ]"
+	fi
+	iscsiadm -m node -T $pre:cdisk -p 127.0.0.1 --logout >/dev/null 2>&1
+	iscsiadm -m node -T $pre:ctape -p 127.0.0.1 --logout >/dev/null 2>&1
+	kill -TERM "$pid"
+	check_sh iscsi-config-sigterm-exit "for i in \$(seq 100); do kill -0 $pid 2>/dev/null || exit 0; sleep 0.2; done; exit 1"
+	check_sh iscsi-config-removed-exactly "! ls $root | grep -q '^$pre:c' && ! grep -qs -e cdisk -e ctape /sys/kernel/config/target/core/user_*/*/attrib/dev_config 2>/dev/null && ! ls /sys/kernel/config/target/core/user_* 2>/dev/null | grep -q -e cdisk -e ctape"
+	iscsiadm -m node -o delete >/dev/null 2>&1
+	systemctl start vscsid
+	check_sh iscsi-config-service-back "for i in \$(seq 50); do systemctl is-active -q vscsid && exit 0; sleep 0.2; done; exit 1"
 }
 
 iscsi_run() {
@@ -91,6 +307,7 @@ iscsi_run() {
 	check_sh iscsi-metric-fabric "scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"iscsi\"} 1'"
 	check_sh iscsi-transport "readlink -f /sys/block/$sd/device | grep -q /session"
 	check iscsi-disk-roundtrip disk_roundtrip "/dev/$sd"
+	iscsi_reservations "$idisk" "$sd"
 	sg=$(iscsi_sg "$st")
 	# READ BLOCK LIMITS: maximum 800000h = 8 MiB, minimum 1.
 	expect_output iscsi-block-limits '00 80 00 00 00 01' sg_raw -r 6 "/dev/$sg" 05 00 00 00 00 00
@@ -129,6 +346,7 @@ iscsi_run() {
 		wait \$pid
 		systemctl is-active vscsid"
 	check iscsi-disk-after-restart disk_roundtrip "/dev/$sd"
+	iscsi_chaining
 	# The same drive on tcm_loop at once (a second I_T nexus): there an
 	# 8 MiB block cannot go (256 segments of 4 KiB = 1 MiB per command),
 	# a 1 MiB one can. Each transport's limit, not vscsid's.
@@ -150,12 +368,14 @@ iscsi_run() {
 	fi
 	tc /loopback delete $lw >/dev/null 2>&1
 	iscsi_cleanup
+	iscsi_config_export
 	check_sh iscsi-no-residue "[ -z \"\$(ls /sys/kernel/config/target/iscsi 2>/dev/null | grep '^iqn\\.')\" ]"
 }
 
 iscsi_cleanup() {
 	iscsiadm -m node --logoutall=all >/dev/null 2>&1
 	iscsiadm -m node -o delete >/dev/null 2>&1
+	iscsiadm -m iface -I $ISCSI_IFACE2 -o delete >/dev/null 2>&1
 	local n
 	for n in idisk itape; do
 		tc /iscsi delete "iqn.2026-12.io.github.vscsid:$n" >/dev/null 2>&1
