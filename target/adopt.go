@@ -119,7 +119,13 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	}
 	m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
 	if spec.ISCSI != nil {
-		// Create removed the leftover iSCSI target: make it anew.
+		// The leftover iSCSI target is removed now that the ring is
+		// served again (disabling its TPG waits for the commands its
+		// sessions have in flight), then made anew from the spec; its
+		// initiators log in again.
+		if err := t.removeLeftoverISCSI(spec); err != nil {
+			return info, false, err
+		}
 		if err := t.exportISCSI(m, spec.Name, obj, spec.ISCSI); err != nil {
 			return info, false, fmt.Errorf("iSCSI export: %w", err)
 		}

@@ -58,11 +58,18 @@ type fsys interface {
 	Unlink(path string) error
 	ReadDir(path string) ([]string, error)
 	Exists(path string) bool
+	// IsLink reports whether path is a symbolic link (a LUN's link to
+	// its storage object, among a LUN directory's attribute files).
+	IsLink(path string) bool
 }
 
 type osFS struct{}
 
-func (osFS) Mkdir(p string) error  { return os.Mkdir(p, 0o755) }
+func (osFS) Mkdir(p string) error { return os.Mkdir(p, 0o755) }
+func (osFS) IsLink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
+}
 func (osFS) Rmdir(p string) error  { return os.Remove(p) }
 func (osFS) Unlink(p string) error { return os.Remove(p) }
 func (osFS) Symlink(target, link string) error {

@@ -128,6 +128,10 @@ var (
 	iscsiTPGRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+$`)
 	iscsiACLRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+/acls/[^/]+$`)
 	iscsiLUNRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+/lun/lun_[0-9]+/[^/]+$`)
+	// A LUN directory of an iSCSI TPG, and a mapped LUN of an ACL: they
+	// come with attribute files (and a statistics group) beside the link.
+	iscsiLUNDirRE    = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+/lun/lun_[0-9]+$`)
+	iscsiMappedDirRE = regexp.MustCompile(`^config/target/iscsi/[^/]+/tpgt_[0-9]+/acls/[^/]+/lun_[0-9]+$`)
 )
 
 // What LIO's iSCSI fabric creates with a TPG and with an ACL.
@@ -136,6 +140,9 @@ var (
 	iscsiTPGFiles = []string{"enable", "attrib/authentication", "attrib/generate_node_acls"}
 	iscsiACLDirs  = []string{"auth", "attrib", "param"}
 	iscsiACLFiles = []string{"auth/userid", "auth/password", "auth/userid_mutual", "auth/password_mutual"}
+	iscsiLUNFiles = []string{"alua_tg_pt_gp", "alua_tg_pt_status"}
+	iscsiLUNDirs  = []string{"statistics"}
+	mappedFiles   = []string{"write_protect"}
 )
 
 // Object attribute files configfs creates with a TCMU storage object.
@@ -179,6 +186,17 @@ func (f *fixture) Mkdir(p string) error {
 			_ = os.Mkdir(filepath.Join(p, d), 0o755)
 		}
 		for _, n := range iscsiACLFiles {
+			f.touch(filepath.Join(p, n), "")
+		}
+	case iscsiLUNDirRE.MatchString(r):
+		for _, d := range iscsiLUNDirs {
+			_ = os.Mkdir(filepath.Join(p, d), 0o755)
+		}
+		for _, n := range iscsiLUNFiles {
+			f.touch(filepath.Join(p, n), "")
+		}
+	case iscsiMappedDirRE.MatchString(r):
+		for _, n := range mappedFiles {
 			f.touch(filepath.Join(p, n), "")
 		}
 	}
@@ -229,6 +247,10 @@ func (f *fixture) Rmdir(p string) error {
 		removeDefaults(p, iscsiTPGFiles, iscsiTPGDirs)
 	case iscsiACLRE.MatchString(r):
 		removeDefaults(p, iscsiACLFiles, iscsiACLDirs)
+	case iscsiLUNDirRE.MatchString(r):
+		removeDefaults(p, iscsiLUNFiles, iscsiLUNDirs)
+	case iscsiMappedDirRE.MatchString(r):
+		removeDefaults(p, mappedFiles, nil)
 	}
 	return os.Remove(p)
 }
@@ -295,6 +317,7 @@ func (f *fixture) WriteAttr(p, v string) error {
 func (f *fixture) ReadAttr(p string) (string, error)  { return osFS{}.ReadAttr(p) }
 func (f *fixture) ReadDir(p string) ([]string, error) { return osFS{}.ReadDir(p) }
 func (f *fixture) Exists(p string) bool               { return osFS{}.Exists(p) }
+func (f *fixture) IsLink(p string) bool               { return osFS{}.IsLink(p) }
 
 func (f *fixture) Symlink(target, link string) error {
 	r := f.rel(link)
@@ -360,7 +383,7 @@ func (f *fixture) Unlink(p string) error {
 	}
 	target, err := os.Readlink(p)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "unlink", Path: p, Err: unix.EPERM} // configfs: attributes cannot be removed
 	}
 	if iscsiLUNRE.MatchString(r) {
 		f.mu.Lock()

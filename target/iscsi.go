@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // LIO's iSCSI fabric (drivers/target/iscsi, iscsi_target_mod) shows a LUN
@@ -247,6 +249,20 @@ func (t *Target) exportISCSI(m *managed, name, obj string, e *ISCSIExport) error
 	return nil
 }
 
+// removeLeftoverISCSI removes the iSCSI target a daemon that died left
+// for spec (its IQN), if there is one, saying so.
+func (t *Target) removeLeftoverISCSI(spec DeviceSpec) error {
+	if !t.fs.Exists(filepath.Join(t.paths.iscsi(), spec.ISCSI.IQN)) {
+		return nil
+	}
+	t.log.Warn("removing the leftover iSCSI target of this device from a daemon that did not stop cleanly; it is made anew",
+		zap.String("device", spec.Name), zap.String("iqn", spec.ISCSI.IQN))
+	if err := t.removeISCSITarget(spec.ISCSI.IQN); err != nil {
+		return fmt.Errorf("remove the leftover iSCSI target %s: %w", spec.ISCSI.IQN, err)
+	}
+	return nil
+}
+
 // removeISCSITarget removes the iSCSI target iqn and everything in it: a
 // leftover of a daemon that died, which vscsid made for this device (the
 // IQN is the device's). Missing parts are skipped.
@@ -297,9 +313,13 @@ func (t *Target) removeLUNDirs(dir string) error {
 			continue
 		}
 		ld := filepath.Join(dir, l)
-		links, _ := f.ReadDir(ld)
-		for _, k := range links {
-			if err := f.Unlink(filepath.Join(ld, k)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		entries, _ := f.ReadDir(ld)
+		for _, k := range entries {
+			p := filepath.Join(ld, k)
+			if !f.IsLink(p) {
+				continue // the LUN's attributes and statistics: they go with it
+			}
+			if err := f.Unlink(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 		}

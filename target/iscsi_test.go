@@ -144,13 +144,15 @@ func TestISCSIOnly(t *testing.T) {
 // holding the storage object; the next start removes it, then makes the
 // device and its target anew.
 func TestISCSILeftoverRemoved(t *testing.T) {
-	for _, sameConfig := range []bool{true, false} { // adopt, reclaim
+	for _, tc := range []struct{ sameConfig, iscsiOnly bool }{{true, false}, {false, false}, {true, true}} { // adopt, reclaim, reclaim
+		sameConfig := tc.sameConfig
 		f := newFixture(t)
 		tg, err := New(f.options(zaptest.NewLogger(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		spec := iscsiSpec()
+		spec.NoLoopback = tc.iscsiOnly
 		if _, err := tg.Create(context.Background(), spec); err != nil {
 			t.Fatal(err)
 		}
@@ -168,8 +170,17 @@ func TestISCSILeftoverRemoved(t *testing.T) {
 		}
 		ops := f.Ops()[n:]
 		tpg := "config/target/iscsi/" + testIQN + "/tpgt_1"
-		if ops[0] != "write "+tpg+"/enable 0" || !slices.Contains(ops, "rmdir config/target/iscsi/"+testIQN) ||
-			!slices.Contains(ops, "write "+tpg+"/enable 1") {
+		// The leftover ring is served again (opened) before the TPG is
+		// disabled: the kernel's disable waits for the commands its
+		// sessions have in flight, which only a served ring completes.
+		// Then the target is removed, before the tcm_loop LUN (reclaim),
+		// and made anew.
+		open := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "open dev/uio") })
+		disable := slices.Index(ops, "write "+tpg+"/enable 0")
+		removed := slices.Index(ops, "rmdir config/target/iscsi/"+testIQN)
+		unlinkLoop := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "unlink config/target/loopback/") })
+		enable := slices.Index(ops, "write "+tpg+"/enable 1")
+		if open < 0 || disable < open || removed < disable || enable < removed || (!sameConfig && unlinkLoop < removed) {
 			t.Errorf("same config %v: ops:\n%s", sameConfig, strings.Join(ops, "\n"))
 		}
 		if ex := tg.Devices()[0].Exports; !slices.Contains(ex, FabricLUNs{Fabric: "iscsi", LUNs: 1}) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -42,19 +43,22 @@ func (t *Target) reclaim(spec DeviceSpec) error {
 	f := t.fs
 	naaDir := filepath.Join(t.paths.loopback(), wwn("target", spec.Name))
 	obj, objOK := findObject(f, t.paths.core(), spec.Name)
-	ours := f.Exists(naaDir)
+	ourISCSI := spec.ISCSI != nil && f.Exists(filepath.Join(t.paths.iscsi(), spec.ISCSI.IQN))
+	ours := f.Exists(naaDir) || ourISCSI
 	if !ours && !objOK {
 		return nil
 	}
 	if objOK {
-		if ts := t.iscsiTargets(obj); len(ts) > 0 {
+		ts := slices.DeleteFunc(t.iscsiTargets(obj), func(iqn string) bool { return spec.ISCSI != nil && iqn == spec.ISCSI.IQN })
+		if len(ts) > 0 {
 			return fmt.Errorf("storage object %s is exported by iSCSI target %s, which this device's config did not make: remove it first (targetcli /iscsi delete %s)", obj, strings.Join(ts, ", "), ts[0])
 		}
 	}
 	tpg := filepath.Join(naaDir, "tpgt_1")
 	lun := filepath.Join(tpg, "lun", "lun_0")
 	link := filepath.Join(lun, spec.Name)
-	exported := f.Exists(link)
+	loopExported := f.Exists(link)
+	exported := loopExported || ourISCSI
 	if !ours {
 		cfg, err := f.ReadAttr(filepath.Join(obj, "attrib", "dev_config"))
 		if err != nil || strings.TrimSpace(cfg) != spec.devConfig() {
@@ -85,8 +89,13 @@ func (t *Target) reclaim(spec DeviceSpec) error {
 			u.push("remove "+d, func() error { return f.Rmdir(d) })
 		}
 	}
-	if exported {
+	if loopExported {
 		u.push("unlink "+link, func() error { return f.Unlink(link) })
+	}
+	if ourISCSI {
+		// First of all, while the ring is served: disabling the TPG
+		// waits for the commands its sessions have in flight.
+		u.push("remove the leftover iSCSI target", func() error { return t.removeLeftoverISCSI(spec) })
 	}
 	if err := u.run(); err != nil {
 		return fmt.Errorf("remove leftover: %w", err)

@@ -255,19 +255,6 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		return info, fmt.Errorf("device %s: already created", spec.Name)
 	}
 	core := t.paths.core()
-	if spec.ISCSI != nil {
-		// A leftover iSCSI target of this device holds its storage object
-		// (and initiators may be logged in): remove it before adopting or
-		// reclaiming; it is made anew below. Its initiators log in again
-		// (open-iscsi retries for its replacement_timeout).
-		if t.fs.Exists(filepath.Join(t.paths.iscsi(), spec.ISCSI.IQN)) {
-			t.log.Warn("removing the leftover iSCSI target of this device from a daemon that did not stop cleanly; it is made anew",
-				zap.String("device", spec.Name), zap.String("iqn", spec.ISCSI.IQN))
-		}
-		if err := t.removeISCSITarget(spec.ISCSI.IQN); err != nil {
-			return info, fmt.Errorf("device %s: remove the leftover iSCSI target %s: %w", spec.Name, spec.ISCSI.IQN, err)
-		}
-	}
 	switch info, ok, err := t.adopt(spec, factory); {
 	case ok:
 		return info, nil

@@ -33,8 +33,12 @@ iscsi_export() {
 # iscsi_login IQN [IFACE]: the node record with CHAP, then login (the
 # SCSI host scans the LUN before iscsiadm returns).
 iscsi_login() {
-	local n=(-m node -T "$1" -p 127.0.0.1)
-	[ -n "${2:-}" ] && n+=(-I "$2")
+	# -I: only this iface's record (the second initiator's would be tried
+	# too, and refused).
+	local n=(-m node -T "$1" -p 127.0.0.1 -I "${2:-default}") d=(-m discovery -t sendtargets -p 127.0.0.1 -I "${2:-default}")
+	# The node record comes from discovery (for a target made since the
+	# last one).
+	iscsiadm -m node -T "$1" -p 127.0.0.1 -I "${2:-default}" >/dev/null 2>&1 || iscsiadm "${d[@]}" >/dev/null
 	iscsiadm "${n[@]}" -o update -n node.session.auth.authmethod -v CHAP &&
 		iscsiadm "${n[@]}" -o update -n node.session.auth.username -v "$ISCSI_USER" &&
 		iscsiadm "${n[@]}" -o update -n node.session.auth.password -v "$ISCSI_PASS" &&
@@ -220,9 +224,17 @@ iscsi_config_export() {
 	start_cfg() {
 		vscsid --config $cfg >>$log 2>&1 &
 		pid=$!
-		wait_for "$1" 60 "[ \"\$(cat $root/$pre:ctape/tpgt_1/enable 2>/dev/null)\" = 1 ] && [ \"\$(cat $root/$pre:cdisk/tpgt_1/enable 2>/dev/null)\" = 1 ]"
+		wait_until 60 "[ \"\$(cat $root/$pre:ctape/tpgt_1/enable 2>/dev/null)\" = 1 ] && [ \"\$(cat $root/$pre:cdisk/tpgt_1/enable 2>/dev/null)\" = 1 ]"
 	}
-	start_cfg iscsi-config-start
+	if start_cfg; then
+		pass iscsi-config-start "pid $pid"
+	else
+		fail iscsi-config-start "the targets were not enabled within 60 s"
+		kill -QUIT "$pid"
+		sleep 2
+		note "vscsid with $cfg: $(tail -c 12000 $log)"
+		note "configfs: $(ls /sys/kernel/config/target/iscsi 2>&1 | tr '\n' ' ') | $(ls /sys/kernel/config/target/core/user_* 2>&1 | tr '\n' ' ')"
+	fi
 	sdl=$(wait_new sd_list "$sd0")
 	check_sh iscsi-config-loopback-disk "[ -n '$sdl' ]"
 	# The tape is on iSCSI only: no st before the login, no tcm_loop LUN.
