@@ -89,18 +89,3 @@ func describe(exp string, r *Run) string {
 	}
 	return kv["device"] + ": " + strings.Join(parts, ", ")
 }
-
-// medianSpread is the median, minimum and maximum of xs (0s when empty).
-func medianSpread(xs []float64) (med, lo, hi float64) {
-	if len(xs) == 0 {
-		return 0, 0, 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	med = s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	return med, s[0], s[n-1]
-}

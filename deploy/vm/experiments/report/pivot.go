@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/chart"
 )
 
 // Pivot is an experiment's summary table: one row per distinct value of the
@@ -53,7 +55,7 @@ func (p *Pivot) cellValue(runs []*Run) string {
 	if len(xs) == 0 {
 		return p.Value(runs[0])
 	}
-	med, lo, hi := medianSpread(xs)
+	med, lo, hi := chart.MedianSpread(xs)
 	s := fmt.Sprintf("%.2f (%.2f–%.2f, n=%d)", med, lo, hi, len(xs))
 	if failed > 0 {
 		s += fmt.Sprintf(", %d failed", failed)

@@ -233,7 +233,7 @@ func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file st
 			}
 			totals = append(totals, total)
 		}
-		tm, tl, th := medianSpread(totals)
+		tm, tl, th := chart.MedianSpread(totals)
 		if tm == 0 && th == 0 {
 			continue
 		}
@@ -244,7 +244,7 @@ func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file st
 		fmt.Fprintf(b, "| %s | %d | %s |", cell(c.words), len(c.runs), cmds)
 		counts := make([]float64, len(les))
 		for j := range les {
-			counts[j], _, _ = medianSpread(per[j])
+			counts[j], _, _ = chart.MedianSpread(per[j])
 			fmt.Fprintf(b, " %s |", chart.Short(counts[j]))
 		}
 		b.WriteString("\n")

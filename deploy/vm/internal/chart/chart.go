@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -286,4 +287,20 @@ func binInk(j, n int) string {
 		return "white"
 	}
 	return "black"
+}
+
+// MedianSpread is the median, minimum and maximum of xs (0s when empty):
+// what a Row shows of a configuration's repetitions.
+func MedianSpread(xs []float64) (med, lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	med = s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return med, s[0], s[n-1]
 }

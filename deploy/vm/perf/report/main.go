@@ -384,20 +384,11 @@ func parseStraceSummary(s string) map[string]float64 {
 
 // spread is the median, minimum and maximum of f over the samples.
 func spread(ss []sample, f func(sample) float64) (med, lo, hi float64) {
-	if len(ss) == 0 {
-		return 0, 0, 0
-	}
 	v := make([]float64, len(ss))
 	for i, s := range ss {
 		v[i] = f(s)
 	}
-	sort.Float64s(v)
-	n := len(v)
-	med = v[n/2]
-	if n%2 == 0 {
-		med = (v[n/2-1] + v[n/2]) / 2
-	}
-	return med, v[0], v[n-1]
+	return chart.MedianSpread(v)
 }
 
 func median(ss []sample, f func(sample) float64) float64 { m, _, _ := spread(ss, f); return m }
