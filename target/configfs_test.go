@@ -175,32 +175,26 @@ func (f *fixture) Mkdir(p string) error {
 		f.touch(filepath.Join(p, "address"), fmt.Sprintf("%d:0:%s\n", host, m[2]))
 		_ = os.Mkdir(filepath.Join(p, "lun"), 0o755)
 	case iscsiTPGRE.MatchString(r):
-		for _, d := range iscsiTPGDirs {
-			_ = os.Mkdir(filepath.Join(p, d), 0o755)
-		}
-		for _, n := range iscsiTPGFiles {
-			f.touch(filepath.Join(p, n), "0")
-		}
+		f.makeDefaults(p, iscsiTPGFiles, iscsiTPGDirs, "0")
 	case iscsiACLRE.MatchString(r):
-		for _, d := range iscsiACLDirs {
-			_ = os.Mkdir(filepath.Join(p, d), 0o755)
-		}
-		for _, n := range iscsiACLFiles {
-			f.touch(filepath.Join(p, n), "")
-		}
+		f.makeDefaults(p, iscsiACLFiles, iscsiACLDirs, "")
 	case iscsiLUNDirRE.MatchString(r):
-		for _, d := range iscsiLUNDirs {
-			_ = os.Mkdir(filepath.Join(p, d), 0o755)
-		}
-		for _, n := range iscsiLUNFiles {
-			f.touch(filepath.Join(p, n), "")
-		}
+		f.makeDefaults(p, iscsiLUNFiles, iscsiLUNDirs, "")
 	case iscsiMappedDirRE.MatchString(r):
-		for _, n := range mappedFiles {
-			f.touch(filepath.Join(p, n), "")
-		}
+		f.makeDefaults(p, mappedFiles, nil, "")
 	}
 	return nil
+}
+
+// makeDefaults makes what configfs makes with a directory: its default
+// groups, then its attribute files holding v.
+func (f *fixture) makeDefaults(p string, files, dirs []string, v string) {
+	for _, d := range dirs {
+		_ = os.Mkdir(filepath.Join(p, d), 0o755)
+	}
+	for _, n := range files {
+		f.touch(filepath.Join(p, n), v)
+	}
 }
 
 // removeDefaults removes what configfs made with a directory, before the

@@ -25,14 +25,7 @@ var (
 // CHECK CONDITION, residual for the rest) and the sense with the first bad
 // LBA in the 96-byte buffer; the transport counts the CHECK CONDITION.
 func TestThroughRing(t *testing.T) {
-	c, err := disk.ParseConfig("size=64M;mode=store;store_size=1M")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dk, err := disk.New("disk0", c, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dk := storeDisk(t)
 	fd, err := fault.New(dk, fault.Options{Rules: []fault.Rule{fault.MustParseRule("op=read;lba=0x24+4;sense=medium_error")}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,14 +63,7 @@ func TestThroughRing(t *testing.T) {
 // the same time (the barrier clock lets none finish before all four
 // sleep). Each returns its own data.
 func TestDepthThroughRing(t *testing.T) {
-	c, err := disk.ParseConfig("size=64M;mode=store;store_size=1M")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dk, err := disk.New("disk0", c, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dk := storeDisk(t)
 	clk := &barrierClock{n: 4, release: make(chan struct{})}
 	fd, err := fault.New(dk, fault.Options{Depth: 4, Clock: clk})
 	if err != nil {
@@ -107,4 +93,18 @@ func TestDepthThroughRing(t *testing.T) {
 			t.Errorf("read %d: %v, data % x…", lba, cp.Status, cp.Data[:min(4, len(cp.Data))])
 		}
 	}
+}
+
+// storeDisk is a 64 MiB disk whose data reads back (1 MiB of RAM).
+func storeDisk(t *testing.T) *disk.Disk {
+	t.Helper()
+	c, err := disk.ParseConfig("size=64M;mode=store;store_size=1M")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dk, err := disk.New("disk0", c, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dk
 }
