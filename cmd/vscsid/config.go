@@ -58,6 +58,9 @@ type DeviceConfig struct {
 	// a mapping of the same keys.
 	Config       string `yaml:"-"`
 	HWMaxSectors int    `yaml:"hw_max_sectors"`
+	// MaxDataAreaMB overrides the config's max_data_area_mb for this
+	// device (0: the config's).
+	MaxDataAreaMB int `yaml:"max_data_area_mb"`
 	// Fault is the device's fault injection and timing, if any.
 	Fault *FaultConfig `yaml:"fault"`
 	// Export lists the fabrics the device is shown on: loopback (this
@@ -73,9 +76,9 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			switch k.Value {
-			case "name", "type", "config", "hw_max_sectors", "fault", "export", "iscsi":
+			case "name", "type", "config", "hw_max_sectors", "max_data_area_mb", "fault", "export", "iscsi":
 			default:
-				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors, fault, export, iscsi)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors, max_data_area_mb, fault, export, iscsi)", k.Line, k.Value)
 			}
 		}
 	}
@@ -221,6 +224,9 @@ func parseConfig(data []byte) (*Config, error) {
 		if _, err := d.check(); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
+		if err := d.dataAreaFits(&c); err != nil {
+			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
+		}
 		_, e, err := d.exports(&c)
 		if err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
@@ -238,6 +244,34 @@ func parseConfig(data []byte) (*Config, error) {
 	return &c, nil
 }
 
+// dataAreaMB is d's TCMU data area in MiB: its own, else the config's;
+// 0 means the kernel default.
+func (d DeviceConfig) dataAreaMB(c *Config) int {
+	if d.MaxDataAreaMB > 0 {
+		return d.MaxDataAreaMB
+	}
+	return c.MaxDataAreaMB
+}
+
+// kernelDataAreaMB is TCMU's default data area (max_data_area_mb 0).
+const kernelDataAreaMB = 1024
+
+// dataAreaFits refuses a device whose largest command (hw_max_sectors)
+// cannot fit its data area: TCMU fails a command larger than the whole
+// data area with INVALID FIELD IN CDB, so the initiator would be told it
+// may send what the device then refuses.
+func (d DeviceConfig) dataAreaFits(c *Config) error {
+	mb := d.dataAreaMB(c)
+	if mb == 0 {
+		mb = kernelDataAreaMB
+	}
+	if d.HWMaxSectors*512 > mb<<20 {
+		return fmt.Errorf("hw_max_sectors %d (%d KiB per command) does not fit the %d MiB data area: raise max_data_area_mb (in the device or at the top) to at least %d",
+			d.HWMaxSectors, d.HWMaxSectors/2, mb, (d.HWMaxSectors*512+1<<20-1)>>20)
+	}
+	return nil
+}
+
 // check validates one device, all but the uniqueness of its name, and
 // returns what its cfgstring gives Target.Create.
 func (d DeviceConfig) check() (devParams, error) {
@@ -250,6 +284,9 @@ func (d DeviceConfig) check() (devParams, error) {
 	}
 	if strings.ContainsAny(d.Config, ",:\n") {
 		return devParams{}, fmt.Errorf("config %q: commas, colons and newlines are not allowed (the kernel splits on commas)", d.Config)
+	}
+	if d.MaxDataAreaMB < 0 || d.MaxDataAreaMB > maxDataAreaMB {
+		return devParams{}, fmt.Errorf("max_data_area_mb %d: want 0..%d (0 = the config's max_data_area_mb)", d.MaxDataAreaMB, maxDataAreaMB)
 	}
 	if d.HWMaxSectors < 0 || d.HWMaxSectors > maxHWMaxSectors {
 		return devParams{}, fmt.Errorf("hw_max_sectors %d: want 0..%d (0 = the kernel default, 128; more 512-byte sectors do not fit the largest data area, %d MiB)", d.HWMaxSectors, maxHWMaxSectors, maxDataAreaMB)

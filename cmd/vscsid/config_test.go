@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -142,6 +143,9 @@ func TestConfigFileRefuses(t *testing.T) {
 		{"cmd_time_out too long", "cmd_time_out: 86401\n" + disk0, "cmd_time_out 86401: want 0..86400"},
 		{"max_data_area_mb too big", "max_data_area_mb: 2049\n" + disk0, "max_data_area_mb 2049: want 0..2048"},
 		{"hw_max_sectors too big", disk0 + "    hw_max_sectors: 4194305\n", "hw_max_sectors 4194305: want 0..4194304"},
+		{"device data area too big", disk0 + "    max_data_area_mb: 2049\n", "max_data_area_mb 2049: want 0..2048 (0 = the config's"},
+		{"command past the data area", "max_data_area_mb: 4\n" + disk0 + "    hw_max_sectors: 16384\n", "hw_max_sectors 16384 (8192 KiB per command) does not fit the 4 MiB data area: raise max_data_area_mb (in the device or at the top) to at least 8"},
+		{"command past the device's data area", disk0 + "    hw_max_sectors: 16385\n    max_data_area_mb: 8\n", "does not fit the 8 MiB data area: raise max_data_area_mb (in the device or at the top) to at least 9"},
 		{"misspelt command", disk0 + "    fault: {rules: ['op=reed;busy']}\n", "op=reed: the disk has no command of that name"},
 		{"tape position on a disk", disk0 + "    fault: {rules: ['block=5;sense=medium_error']}\n", "block=, file= and partition= are tape positions"},
 		{"tape action on a disk", disk0 + "    fault: {rules: ['early_warning_after=1M']}\n", "early_warning_after= is a tape action"},
@@ -168,7 +172,16 @@ func TestConfigFileRefuses(t *testing.T) {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
-	c, err := parseConfig([]byte(disk0 + "    fault: {seed: 010}\n"))
+	// A device's own data area wins over the config's, and reaches the
+	// backstore.
+	c, err := parseConfig([]byte("max_data_area_mb: 4\n" + disk0 + "    hw_max_sectors: 16384\n    max_data_area_mb: 8\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deviceSpec(c, &handlerEnv{}, c.Devices[0], devParams{}).MaxDataAreaMB; got != 8 {
+		t.Errorf("device max_data_area_mb 8 under a config's 4: spec has %d", got)
+	}
+	c, err = parseConfig([]byte(disk0 + "    fault: {seed: 010}\n"))
 	if err != nil || c.Devices[0].Fault.Seed != 10 {
 		t.Errorf("seed 010: %+v, %v; want 10 (decimal, never octal)", c, err)
 	}
@@ -300,6 +313,41 @@ devices:
 		if _, err := parseConfig([]byte(tc.cfg)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// CHAP secrets need CAP_SYS_ADMIN in the kernel: a config with them is
+// refused without it, naming the drop-in that adds it; one without CHAP,
+// or a process that has it, or one whose set is unknown, goes ahead.
+func TestCHAPNeedsCapability(t *testing.T) {
+	const acl = "iscsi:\n  acls:\n    - initiator: iqn.1993-08.org.debian:01:h1\n"
+	dev := "devices:\n  - {name: d0, type: vdisk, config: size=1M}\n  - {name: d1, type: vdisk, config: size=1M, export: [iscsi]}\n"
+	chap, err := parseConfig([]byte(acl + "      chap_user: u\n      chap_password: secret-12345\n" + dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := parseConfig([]byte(acl + dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const netAdmin, sysAdmin = 1 << 12, 1 << 21
+	err = chapNeedsCapability(chap, netAdmin, true)
+	if err == nil || !strings.Contains(err.Error(), "device d1:") || !strings.Contains(err.Error(), "CAP_SYS_ADMIN") ||
+		!strings.Contains(err.Error(), "deploy/systemd/iscsi-chap.conf") {
+		t.Errorf("CHAP without CAP_SYS_ADMIN: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		c    *Config
+		caps uint64
+		ok   bool
+	}{{"CHAP with CAP_SYS_ADMIN", chap, netAdmin | sysAdmin, true}, {"no CHAP", plain, netAdmin, true}, {"unknown set", chap, 0, false}} {
+		if err := chapNeedsCapability(tc.c, tc.caps, tc.ok); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if _, ok := effectiveCaps(); runtime.GOOS == "linux" && !ok {
+		t.Error("effectiveCaps found no CapEff line in /proc/self/status")
 	}
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vscsid/vscsid/target"
@@ -102,4 +104,46 @@ func (d DeviceConfig) exports(c *Config) (loopback bool, e *target.ISCSIExport, 
 		return false, nil, err
 	}
 	return loopback, e, nil
+}
+
+// capSysAdmin is CAP_SYS_ADMIN's bit in /proc's capability masks.
+const capSysAdmin = 21
+
+// chapNeedsCapability refuses a config whose iSCSI ACLs carry CHAP
+// secrets when the process cannot set them: the kernel's iSCSI target
+// writes an ACL's auth/userid and auth/password only for a caller with
+// CAP_SYS_ADMIN, and the systemd unit bounds vscsid to CAP_NET_ADMIN.
+// Refusing before any device is made says so once, instead of a device
+// half-exported with EPERM. capEff is the effective set; ok false means
+// it is unknown (no /proc), and nothing is refused.
+func chapNeedsCapability(c *Config, capEff uint64, ok bool) error {
+	if !ok || capEff&(1<<capSysAdmin) != 0 {
+		return nil
+	}
+	for _, d := range c.Devices {
+		_, e, err := d.exports(c)
+		if err != nil || e == nil || len(e.ACLs) == 0 || e.ACLs[0].UserID == "" {
+			continue
+		}
+		return fmt.Errorf("device %s: its iSCSI ACLs use CHAP, and the kernel sets CHAP secrets only for a process with CAP_SYS_ADMIN, which this vscsid lacks "+
+			"(the systemd unit bounds it to CAP_NET_ADMIN): add deploy/systemd/iscsi-chap.conf as a drop-in "+
+			"(/etc/systemd/system/vscsid.service.d/iscsi-chap.conf, then systemctl daemon-reload), or list the ACLs without chap_user", d.Name)
+	}
+	return nil
+}
+
+// effectiveCaps reads the process's effective capability set from
+// /proc/self/status; ok is false where there is none.
+func effectiveCaps() (capEff uint64, ok bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, found := strings.CutPrefix(l, "CapEff:"); found {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }

@@ -96,6 +96,10 @@ type options struct {
 	paths       target.Paths
 	dbus        string
 	control     string
+	// capEff is the process's effective capability set, when capEffOK
+	// (run reads it; serve refuses CHAP without CAP_SYS_ADMIN).
+	capEff   uint64
+	capEffOK bool
 }
 
 // parseFlags parses the command line. Help that was asked for goes to
@@ -175,6 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err := fmt.Fprintf(stdout, "config ok: %d devices\n", len(cfg.Devices))
 		return err
 	}
+	o.capEff, o.capEffOK = effectiveCaps()
 	log := newLogger(o, stderr)
 	defer log.Sync() //nolint:errcheck // stderr sync errors are meaningless
 	return serve(ctx, o, cfg, log)
@@ -208,6 +213,9 @@ func isTerminal(f *os.File) bool {
 }
 
 func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error {
+	if err := chapNeedsCapability(cfg, o.capEff, o.capEffOK); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(o.paths.Lock), 0o755); err != nil {
 		return fmt.Errorf("lock file: %w", err)
 	}
@@ -329,7 +337,7 @@ func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p devParams) targe
 		BlockSize:         p.blockSize,
 		MaxSectors:        uint32(d.HWMaxSectors),
 		CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
-		MaxDataAreaMB:     cfg.MaxDataAreaMB,
+		MaxDataAreaMB:     d.dataAreaMB(cfg),
 		NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
 		Factory:           withFaults(handlerTypes[d.Type], env, fc, cmdTimeOut),
 	}

@@ -46,6 +46,26 @@ out="$(systemd-analyze security --offline=yes --threshold=22 --no-pager "$unit" 
 	fail=1
 }
 
+# The iSCSI CHAP drop-in (iscsi-chap.conf): it verifies as a drop-in of
+# the unit and adds CAP_SYS_ADMIN, nothing else; the unit with it is at
+# 2.2 (1.9 without), and must stay at or below 2.5.
+mkdir -p "$tmp/chap/vscsid.service.d"
+cp "$unit" "$tmp/chap/vscsid.service"
+cp "$here/iscsi-chap.conf" "$tmp/chap/vscsid.service.d/"
+out="$(systemd-analyze verify "$tmp/chap/vscsid.service" 2>&1)" || fail=1
+if [[ -n "$out" ]]; then
+	echo "$out" >&2
+	fail=1
+fi
+[[ "$(grep -v '^#' "$here/iscsi-chap.conf" | sed '/^$/d')" == $'[Service]\nCapabilityBoundingSet=CAP_SYS_ADMIN' ]] ||
+	{ echo "verify.sh: iscsi-chap.conf should add CAP_SYS_ADMIN and nothing else" >&2; fail=1; }
+out="$(systemd-analyze security --offline=yes --threshold=25 --no-pager "$tmp/chap/vscsid.service" 2>&1)" || {
+	echo "$out" | grep -v '✓' >&2
+	echo "verify.sh: security exposure with iscsi-chap.conf above 2.5" >&2
+	fail=1
+}
+grep -q '✗ CapabilityBoundingSet=~CAP_SYS_ADMIN' <<<"$out" || { echo "verify.sh: systemd-analyze security does not see iscsi-chap.conf's CAP_SYS_ADMIN" >&2; fail=1; }
+
 # modules-load.d: one module name per line, comments allowed.
 while read -r line; do
 	[[ -z "$line" || "$line" == \#* ]] && continue
