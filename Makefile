@@ -8,7 +8,7 @@ FUZZTIME  ?= 10s
 FUZZMINIMIZE ?= 50x
 BIN       := bin
 
-.PHONY: all deps build vet cross lint unit deploy-check fuzz fuzz-long bench vm-test vm-full vm-ltfs perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts perf demo experiments test clean
 
 all: build
 
@@ -79,6 +79,7 @@ bench:
 vm-test:
 	deploy/vm/test-all --suite $(SUITE)
 	deploy/vm/full/run
+	deploy/vm/full/run --no-build --suite two-hosts --timeout 1500
 
 # The fuller guest alone: systemd as PID 1, dbus, targetcli, vscsid as a
 # service (bookworm).
@@ -89,6 +90,12 @@ vm-full:
 # $LTFS_SRC) on every LTO personality, in the full guest; about 11 min for all ten.
 vm-ltfs:
 	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
+
+# Two guests on a private qemu network: vscsid exporting a disk, a drive
+# and a library over iSCSI on one, open-iscsi with sd, st, ch, dd, tar,
+# mt and mtx on the other, restarts of vscsid under the initiator's I/O.
+vm-two-hosts:
+	deploy/vm/full/run --suite two-hosts --timeout 1500
 
 # The perf suite: scsi_debug, the TCMU floor, vscsid's fake_rw and store
 # disks, tcmu-runner and a tape drive through st, side by side in one boot

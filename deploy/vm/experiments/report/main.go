@@ -166,18 +166,19 @@ func (r *Run) Bytes() (read, written float64) {
 func main() {
 	in := flag.String("in", "", "the experiment's artefact directory (…/artefacts/exp-NAME)")
 	out := flag.String("out", "", "output directory for report.md and the SVG charts")
+	transports := flag.String("transports", "", "seed003: the Markdown table of the same runs over iSCSI and tcm_loop in the full guest (deploy/vm/full/run --suite chaining), for a section of its own")
 	flag.Parse()
 	if *in == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: report -in ARTEFACTS/exp-NAME -out DIR")
 		os.Exit(2)
 	}
-	if err := run(*in, *out); err != nil {
+	if err := run(*in, *out, *transports); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, out string) error {
+func run(in, out, transports string) error {
 	res, err := ParseResults(filepath.Join(in, "results.txt"))
 	if err != nil {
 		return err
@@ -199,6 +200,13 @@ func run(in, out string) error {
 		return err
 	}
 	rep := &Report{Res: res, In: in, Out: out}
+	if transports != "" {
+		b, err := os.ReadFile(transports)
+		if err != nil {
+			return err
+		}
+		rep.Transports = string(b)
+	}
 	md, err := rep.Markdown()
 	if err != nil {
 		return err

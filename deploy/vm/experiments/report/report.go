@@ -17,6 +17,9 @@ type Report struct {
 	Res *Results
 	In  string // artefacts/exp-NAME
 	Out string
+	// Transports is seed003's table of the same runs over iSCSI and
+	// tcm_loop from another boot (the full guest), Markdown.
+	Transports string
 }
 
 // about explains what each experiment asks; the numbers come from the run.
@@ -64,6 +67,7 @@ func (rep *Report) Markdown() (string, error) {
 	}
 
 	rep.pivotTables(&b, exp)
+	rep.transports(&b, exp)
 	rep.runsTable(&b)
 	rep.commandsTable(&b)
 	for _, h := range []struct{ title, name, dir, unit, file string }{
@@ -77,6 +81,25 @@ func (rep *Report) Markdown() (string, error) {
 	}
 	rep.outputs(&b)
 	return b.String(), nil
+}
+
+// transports is seed003's section on the two fabrics: the same sg_dd runs
+// on one disk exported over iSCSI and over tcm_loop at once, from a boot
+// of the full guest (the minimal one has no iSCSI target or initiator).
+func (rep *Report) transports(b *strings.Builder, exp string) {
+	if exp != "seed003" {
+		return
+	}
+	b.WriteString("## iSCSI beside tcm_loop\n\n")
+	if strings.TrimSpace(rep.Transports) == "" {
+		b.WriteString("Not run with this report: the iSCSI side needs the full guest (bookworm), `deploy/vm/full/run --suite chaining`, which `deploy/vm/experiments/run seed003` boots for the bookworm suite.\n\n")
+		return
+	}
+	b.WriteString("The same `sg_dd ... blk_sgio=1 dio=1` reads (64 MiB per run) on one 4 GiB fake_rw disk exported over LIO's iSCSI fabric (open-iscsi logged in over 127.0.0.1) and over tcm_loop at once, in one boot of the full guest (bookworm). " +
+		"The READ columns are vscsid's transfer-size histogram deltas per run, cumulative (≤ 8 MiB counts the smaller ones too): over iSCSI 2048 pages arrive as 8 MiB commands, over tcm_loop 512 and 2048 pages are refused in the kernel (sg_dd exit status 99, EINVAL) and nothing above 128 KiB reaches vscsid. " +
+		"The lone READ ≤ 128 KiB in each large-page row is sg_dd's READ CAPACITY. The limit is each transport's, not vscsid's.\n\n")
+	b.WriteString(strings.TrimSpace(rep.Transports))
+	b.WriteString("\n\n")
 }
 
 func (rep *Report) runsTable(b *strings.Builder) {

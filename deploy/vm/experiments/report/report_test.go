@@ -87,7 +87,7 @@ func TestReportEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := run(in, out); err != nil {
+	if err := run(in, out, ""); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
@@ -215,5 +215,34 @@ func TestHistogramOneRowPerConfiguration(t *testing.T) {
 	}
 	if strings.Contains(string(svg), "-r1") {
 		t.Errorf("the chart names a repetition:\n%s", svg)
+	}
+}
+
+// seed003's report carries the full guest's iSCSI and tcm_loop table when
+// it is given one, and says how to get it when not; other experiments
+// have no such section.
+func TestTransportsSection(t *testing.T) {
+	const table = "| transport | pages |\n|---|---|\n| iscsi | 2048 |\n"
+	for _, tc := range []struct {
+		exp, table string
+		want       []string
+		not        []string
+	}{
+		{"seed003", table, []string{"## iSCSI beside tcm_loop", "| iscsi | 2048 |", "2048 pages arrive as 8 MiB commands"}, []string{"Not run"}},
+		{"seed003", "", []string{"## iSCSI beside tcm_loop", "Not run with this report", "--suite chaining"}, []string{"| iscsi |"}},
+		{"seed001", table, nil, []string{"iSCSI beside", "| iscsi |"}},
+	} {
+		var b strings.Builder
+		(&Report{Transports: tc.table}).transports(&b, tc.exp)
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: section lacks %q:\n%s", tc.exp, w, b.String())
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: section has %q:\n%s", tc.exp, w, b.String())
+			}
+		}
 	}
 }

@@ -68,3 +68,19 @@ tape_roundtrip() {
 	dd if="$dev" of=/tmp/tback bs=64k status=none || return 1
 	cmp /tmp/tpat /tmp/tback
 }
+# serial_out NAME CHECK: the directory /var/tmp/NAME as a tar out through
+# the third serial port, raw (deploy/vm/full/run keeps it as perf.tar in
+# the run directory and unpacks it there); CHECK passes when it went out.
+serial_out() {
+	# (GNU stty reports failure when a serial port does not take every
+	# setting; raw and -echo are what matter, and they take.)
+	stty -F /dev/ttyS2 raw -echo 2>/dev/null
+	stty -F /dev/ttyS2 -a 2>&1 | grep -q -- '-opost' || note "ttyS2 is not raw: $(stty -F /dev/ttyS2 -a 2>&1 | tr '\n' ' ')"
+	# -f names the port: GNU tar refuses to write an archive to a
+	# terminal on its standard output.
+	if tar -C /var/tmp -cf /dev/ttyS2 "$1"; then
+		pass "$2" "$(ls "/var/tmp/$1" | wc -l) files"
+	else
+		fail "$2" "could not write /var/tmp/$1 to ttyS2"
+	fi
+}

@@ -141,7 +141,8 @@ iscsi_chaining() {
 	fi
 	[ -w /sys/module/sg/parameters/allow_dio ] && echo 1 >/sys/module/sg/parameters/allow_dio
 	note "chaining: iSCSI /dev/$isd (/dev/$ids, sg_tablesize $(cat /sys/block/$isd/device/../../scsi_host/*/sg_tablesize), max_hw_sectors_kb $(cat /sys/block/$isd/queue/max_hw_sectors_kb)); tcm_loop /dev/$lsd (/dev/$lsg, sg_tablesize $(cat /sys/block/$lsd/device/../../scsi_host/*/sg_tablesize))"
-	tab="| transport | pages | KiB/cmd | sg_dd | MB/s | READs ≤ 128 KiB | ≤ 512 KiB | ≤ 1 MiB | ≤ 2 MiB | ≤ 8 MiB |"
+	tab="| transport | pages | KiB/cmd | sg_dd | MB/s | READs ≤ 128 KiB | ≤ 512 KiB | ≤ 1 MiB | ≤ 2 MiB | ≤ 8 MiB |
+|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"
 	for t in iscsi:$ids tcm_loop:$lsg; do
 		for pages in 32 128 256 512 2048; do
 			bpt=$((pages * 8))
@@ -280,10 +281,28 @@ iscsi_config_export() {
 	check_sh iscsi-config-service-back "for i in \$(seq 50); do systemctl is-active -q vscsid && exit 0; sleep 0.2; done; exit 1"
 }
 
-iscsi_run() {
+# iscsi_initiator NAME: the kernel's initiator (iscsi_tcp, iscsid) with
+# initiator name NAME.
+iscsi_initiator() {
 	modprobe iscsi_tcp 2>/dev/null
-	printf 'InitiatorName=%s\n' "$ISCSI_INI" >/etc/iscsi/initiatorname.iscsi
+	printf 'InitiatorName=%s\n' "$1" >/etc/iscsi/initiatorname.iscsi
 	systemctl restart iscsid.socket iscsid.service >/dev/null 2>&1 || systemctl restart iscsid >/dev/null 2>&1
+}
+
+# iscsi_chaining_run: the sg-chaining runs alone (vmtest.suite=chaining),
+# for the seed003 experiment's report (deploy/vm/experiments/run seed003):
+# their table goes out on the third serial port as chaining/.
+iscsi_chaining_run() {
+	iscsi_initiator "$ISCSI_INI"
+	iscsi_chaining
+	mkdir -p /var/tmp/chaining
+	cp /var/tmp/iscsi-chaining.md /var/tmp/chaining/ 2>/dev/null
+	serial_out chaining chaining-results-out
+	iscsi_cleanup
+}
+
+iscsi_run() {
+	iscsi_initiator "$ISCSI_INI"
 	local ok=1 itape idisk sd st sg
 	tc /backstores/user:vdisk create name=idisk size=256M 'cfgstring=size=256M;mode=store' >/dev/null || ok=
 	# max_block 8 MiB (LTO's largest block) and hw_max_sectors to match:

@@ -291,19 +291,7 @@ perf_run() {
 	perf_tape
 	scrape >"$PERF/metrics.txt" 2>/dev/null || note "perf: no /metrics scrape"
 	perf_teardown
-	# Out through the third serial port, raw (deploy/vm/full/run keeps it
-	# as perf.tar in the run directory).
-	# (GNU stty reports failure when a serial port does not take every
-	# setting; raw and -echo are what matter, and they take.)
-	stty -F /dev/ttyS2 raw -echo 2>/dev/null
-	stty -F /dev/ttyS2 -a 2>&1 | grep -q -- '-opost' || note "perf: ttyS2 is not raw: $(stty -F /dev/ttyS2 -a 2>&1 | tr '\n' ' ')"
-	# -f names the port: GNU tar refuses to write an archive to a
-	# terminal on its standard output.
-	if tar -C /var/tmp -cf /dev/ttyS2 perf; then
-		pass perf-results-out "$(ls "$PERF" | wc -l) files"
-	else
-		fail perf-results-out "could not write the results to ttyS2"
-	fi
+	serial_out perf perf-results-out
 }
 
 # perf_teardown: remove the LUNs whose servers do not outlive vmtest (the
