@@ -8,7 +8,7 @@ FUZZTIME  ?= 10s
 FUZZMINIMIZE ?= 50x
 BIN       := bin
 
-.PHONY: all deps build vet cross lint unit deploy-check fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts vm-kill9 perf demo experiments test clean
 
 all: build
 
@@ -53,11 +53,16 @@ unit: deps
 	$(GO) test -race -count=1 ./...
 
 # systemd-analyze verify of the unit, promtool on the Prometheus and
-# Grafana files.
+# Grafana files, the Debian package built and checked by lintian.
 deploy-check: deps
 	deploy/systemd/verify.sh
 	deploy/prometheus/check.sh
 	deploy/dbus/check.sh
+	deploy/deb/build >/dev/null
+
+# The Debian package (nfpm, lintian-clean): deploy/deb/out/vscsid_*.deb.
+deb:
+	deploy/deb/build
 
 # Short coverage-guided runs of every fuzz target (not part of `make test`).
 fuzz:
@@ -90,6 +95,11 @@ vm-full:
 # $LTFS_SRC) on every LTO personality, in the full guest; about 11 min for all ten.
 vm-ltfs:
 	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
+
+# kill -9 at 100 random instants under dd and tar streams to two tape
+# drives and dd to a disk (make test runs the same scenario with 10).
+vm-kill9:
+	deploy/vm/run kill9-100
 
 # Two guests on a private qemu network: vscsid exporting a disk, a drive
 # and a library over iSCSI on one, open-iscsi with sd, st, ch, dd, tar,
