@@ -14,7 +14,7 @@ all: build
 
 # Host tools the tests use, installed with apt on a fresh Debian machine
 # (root). The VM harness installs its own (qemu, cpio, ...) the same way.
-DEPS_BIN := promtool:prometheus jq:jq curl:curl systemd-analyze:systemd dbus-daemon:dbus
+DEPS_BIN := promtool:prometheus jq:jq curl:curl systemd-analyze:systemd dbus-daemon:dbus lintian:lintian
 DEPS_PY  := dbus:python3-dbus gi:python3-gi
 deps:
 	@missing=""; for p in $(DEPS_BIN); do command -v $${p%%:*} >/dev/null || missing="$$missing $${p#*:}"; done; \
