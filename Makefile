@@ -1,6 +1,11 @@
 # vscsid: see README.md. `make test` is the command CI runs (via .ci/run).
 GO        ?= go
 SUITE     ?= bookworm
+# The newest Debian kernel (sid), on which make test runs the core
+# scenarios too, so that a kernel change that breaks st or TCMU shows the
+# day it lands; NEWEST= (empty) skips it.
+NEWEST    ?= sid
+NEWEST_SCENARIOS := smoke disk tape attach
 FUZZTIME  ?= 10s
 # Minimising each new interesting input for go test's default 60 s took
 # most of a short run (FuzzImage: 10 execs in 30 s); 50 runs each is
@@ -83,6 +88,7 @@ bench:
 # The VM suite: a real Debian kernel under qemu with vscsid inside.
 vm-test:
 	deploy/vm/test-all --suite $(SUITE)
+	$(if $(NEWEST),deploy/vm/test-all --suite $(NEWEST) --one-boot $(NEWEST_SCENARIOS))
 	deploy/vm/full/run
 	deploy/vm/full/run --no-build --suite two-hosts --timeout 1500
 

@@ -246,9 +246,13 @@ check_sh store-wrap-read-at-0 "[ \"\$($DD if=/dev/$sd bs=1M count=1 iflag=direct
 # RESERVE for TCMU backstores). Each backstore carries the unit serial its
 # VPD page 80h reports, so LIO's APTPL state is one file per device, and
 # vscsid made LIO's <dbroot>/pr, where that state lives.
+# unit_serial SD: VPD page 80h's serial, from the raw page (its 4-byte
+# header cut): sg_vpd's text differs between sg3-utils 1.46 (bookworm) and
+# 1.48 (sid).
+unit_serial() { sg_vpd -p sn -r "/dev/$1" 2>/dev/null | tail -c +5 | tr -d '\000'; }
 for n in d512n d4kn; do
 	sd=$(dev_block "$n")
-	vpd=$(sg_vpd -p sn "/dev/$sd" 2>/dev/null | sed -n 's/^ *Unit serial number: *//p')
+	vpd=$(unit_serial "$sd")
 	expect_match "$n-vpd-80-serial" '.' "$vpd"
 	expect_eq "$n-backstore-unit-serial-is-vpd-80" "T10 VPD Unit Serial Number: $vpd" \
 		"$(cat $CONFIGFS/core/user_*/$n/wwn/vpd_unit_serial)"
@@ -256,7 +260,7 @@ done
 dbroot=$(cat $CONFIGFS/dbroot)
 check_sh pr-dir-exists "[ -d '$dbroot/pr' ]"
 sd=$(dev_block d512n)
-ser=$(sg_vpd -p sn "/dev/$sd" 2>/dev/null | sed -n 's/^ *Unit serial number: *//p')
+ser=$(unit_serial "$sd")
 dmesg_mark pr
 check pr-register sg_persist --out --register --param-sark=0x1234 "/dev/$sd"
 expect_output pr-read-keys '0x1234' sg_persist --in --read-keys "/dev/$sd"

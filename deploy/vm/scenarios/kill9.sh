@@ -135,6 +135,10 @@ while [ "$i" -lt "$KILLS" ]; do
 	# 0.1 to 2.0 s: the writers take about 2-4 s for their 6 MiB each.
 	sleep "$(($(od -An -N1 -tu1 /dev/urandom) % 2)).$(($(od -An -N1 -tu1 /dev/urandom) % 9 + 1))"
 	# The writers stop where they are (one may be inside a command).
+	# The writers' loops first, so that they start no new dd or tar, then
+	# what they run.
+	kill -STOP $w0 $w1 2>/dev/null
+	sleep 0.1
 	stopped=$(tree $w0; tree $w1)
 	kill -STOP $stopped 2>/dev/null
 	pos0=$(sg_raw -r 20 "/dev/$g0" 34 00 00 00 00 00 00 00 00 00 2>&1 | sed -n 's/^ *00  *//p' | head -n1)
