@@ -34,12 +34,12 @@ wait_new() {
 	done
 	return 1
 }
-# node_of WWN block|scsi_tape: the sdX or nstN behind LUN 0 of a tcm_loop
-# target (its tpgt_1/address is the SCSI host:channel:target).
-node_of() {
-	local addr n
-	addr=$(cat /sys/kernel/config/target/loopback/$1/tpgt_1/address 2>/dev/null) || return 1
-	for n in /sys/class/scsi_device/$addr:0/device/$2/*; do
+# lun_node DIR CLASS: the node (sdb, nst0, sch0, sg3) a SCSI device
+# directory DIR has in sysfs class CLASS (block, scsi_tape, scsi_changer,
+# scsi_generic); for a tape the non-rewinding nstN.
+lun_node() {
+	local n
+	for n in "$1"/"$2"/*; do
 		[ -e "$n" ] || continue
 		n=${n##*/}
 		case $n in st[0-9]* | nst[0-9]*[alm]) continue ;; esac
@@ -47,6 +47,13 @@ node_of() {
 		return 0
 	done
 	return 1
+}
+# node_of WWN CLASS: lun_node of LUN 0 of a tcm_loop target (its
+# tpgt_1/address is the SCSI host:channel:target).
+node_of() {
+	local addr
+	addr=$(cat /sys/kernel/config/target/loopback/$1/tpgt_1/address 2>/dev/null) || return 1
+	lun_node "/sys/class/scsi_device/$addr:0/device" "$2"
 }
 # disk_roundtrip DEV BS: write 4 MiB of random data at offset 1 MiB, drop
 # the page cache, read it back, compare.

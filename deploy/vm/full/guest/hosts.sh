@@ -184,19 +184,14 @@ hosts_target_run() {
 	check_sh target-no-residue "! ls $HOSTS_ISCSI | grep -q '^$HOSTS_PRE:r' && ! ls /sys/kernel/config/target/core/user_* 2>/dev/null | grep -qx -e rdisk -e rtape -e rlib -e rlibd0"
 }
 
-# hosts_node IQN CLASS: the node (sdb, nst0, sch0, sg3) of LUN 0 behind
-# the session with target IQN; CLASS is block, scsi_tape,
-# scsi_changer or scsi_generic.
+# hosts_node IQN CLASS: lun_node of LUN 0 behind the session with target
+# IQN.
 hosts_node() {
-	local s n
+	local s d
 	for s in /sys/class/iscsi_session/session*; do
 		[ "$(cat "$s/targetname" 2>/dev/null)" = "$1" ] || continue
-		for n in "$s"/device/target*/*:0/"$2"/*; do
-			[ -e "$n" ] || continue
-			n=${n##*/}
-			case $n in st[0-9]* | nst[0-9]*[alm]) continue ;; esac
-			printf '%s\n' "$n"
-			return 0
+		for d in "$s"/device/target*/*:0; do
+			lun_node "$d" "$2" && return 0
 		done
 	done
 	return 1
