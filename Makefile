@@ -13,7 +13,7 @@ FUZZTIME  ?= 10s
 FUZZMINIMIZE ?= 50x
 BIN       := bin
 
-.PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts vm-kill9 perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut perf demo experiments test clean
 
 all: build
 
@@ -88,6 +88,7 @@ bench:
 # The VM suite: a real Debian kernel under qemu with vscsid inside.
 vm-test:
 	deploy/vm/test-all --suite $(SUITE)
+	deploy/vm/powercut --suite $(SUITE) --no-build --cuts 3
 	$(if $(NEWEST),deploy/vm/test-all --suite $(NEWEST) --one-boot $(NEWEST_SCENARIOS))
 	deploy/vm/full/run
 	deploy/vm/full/run --no-build --suite two-hosts --timeout 1500
@@ -106,6 +107,14 @@ vm-ltfs:
 # drives and dd to a disk (make test runs the same scenario with 10).
 vm-kill9:
 	deploy/vm/run kill9-100
+
+# Power cuts: qemu SIGKILLed at CUTS random instants while a tape streams
+# and a library's robot moves, its cartridges and inventory on ext4 on a
+# virtio disk; each boot checks what the cut before it left (make test
+# runs 3 cuts). About 35 s a cut.
+CUTS ?= 20
+vm-powercut:
+	deploy/vm/powercut --suite $(SUITE) --cuts $(CUTS)
 
 # Two guests on a private qemu network: vscsid exporting a disk, a drive
 # and a library over iSCSI on one, open-iscsi with sd, st, ch, dd, tar,

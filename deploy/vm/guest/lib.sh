@@ -431,6 +431,39 @@ dev_node() {
 	echo "$_vt_x"
 }
 
+# ------------------------------------------------------------ tape, by sg
+
+# tape_ready SG: TEST UNIT READY until it passes (the first after a
+# restart or power cut meets UNIT ATTENTION 29/00); 2 s at most.
+tape_ready() {
+	for _vt_i in 1 2 3 4 5 6 7 8 9 10; do
+		sg_turs "/dev/$1" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# tape_at_bot SG: READ POSITION (short form) says BOP and block 0 (sg_raw
+# dumps the data in hex: its first line, after the offset, is bytes 0-15).
+tape_at_bot() {
+	_vt_p=$(sg_raw -r 20 "/dev/$1" 34 00 00 00 00 00 00 00 00 00 2>&1 | sed -n 's/^ *00  *//p' | head -n1)
+	# shellcheck disable=SC2086 # split into the bytes
+	set -- $_vt_p
+	case $1 in 8?) ;; *) echo "READ POSITION: $_vt_p"; return 1 ;; esac
+	[ "$5$6$7$8" = 00000000 ] || { echo "READ POSITION: $_vt_p"; return 1; }
+}
+# tape_read_rec SG LEN OUT: READ(6) of one variable block of up to LEN
+# bytes into OUT; prints ok, filemark, eod or error: ...
+tape_read_rec() {
+	# shellcheck disable=SC2046 # the three bytes of the length
+	_vt_o=$(sg_raw -r "$2" -o "$3" "/dev/$1" 08 00 $(printf '%02x %02x %02x' $(($2 >> 16)) $((($2 >> 8) & 255)) $(($2 & 255))) 00 2>&1 | tr 'A-Z' 'a-z')
+	case $_vt_o in
+	*"filemark detected"*) echo filemark ;;
+	*"blank check"* | *"end-of-data detected"*) echo eod ;;
+	*"scsi status: good"*"writing $2 bytes"*) echo ok ;;
+	*) echo "error: $(printf '%s' "$_vt_o" | tr '\n' ' ' | cut -c1-160)" ;;
+	esac
+}
+
 # ----------------------------------------------------------------- daemon
 
 VSCSID=/usr/sbin/vscsid

@@ -48,33 +48,6 @@ start_k9() {
 	vscsid_start "$1" --config /etc/vscsid/k9.yaml >/dev/null || return 1
 	wait_until 60 "dev_node block kd0 && dev_node tape kt0 && dev_node tape kt1 && dev_node sg kt0 && dev_node sg kt1"
 }
-# ready SG: TEST UNIT READY until it passes (the first may meet 29/00).
-ready() {
-	for _i in 1 2 3 4 5 6 7 8 9 10; do
-		sg_turs "/dev/$1" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
-# at_bot SG: READ POSITION (short form) says BOP and block 0 (sg_raw
-# dumps the data in hex: its first line, after the offset, is bytes 0-15).
-at_bot() {
-	_p=$(sg_raw -r 20 "/dev/$1" 34 00 00 00 00 00 00 00 00 00 2>&1 | sed -n 's/^ *00  *//p' | head -n1)
-	set -- $_p
-	case $1 in 8?) ;; *) echo "READ POSITION: $_p"; return 1 ;; esac
-	[ "$5$6$7$8" = 00000000 ] || { echo "READ POSITION: $_p"; return 1; }
-}
-# read_rec SG OUT: READ(6) of one variable block of up to REC bytes into OUT;
-# prints ok, filemark, eod or error.
-read_rec() {
-	_o=$(sg_raw -r $REC -o "$2" "/dev/$1" 08 00 04 00 00 00 2>&1 | tr 'A-Z' 'a-z')
-	case $_o in
-	*"filemark detected"*) echo filemark ;;
-	*"blank check"* | *"end-of-data detected"*) echo eod ;;
-	*"scsi status: good"*"writing $REC bytes"*) echo ok ;;
-	*) echo "error: $(printf '%s' "$_o" | tr '\n' ' ' | cut -c1-160)" ;;
-	esac
-}
 # verify SG REF SYNCED: the drive holds the SYNCED files of REF (REF1,
 # REF2, ... reference images of what was written, REC-sized records)
 # followed by a filemark each, then at most a record prefix of the next
@@ -86,7 +59,7 @@ verify() {
 		_n=$((_n + 1))
 		_r=0
 		while :; do
-			_s=$(read_rec "$_sg" "$K/rec")
+			_s=$(tape_read_rec "$_sg" $REC "$K/rec")
 			if [ "$_s" != ok ]; then break; fi
 			$DD if="$_ref$_n" bs=$REC skip=$_r count=1 status=none 2>/dev/null | cmp -s - "$K/rec" ||
 				{ echo "file $_n record $_r differs from what was written"; return 1; }
@@ -102,7 +75,7 @@ verify() {
 		case $_s in filemark | eod) ;; *) echo "file $_n (in flight): $_s after $_r records"; return 1 ;; esac
 		[ $_r -le $RECS ] || { echo "file $_n (in flight): $_r records"; return 1; }
 		if [ "$_s" = filemark ]; then
-			_s=$(read_rec "$_sg" "$K/rec")
+			_s=$(tape_read_rec "$_sg" $REC "$K/rec")
 			[ "$_s" = eod ] || { echo "after file $_n (in flight): $_s, want end of data"; return 1; }
 		fi
 		echo "$_synced synced, in flight $_r records"
@@ -120,8 +93,8 @@ while [ "$i" -lt "$KILLS" ]; do
 	i=$((i + 1))
 	# This round's data: FILES random files of RECS records.
 	for n in $(seq $FILES); do head -c $((REC * RECS)) /dev/urandom >"$K/f$n"; done
-	$MT -f /dev/n$t0 rewind 2>"$K/rw0" || { ready "$g0"; $MT -f /dev/n$t0 rewind 2>>"$K/rw0" || note "kill $i: rewind 0: $(cat "$K/rw0")"; }
-	$MT -f /dev/n$t1 rewind 2>"$K/rw1" || { ready "$g1"; $MT -f /dev/n$t1 rewind 2>>"$K/rw1" || note "kill $i: rewind 1: $(cat "$K/rw1")"; }
+	$MT -f /dev/n$t0 rewind 2>"$K/rw0" || { tape_ready "$g0"; $MT -f /dev/n$t0 rewind 2>>"$K/rw0" || note "kill $i: rewind 0: $(cat "$K/rw0")"; }
+	$MT -f /dev/n$t1 rewind 2>"$K/rw1" || { tape_ready "$g1"; $MT -f /dev/n$t1 rewind 2>>"$K/rw1" || note "kill $i: rewind 1: $(cat "$K/rw1")"; }
 	: >"$K/synced0"
 	: >"$K/synced1"
 	: >"$K/w0.err"
@@ -154,8 +127,8 @@ while [ "$i" -lt "$KILLS" ]; do
 	# once the new daemon has answered it (stopped there, SIGSTOP).
 	sleep 1
 	for g in $g0 $g1; do
-		ready "$g" || { bad_pos=$((bad_pos + 1)); note "kill $i: /dev/$g never ready"; }
-		if ! out=$(at_bot "$g"); then
+		tape_ready "$g" || { bad_pos=$((bad_pos + 1)); note "kill $i: /dev/$g never ready"; }
+		if ! out=$(tape_at_bot "$g"); then
 			bad_pos=$((bad_pos + 1))
 			note "kill $i: /dev/$g not at BOT after the crash: $out"
 		fi
