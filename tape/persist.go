@@ -14,19 +14,20 @@ import (
 // using. A drive opened with Open over a PersistentLibrary saves its state
 // in that library whenever the loaded cartridge changes (LOAD UNLOAD,
 // ChangeMedium, Unload) and, at a clean stop (Close), where the cartridge
-// was and the block size st had set.
+// was, the block size and the rest of the mode parameters st had set
+// (Snapshot).
 //
 // At the next Open the saved cartridge is loaded instead of the
 // configuration's barcode=, unless that barcode= changed since the state
 // was saved (the operator edited the configuration: it wins). A clean
-// stop's position is resumed and forgotten at once, so that a later crash
-// does not reuse it: after a crash the drive starts at the beginning of the
-// tape in the configured block size, as a real drive after a power cycle.
-// Either way it reports UNIT ATTENTION 29/00 (power on or reset) to its
-// first command: st marks its position unknown and, with
-// position_lost_in_reset (Linux 6.6 and later), refuses I/O until the
-// application repositions; an st that does not (6.1) carries on, and after
-// a clean restart finds the tape where it left it.
+// stop's state is resumed and forgotten at once, so that a later crash
+// does not reuse it. After a clean stop the drive reports nothing (see
+// Resume): to st a restart of the daemon under an open tape is a pause. After
+// a crash the drive starts at the beginning of the tape in the configured
+// block size, as a real drive after a power cycle, and reports UNIT
+// ATTENTION 29/00 (power on or reset) to its first command: st marks its
+// position unknown and, with position_lost_in_reset (Linux 6.6 and later),
+// refuses I/O until the application repositions.
 
 // DriveState is the saved state of one drive.
 type DriveState struct {
@@ -35,7 +36,7 @@ type DriveState struct {
 	// ConfigBarcode is the configuration's barcode= when this was saved.
 	ConfigBarcode string    `json:"config_barcode"`
 	Saved         time.Time `json:"saved"`
-	// Resume is the position and block size at a clean stop; nil after
+	// Resume is the position and mode parameters at a clean stop; nil after
 	// a crash and once a start has used it.
 	Resume *Snapshot `json:"resume,omitempty"`
 }
