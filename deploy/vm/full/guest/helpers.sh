@@ -17,6 +17,9 @@ tc() { # targetcli with its output on the console too
 scrape() {
 	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9544/metrics", timeout=10).read().decode())'
 }
+# mval FILE SELECTOR: the sum of the samples a PromQL selector (= matchers
+# only) matches in the scrape FILE; the minimal guest's parser (guestcheck).
+mval() { guestcheck prom-value "$1" "$2"; }
 sd_list() { ls /sys/block 2>/dev/null | grep '^sd' | sort; }
 st_list() { ls /sys/class/scsi_tape 2>/dev/null | grep '^nst[0-9]*$' | sort; }
 # wait_new LISTFN BEFORE: print the one entry that LISTFN has and BEFORE

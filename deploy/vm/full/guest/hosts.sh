@@ -165,11 +165,11 @@ hosts_target_run() {
 	systemctl stop vscsid
 	systemctl reset-failed vscsid
 	mkdir -p /etc/systemd/system/vscsid.service.d
-	install -m 644 /usr/local/share/vscsid/systemd/iscsi-chap.conf /etc/systemd/system/vscsid.service.d/
+	install -m 644 /usr/share/doc/vscsid/examples/iscsi-chap.conf /etc/systemd/system/vscsid.service.d/
 	# /metrics on the private network as well: the initiator reads the
 	# transfer histogram from there, as a Prometheus server of a fleet
 	# would (the unit's IPAddressAllow has the private ranges).
-	printf '[Service]\nExecStart=\nExecStart=/usr/local/bin/vscsid --config %s --web.listen-address=127.0.0.1:9544 --web.listen-address=%s:9544\n' \
+	printf '[Service]\nExecStart=\nExecStart=/usr/sbin/vscsid --config %s --web.listen-address=127.0.0.1:9544 --web.listen-address=%s:9544\n' \
 		$cfg "$ip" >/etc/systemd/system/vscsid.service.d/remote.conf
 	systemctl daemon-reload
 	check target-vscsid-restart systemctl restart vscsid
