@@ -216,11 +216,20 @@ func (t *Target) findLUN(obj string) (addr string, ok bool) {
 // under the fabric directory dir (target/<fabric>/<wwn>/tpgt_N/lun/lun_M)
 // that links the storage object obj, until fn returns false.
 func (t *Target) walkLUNs(dir, obj string, fn func(tpgDir string, lun int) bool) {
-	f := t.fs
 	want, err := filepath.EvalSymlinks(obj)
 	if err != nil {
 		return
 	}
+	t.eachLUN(dir, func(tpgDir string, lun int, dst string) bool {
+		return dst != want || fn(tpgDir, lun)
+	})
+}
+
+// eachLUN calls fn with the TPG directory, LUN number and resolved
+// storage object path of every LUN link under the fabric directory dir,
+// until fn returns false.
+func (t *Target) eachLUN(dir string, fn func(tpgDir string, lun int, dst string) bool) {
+	f := t.fs
 	wwns, _ := f.ReadDir(dir)
 	for _, w := range wwns {
 		tpgs, _ := f.ReadDir(filepath.Join(dir, w))
@@ -238,10 +247,10 @@ func (t *Target) walkLUNs(dir, obj string, fn func(tpgDir string, lun int) bool)
 				links, _ := f.ReadDir(filepath.Join(tpgDir, "lun", lun))
 				for _, l := range links {
 					dst, err := filepath.EvalSymlinks(filepath.Join(tpgDir, "lun", lun, l))
-					if err != nil || dst != want {
+					if err != nil {
 						continue
 					}
-					if !fn(tpgDir, n) {
+					if !fn(tpgDir, n, dst) {
 						return
 					}
 				}
@@ -256,9 +265,13 @@ type FabricLUNs struct {
 	LUNs   int
 }
 
-// exports counts the LUNs that export obj, by fabric, in fabric order.
-func (t *Target) exports(obj string) []FabricLUNs {
-	var out []FabricLUNs
+// exportsByObject counts the LUNs that export each storage object, by
+// fabric in fabric order, keyed by the object's resolved path: one walk
+// of configfs for all devices (a walk per device made Devices, and with
+// it every metrics scrape and vscsictl devices, cost devices x LUNs link
+// resolutions: 14 s for 65 devices under qemu TCG).
+func (t *Target) exportsByObject() map[string][]FabricLUNs {
+	out := map[string][]FabricLUNs{}
 	root := filepath.Join(t.paths.ConfigFS, "target")
 	fabrics, _ := t.fs.ReadDir(root)
 	slices.Sort(fabrics)
@@ -266,11 +279,15 @@ func (t *Target) exports(obj string) []FabricLUNs {
 		if fab == "core" {
 			continue
 		}
-		n := 0
-		t.walkLUNs(filepath.Join(root, fab), obj, func(string, int) bool { n++; return true })
-		if n > 0 {
-			out = append(out, FabricLUNs{Fabric: fab, LUNs: n})
-		}
+		t.eachLUN(filepath.Join(root, fab), func(_ string, _ int, dst string) bool {
+			e := out[dst]
+			if len(e) == 0 || e[len(e)-1].Fabric != fab {
+				e = append(e, FabricLUNs{Fabric: fab})
+			}
+			e[len(e)-1].LUNs++
+			out[dst] = e
+			return true
+		})
 	}
 	return out
 }

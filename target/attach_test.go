@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -207,3 +208,34 @@ type closer struct {
 func (c closer) Close() error { *c.n++; return nil }
 
 var _ io.Closer = closer{}
+
+// Devices counts each device's own LUNs when many devices are exported
+// (one configfs walk serves them all): three attached devices, on one,
+// two and no loopback targets.
+func TestDevicesExportsOfManyDevices(t *testing.T) {
+	f := newFixture(t)
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tg.Close() }()
+	for i, name := range []string{"tc0", "tc1", "tc2"} {
+		cfgstr := f.foreign("7", name, "vtape/memory=1")
+		for j := range i {
+			f.exportForeign(fmt.Sprintf("naa.50014050000000%d%d", i, j), "7", name)
+		}
+		if _, err := tg.Attach(context.Background(), cfgstr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string][]FabricLUNs{}
+	for _, d := range tg.Devices() {
+		got[d.Info.Name] = d.Exports
+	}
+	want := map[string][]FabricLUNs{"tc0": nil, "tc1": {{"loopback", 1}}, "tc2": {{"loopback", 2}}}
+	for name, w := range want {
+		if !slices.Equal(got[name], w) {
+			t.Errorf("%s: Exports %+v, want %+v", name, got[name], w)
+		}
+	}
+}

@@ -566,9 +566,14 @@ func (t *Target) Devices() []DeviceStatus {
 			}
 		}
 	}
+	exports := t.exportsByObject()
 	out := make([]DeviceStatus, 0, len(devs))
 	for i, m := range devs {
-		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Handler: m.h, Exports: t.exports(m.obj)})
+		var ex []FabricLUNs
+		if obj, err := filepath.EvalSymlinks(m.obj); err == nil {
+			ex = exports[obj]
+		}
+		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Handler: m.h, Exports: ex})
 	}
 	return out
 }
