@@ -13,7 +13,7 @@ FUZZTIME  ?= 10s
 FUZZMINIMIZE ?= 50x
 BIN       := bin
 
-.PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak perf demo experiments test clean
 
 all: build
 
@@ -115,6 +115,13 @@ vm-kill9:
 CUTS ?= 20
 vm-powercut:
 	deploy/vm/powercut --suite $(SUITE) --cuts $(CUTS)
+
+# One vscsid with 65 devices (48 disks, 16 drives, a library) under fio,
+# dd, tar, mt and mtx for SOAK seconds, fault rules toggled, then restarts
+# and kill -9 under fio: command counts, goroutines, fds, RSS, dmesg.
+SOAK ?= 600
+vm-soak:
+	deploy/vm/full/run --suite soak --soak $(SOAK) --timeout $$(($(SOAK) + 900))
 
 # Two guests on a private qemu network: vscsid exporting a disk, a drive
 # and a library over iSCSI on one, open-iscsi with sd, st, ch, dd, tar,
