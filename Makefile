@@ -90,13 +90,13 @@ vm-test:
 	deploy/vm/test-all --suite $(SUITE)
 	deploy/vm/powercut --suite $(SUITE) --no-build --cuts 3
 	$(if $(NEWEST),deploy/vm/test-all --suite $(NEWEST) --one-boot $(NEWEST_SCENARIOS))
-	deploy/vm/full/run
+	deploy/vm/full/run --timeout 1500
 	deploy/vm/full/run --no-build --suite two-hosts --timeout 1500
 
 # The fuller guest alone: systemd as PID 1, dbus, targetcli, vscsid as a
 # service (bookworm).
 vm-full:
-	deploy/vm/full/run
+	deploy/vm/full/run --timeout 1500
 
 # LTFS (mkltfs, ltfs, ltfsck; built from the source beside the checkout or
 # $LTFS_SRC) on every LTO personality, in the full guest; about 11 min for all ten.
