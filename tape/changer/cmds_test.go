@@ -72,7 +72,7 @@ func TestReadElementStatusAll(t *testing.T) {
 	want := hexBytes(`
 		0000 0006 00 000080
 		01 00 0010 00 000010  0000 00 00 0000 000000 00 0000 00000000
-		04 00 0010 00 000010  0001 08 00 0000 000000 00 0000 00000000
+		04 00 0010 00 000010  0001 08 00 0000 800000 00 0000 00000000
 		03 00 0010 00 000010  0010 38 00 0000 000000 00 0000 00000000
 		02 00 0010 00 000030  1000 09 00 0000 000000 00 0000 00000000
 		                      1001 09 00 0000 000000 00 0000 00000000
@@ -119,7 +119,7 @@ func TestReadElementStatusTagsAndDVCID(t *testing.T) {
 			dl := 12 + 36 + 4 + p.dvcidLen()
 			want := hexBytes(hex.EncodeToString([]byte{byte(p.Drive >> 8), byte(p.Drive), 0, 1, 0, 0, 0, byte(8 + dl)}) +
 				"04 80" + hex.EncodeToString([]byte{0, byte(dl)}) + "00 0000" + hex.EncodeToString([]byte{byte(dl)}) +
-				hex.EncodeToString([]byte{byte(p.Drive >> 8), byte(p.Drive)}) + "09 00 0000 000000 80" +
+				hex.EncodeToString([]byte{byte(p.Drive >> 8), byte(p.Drive)}) + "09 00 0000 800000 80" + // NOT BUS
 				hex.EncodeToString([]byte{byte(p.Storage >> 8), byte(p.Storage)}) + tag("A00001") + id)
 			wantBytes(t, "drive, VOLTAG and DVCID", l.ok(res(4, true, 0, 1, true, 1024), 1024), want)
 

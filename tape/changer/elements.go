@@ -72,6 +72,7 @@ const (
 	flagAccess   = 0x08
 	flagExEnab   = 0x10 // import/export: export supported
 	flagInEnab   = 0x20 // import/export: import supported
+	notBus       = 0x80 // byte 6, data transfer: the drive is not on the changer's bus
 	sValid       = 0x80 // byte 9
 	typeCleaning = 0x02 // byte 9 MEDIUM TYPE (bits 2-0): cleaning medium
 	pVolTag      = 0x80 // element status page byte 1
@@ -122,6 +123,12 @@ func (c *Changer) appendDescriptor(b []byte, l Loc, voltag, dvcid bool) []byte {
 		if c.cfg.AutoUnload || d == nil || d.Stats().Barcode == "" {
 			h[2] = flagAccess
 		}
+		// Each drive is its own LIO device, on a SCSI host of its own
+		// (tcm_loop) or on another iSCSI target: never on the changer's
+		// bus. Saying so (rather than ID and LUN unknown) is what a
+		// fabric-attached library reports; ch then binds no drive, as
+		// with unknown, and its probe says "not this SCSI bus".
+		h[6] = notBus
 	}
 	if s.Barcode != "" {
 		h[2] |= flagFull
