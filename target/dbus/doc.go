@@ -81,6 +81,9 @@
 //
 // deploy/dbus/org.kernel.TCMUService1.conf lets only root own these names
 // and call them (targetcli runs as root; ChangeMedium swaps media). The
+// bus merges every policy file and tcmu-runner's package lets every user
+// send to the service, so CheckConfig and ChangeMedium also ask the bus
+// for the caller's user and answer AccessDenied to anyone but root. The
 // callbacks run on godbus's goroutines, one per call, possibly
 // concurrently.
 package dbus

@@ -204,3 +204,48 @@ func asNobody(t *testing.T, b *bus) func(args ...string) (string, error) {
 		return string(out), err
 	}
 }
+
+// tcmuRunnerPolicy is the default-context part of the policy Debian's
+// tcmu-runner package installs in /etc/dbus-1/system.d: every user may
+// send to org.kernel.TCMUService1. The bus reads /etc's files after
+// /usr/share's, so beside vscsid's policy this one wins.
+const tcmuRunnerPolicy = `
+  <policy context="default">
+    <allow send_destination="org.kernel.TCMUService1"/>
+    <allow own_prefix="org.kernel.TCMUService1.HandlerManager1"/>
+    <allow send_interface="org.kernel.TCMUService1"/>
+  </policy>`
+
+// TestCallerMustBeRoot: with tcmu-runner's package installed too, the
+// bus lets any user reach vscsid's methods; vscsid itself then refuses a
+// caller that is not root, and the handler never sees the call.
+func TestCallerMustBeRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test runs a client as uid 65534")
+	}
+	b := startBus(t, systemPolicy(t, policyFile)+tcmuRunnerPolicy)
+	tape, disk := &recorder{}, &recorder{}
+	newService(t, b.connect(t), handlers(tape, disk), zaptest.NewLogger(t))
+	nobody := asNobody(t, b)
+	for _, c := range [][]string{
+		{"/org/kernel/TCMUService1/vdisk", "org.kernel.TCMUService1.CheckConfig", "string:vdisk/size=1G"},
+		{"/org/kernel/TCMUService1/vtape", "org.kernel.TCMUService1.ChangeMedium", "string:tape0", "uint64:0", "string:vtape/size=1G"},
+	} {
+		out, err := nobody(append([]string{"--dest=org.kernel.TCMUService1"}, c...)...)
+		if err == nil || !strings.Contains(out, "AccessDenied") || !strings.Contains(out, "vscsid: only root may call") {
+			t.Errorf("nobody %s: %v\n%s\nwant vscsid's own AccessDenied", c[1], err, out)
+		}
+	}
+	for name, r := range map[string]*recorder{"vtape": tape, "vdisk": disk} {
+		if checked, changed := r.calls(); len(checked)+len(changed) != 0 {
+			t.Errorf("%s handler was called for nobody: checked %q, changed %q", name, checked, changed)
+		}
+	}
+	// Root still is served.
+	var ok bool
+	var msg string
+	call(t, b.connect(t), dbus.ServiceName, dbus.RootPath+"/vdisk", "org.kernel.TCMUService1.CheckConfig", []any{"vdisk/size=1G"}, &ok, &msg)
+	if !ok {
+		t.Fatalf("root CheckConfig = %v, %q", ok, msg)
+	}
+}
