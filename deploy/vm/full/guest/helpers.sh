@@ -94,3 +94,10 @@ serial_out() {
 		fail "$2" "could not write /var/tmp/$1 to ttyS2"
 	fi
 }
+# dbus_call OBJECT METHOD SIGNATURE ARGS...: a call as root to vscsid's
+# D-Bus service on the system bus (OBJECT is vdisk or vtape), its reply or
+# error on standard output.
+dbus_call() {
+	busctl --system call org.kernel.TCMUService1 "/org/kernel/TCMUService1/$1" \
+		org.kernel.TCMUService1 "${@:2}" 2>&1
+}
