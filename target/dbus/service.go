@@ -478,16 +478,16 @@ func (s *Service) callerUID(sender godbus.Sender) (uint32, error) {
 // checks the caller itself. A bus that cannot say who sent the call gets
 // a refusal too.
 func (h *handlerObject) rootOnly(sender godbus.Sender, method string) *godbus.Error {
-	uid, err := h.uidOf(sender)
-	switch {
+	var msg string
+	switch uid, err := h.uidOf(sender); {
 	case err != nil:
-		return godbus.NewError("org.freedesktop.DBus.Error.AccessDenied",
-			[]any{fmt.Sprintf("vscsid: %s: cannot tell the caller's user (%v); only root may call it", method, err)})
+		msg = fmt.Sprintf("vscsid: %s: cannot tell the caller's user (%v); only root may call it", method, err)
 	case uid != 0:
-		return godbus.NewError("org.freedesktop.DBus.Error.AccessDenied",
-			[]any{fmt.Sprintf("vscsid: only root may call %s (the caller is uid %d)", method, uid)})
+		msg = fmt.Sprintf("vscsid: only root may call %s (the caller is uid %d)", method, uid)
+	default:
+		return nil
 	}
-	return nil
+	return godbus.NewError("org.freedesktop.DBus.Error.AccessDenied", []any{msg})
 }
 
 func (h *handlerObject) properties() map[string]godbus.Variant {
