@@ -94,10 +94,13 @@ serial_out() {
 		fail "$2" "could not write /var/tmp/$1 to ttyS2"
 	fi
 }
-# dbus_call OBJECT METHOD SIGNATURE ARGS...: a call as root to vscsid's
-# D-Bus service on the system bus (OBJECT is vdisk or vtape), its reply or
-# error on standard output.
+# dbus_call OBJECT METHOD SIGNATURE ARGS...: a call to vscsid's D-Bus
+# service on the system bus (OBJECT is vdisk or vtape), its reply or error
+# on standard output; as root, or as DBUS_CALL_UID (uid and gid, no
+# supplementary groups) when that is set.
 dbus_call() {
-	busctl --system call org.kernel.TCMUService1 "/org/kernel/TCMUService1/$1" \
+	local as=()
+	[ -n "${DBUS_CALL_UID:-}" ] && as=(setpriv --reuid="$DBUS_CALL_UID" --regid="$DBUS_CALL_UID" --clear-groups)
+	"${as[@]}" busctl --system call org.kernel.TCMUService1 "/org/kernel/TCMUService1/$1" \
 		org.kernel.TCMUService1 "${@:2}" 2>&1
 }
