@@ -198,7 +198,7 @@ func (d *Drive) initSPC() {
 	}
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
-	d.spc.Commands = scsi.WithCoreCommands(commandInfos())
+	d.spc.Commands = supportedCommands()
 	d.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	if d.pers.IBM {
 		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
@@ -263,6 +263,13 @@ func commandName(op scsi.OpCode) string {
 	}
 	return scsi.SSC.CommandName(op, c.sa, c.hasSA)
 }
+
+// supportedCommands is what REPORT SUPPORTED OPERATION CODES lists: the
+// dispatch table and SPC's core commands, in opcode order. It is the same
+// for every device, so it is built once and shared (read only).
+var supportedCommands = sync.OnceValue(func() []scsi.CommandInfo {
+	return scsi.WithCoreCommands(commandInfos())
+})
 
 // commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
 // dispatch table, in opcode order.

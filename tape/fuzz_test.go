@@ -3,6 +3,7 @@ package tape
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"go.uber.org/zap"
@@ -12,10 +13,14 @@ import (
 
 // FuzzSSC sends an arbitrary CDB with arbitrary Data-Out (or a Data-In
 // buffer of inLen bytes) to a drive whose cartridge holds blocks,
-// filemarks and two partitions' worth of history, then the same command
-// again and a READ POSITION: nothing panics, Written never exceeds Len, the
-// status is GOOD or CHECK CONDITION, and the sense fits TCMU's buffer.
-// Seeds are in testdata/fuzz/FuzzSSC.
+// filemarks and a setmark, then the same command again and a READ
+// POSITION: nothing panics, Written never exceeds Len, the status is GOOD
+// or CHECK CONDITION, and the sense fits TCMU's buffer. Seeds are in
+// testdata/fuzz/FuzzSSC.
+//
+// The cartridge is written once, through a drive, before fuzzing starts;
+// each input gets a new drive on its own copy of it. Writing it for every
+// input cost seven commands and a 64 KiB buffer, most of an input's time.
 func FuzzSSC(f *testing.F) {
 	f.Add([]byte{0x08, 0x00, 0x00, 0x10, 0x00, 0x00}, []byte{}, uint16(4096))
 	f.Add([]byte{0x0a, 0x01, 0x00, 0x00, 0x02, 0x00}, make([]byte, 2048), uint16(0))
@@ -28,34 +33,81 @@ func FuzzSSC(f *testing.F) {
 	f.Add([]byte{0x88, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 1, 0}, []byte{}, uint16(2048))
 	f.Add([]byte{0x8a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0x10, 0}, make([]byte, 16), uint16(0))
 	f.Add([]byte{0x80, 0x01, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0}, []byte{}, uint16(0))
-	f.Fuzz(func(t *testing.T, c []byte, out []byte, inLen uint16) {
-		cfg, err := ParseConfig("memory=1;barcode=FUZZ01;capacity=1M;early_warning=64K;personality=dat72;max_block=65536;min_block=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := New("fuzz", cfg, nil, zap.NewNop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = d.Close() }()
-		h := &harness{t: t, d: d}
-		h.clearUA()
-		// B B F B S B F F (fixed 1024-byte blocks), rewound.
+	cfg, err := ParseConfig("memory=1;barcode=FUZZ01;capacity=1M;early_warning=64K;personality=dat72;max_block=65536;min_block=1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	// B B F B S B F F (fixed 1024-byte blocks and a 100-byte one), rewound.
+	cart := fuzzCartridge(f, cfg, func(h *harness) {
 		blk := make([]byte, 2048)
-		h.do(write6(true, 2), blk, 0)
-		h.do(weof(1), nil, 0)
-		h.do(write6(true, 1), blk[:1024], 0)
-		h.do(cdb(0x10, 0x02, 0, 0, 1, 0), nil, 0)
-		h.do(write6(false, 100), blk[:100], 0)
-		h.do(weof(2), nil, 0)
-		h.do(rewindCDB(), nil, 0)
-
+		h.ok(write6(true, 2), blk, 0)
+		h.ok(weof(1), nil, 0)
+		h.ok(write6(true, 1), blk[:1024], 0)
+		h.ok(cdb(0x10, 0x02, 0, 0, 1, 0), nil, 0)
+		h.ok(write6(false, 100), blk[:100], 0)
+		h.ok(weof(2), nil, 0)
+	})
+	f.Fuzz(func(t *testing.T, c []byte, out []byte, inLen uint16) {
+		d := fuzzDrive(t, cfg, cart)
+		defer func() { _ = d.Close() }()
 		fuzzCommands(t, d, [][]byte{c, c, readPos(0)}, out, inLen)
 		d.Reset()
 		if err := d.Unload(); err != nil && !errors.Is(err, ErrRemovalPrevented) && !errors.Is(err, ErrNoMedium) {
 			t.Fatalf("unload after fuzzing: %v", err)
 		}
 	})
+}
+
+// fuzzCartridge returns the cartridge cfg's drive holds after write has
+// run on it, unloaded.
+func fuzzCartridge(tb testing.TB, cfg Config, write func(*harness)) *MemoryMedium {
+	tb.Helper()
+	d, err := New("fuzz", cfg, nil, zap.NewNop())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := &harness{t: tb, d: d}
+	h.clearUA()
+	write(h)
+	if err := d.Unload(); err != nil {
+		tb.Fatal(err)
+	}
+	m := d.lib.(*MemoryLibrary).carts[cfg.Barcode]
+	if m == nil || len(m.parts[0].objs) == 0 {
+		tb.Fatalf("no cartridge %s written", cfg.Barcode)
+	}
+	return m
+}
+
+// fuzzDrive returns a new drive of cfg with a copy of cart loaded and its
+// unit attentions consumed.
+func fuzzDrive(t *testing.T, cfg Config, cart *MemoryMedium) *Drive {
+	t.Helper()
+	m := *cart
+	m.info.Capacity = slices.Clone(m.info.Capacity)
+	m.info.EarlyWarning = slices.Clone(m.info.EarlyWarning)
+	m.parts = make([]memPart, len(cart.parts))
+	for i, p := range cart.parts {
+		m.parts[i] = memPart{objs: slices.Clone(p.objs), data: slices.Clone(p.data)}
+	}
+	m.attrs = make(map[uint16][]byte, len(cart.attrs))
+	for id, v := range cart.attrs {
+		m.attrs[id] = slices.Clone(v)
+	}
+	lib, err := NewMemoryLibrary(cart.info)
+	if err == nil {
+		err = lib.Add(&m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New("fuzz", cfg, lib, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, d: d}
+	h.clearUA()
+	return d
 }
 
 // fuzzCommands sends each CDB with Data-Out out (or a Data-In buffer of
@@ -96,27 +148,34 @@ func FuzzLBP(f *testing.F) {
 	f.Add(byte(2), []byte{0x08, 0, 0, 0x10, 0, 0}, []byte{}, uint16(4096))
 	f.Add(byte(1), []byte{0x08, 0x01, 0, 0, 2, 0}, []byte{}, uint16(2100))
 	f.Add(byte(2), []byte{0x8a, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 1, 0}, make([]byte, 1028), uint16(0))
-	f.Fuzz(func(t *testing.T, method byte, c []byte, out []byte, inLen uint16) {
-		cfg, err := ParseConfig("memory=1;barcode=FUZZ02;capacity=1M;early_warning=64K;personality=lto7;min_block=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := New("fuzz", cfg, nil, zap.NewNop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = d.Close() }()
-		h := &harness{t: t, d: d}
-		h.clearUA()
+	cfg, err := ParseConfig("memory=1;barcode=FUZZ02;capacity=1M;early_warning=64K;personality=lto7;min_block=1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	// The drive's state: LBP on with the method given (its Control Data
+	// Protection mode page) and fixed 1024-byte blocks.
+	setup := func(h *harness, method byte) []byte {
 		page := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
 		page[0], page[1] = 0, 0
-		page[20], page[21], page[22] = 1+method%2, 4, 0xc0
+		page[20], page[21], page[22] = method, 4, 0xc0
 		h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), page, 0)
-		// Blocks of 100 and 1024 bytes (fixed), protected, rewound.
-		h.do(write6(false, 104), protect(page[20], make([]byte, 100)), 0)
 		h.do(cdb(0x15, 0x10, 0, 0, 12, 0), hexBytes("00 00 00 08 00 00 00 00 00 00 04 00"), 0)
-		h.do(write6(true, 1), protect(page[20], make([]byte, 1024)), 0)
-		h.do(rewindCDB(), nil, 0)
+		return page
+	}
+	// Cartridges (one per method): blocks of 100 and 1024 bytes, protected.
+	var carts [2]*MemoryMedium
+	for i := range carts {
+		method := byte(1 + i)
+		carts[i] = fuzzCartridge(f, cfg, func(h *harness) {
+			setup(h, method)
+			h.ok(write6(false, 104), protect(method, make([]byte, 100)), 0)
+			h.ok(write6(true, 1), protect(method, make([]byte, 1024)), 0)
+		})
+	}
+	f.Fuzz(func(t *testing.T, method byte, c []byte, out []byte, inLen uint16) {
+		d := fuzzDrive(t, cfg, carts[method%2])
+		defer func() { _ = d.Close() }()
+		setup(&harness{t: t, d: d}, 1+method%2)
 		fuzzCommands(t, d, [][]byte{c, c, readPos(0)}, out, inLen)
 	})
 }

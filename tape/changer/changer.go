@@ -237,7 +237,7 @@ func (c *Changer) initSPC() {
 		Versions:       []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSMC3},
 	}
 	c.spc.Modes = c.modePages()
-	c.spc.Commands = scsi.WithCoreCommands(commandInfos())
+	c.spc.Commands = supportedCommands()
 	c.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	c.spc.SenseFormat = scsi.FixedFormat
 	if c.cfg.DSense {

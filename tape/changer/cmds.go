@@ -3,6 +3,7 @@ package changer
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -64,6 +65,13 @@ func commandList() []command {
 			usage: []byte{byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, ctl}},
 	}
 }
+
+// supportedCommands is what REPORT SUPPORTED OPERATION CODES lists: the
+// dispatch table and SPC's core commands, in opcode order. It is the same
+// for every device, so it is built once and shared (read only).
+var supportedCommands = sync.OnceValue(func() []scsi.CommandInfo {
+	return scsi.WithCoreCommands(commandInfos())
+})
 
 // commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
 // dispatch table, in opcode order.
