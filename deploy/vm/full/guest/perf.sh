@@ -281,6 +281,7 @@ perf_run() {
 		echo "reps=$perf_reps"
 		echo "runtime=$perf_runtime"
 		echo "cpus=$(nproc)"
+		echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 		echo "clk_tck=$(getconf CLK_TCK)"
 		echo "fio=$(fio --version)"
 		echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner 2>/dev/null)"

@@ -418,6 +418,13 @@ func (r *results) render() (string, map[string]string) {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# vscsid perf: side by side in one boot\n\n")
 	p("Kernel %s, %s CPU(s) under qemu TCG; fio %s, tcmu-runner %s, %s. ", r.env["kernel"], r.env["cpus"], r.env["fio"], r.env["tcmu_runner"], r.env["vscsid"])
+	if cs := r.env["clocksource"]; cs != "" {
+		p("Clock source `%s`", cs)
+		if cs != "tsc" {
+			p(" (no vDSO clock: every clock_gettime is a system call, and each clock read by a program or Go's scheduler costs a trap into the guest kernel and an emulated %s read)", cs)
+		}
+		p(". ")
+	}
 	p("%s repetitions of every workload on every configuration, interleaved (one repetition runs everything before the next starts), %s s per run after 1 s of ramp; fio with libaio and O_DIRECT on the whole 128 MiB disk, I/O scheduler `none`. ", r.env["reps"], r.env["runtime"])
 	p("Every figure below comes from this one run. Absolute numbers under TCG say little; the ratios between configurations measured in the same boot are the result.\n\n")
 	p("Configurations, and the block queue of each as the kernel set it up (tcmu-runner's `rotational` set to 0 by the suite; `fake_rw-rot` keeps the kernel's choice on purpose):\n\n")

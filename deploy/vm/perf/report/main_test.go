@@ -18,7 +18,7 @@ func writeRun(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	w("env", "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclk_tck=100\nfio=fio-3.33\n")
+	w("env", "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclocksource=hpet\nclk_tck=100\nfio=fio-3.33\n")
 	w("configs", "floor sdb 100\nfake_rw sdc 200\n")
 	for rep, iops := range map[int][2]float64{1: {1000, 800}, 2: {1100, 900}, 3: {900, 700}} {
 		for i, c := range []string{"floor", "fake_rw"} {
@@ -47,6 +47,7 @@ func TestReportFromRun(t *testing.T) {
 		"| 4 KiB random read, QD1 | 0.80× |", // medians 800 / 1000
 		"| fake_rw | 800 (700–900) | 3.3 (2.9–3.7) | 150 | 900 | 100 | 1.50 | 0.50 | 4 | 20.0 |",
 		"![4 KiB random read, QD1: IOPS per configuration](perf-01-randread-4k-qd1.svg)",
+		"Clock source `hpet` (no vDSO clock",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
