@@ -26,13 +26,15 @@ PERF_SIZE=128M
 PERF_BYTES=134217728
 
 # perf_proc PID: the process's counters, one key=value per line: CPU
-# ticks (utime+stime, all threads), read and write syscalls (/proc/PID/io
+# ticks (utime+stime, all threads) and of them the kernel's (stime: the
+# kick's completion reaping and Data-In copy run in the daemon's write),
+# read and write syscalls (/proc/PID/io
 # syscr, syscw: the uio wait and kick are a read and a write), context
 # switches summed over its threads, and RSS.
 perf_proc() {
 	local pid=$1 t v=0 n=0
 	[ -n "$pid" ] && [ -d "/proc/$pid" ] || return 0
-	awk '{print "ticks=" $14 + $15}' "/proc/$pid/stat"
+	awk '{print "ticks=" $14 + $15; print "sys_ticks=" $15}' "/proc/$pid/stat"
 	sed -n 's/^syscr: /syscr=/p; s/^syscw: /syscw=/p' "/proc/$pid/io"
 	for t in /proc/"$pid"/task/*/status; do
 		read -r a b < <(awk '/^voluntary_ctxt_switches/ {v=$2} /^nonvoluntary_ctxt_switches/ {n=$2} END {print v, n}' "$t")

@@ -65,6 +65,8 @@ type sample struct {
 	p50, p99       float64 // completion latency, µs
 	cmds           float64 // SCSI commands completed (the disk's stat)
 	cpuUS          float64 // daemon CPU time, µs
+	sysUS          float64 // of it, in the kernel (stime), if hasSys
+	hasSys         bool
 	syscalls, csw  float64 // read+write syscalls; context switches
 	rssKB          float64
 	threads        float64
@@ -326,6 +328,8 @@ func loadSample(base string, tck float64) (sample, error) {
 	if _, ok := num(a, "ticks"); ok {
 		s.hasDaemon = true
 		s.cpuUS = delta("ticks") / tck * 1e6
+		_, s.hasSys = num(a, "sys_ticks")
+		s.sysUS = delta("sys_ticks") / tck * 1e6
 		s.syscalls = delta("syscr") + delta("syscw")
 		s.csw = delta("vcsw") + delta("nvcsw")
 		s.rssKB, _ = num(a, "rss_kb")
@@ -441,25 +445,26 @@ func (r *results) render() (string, map[string]string) {
 
 	// The lead: ratios of medians.
 	p("## Ratios (medians of the repetitions)\n\n")
-	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | fake_rw / fake_rw with rotation=0 |\n|---|---|---|---|---|---|---|\n")
+	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | CPU per command, floor / tcmu-runner | fake_rw / fake_rw with rotation=0 |\n|---|---|---|---|---|---|---|---|\n")
 	iops := func(s sample) float64 { return s.iops }
 	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
 	for _, w := range workloads {
 		m := r.samples[w.id]
 		med := func(c string, f func(sample) float64) float64 { return median(m[c], f) }
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", w.words,
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", w.words,
 			ratio(med("fake_rw", iops), med("floor", iops)),
 			ratio(med("fake_rw", iops), med("scsi_debug", iops)),
 			ratio(med("fake_rw", iops), med("tcmu-runner", iops)),
 			ratio(med("store", iops), med("tcmu-runner", iops)),
 			ratio(med("fake_rw", cpu), med("tcmu-runner", cpu)),
+			ratio(med("floor", cpu), med("tcmu-runner", cpu)),
 			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)))
 	}
-	p("\nIOPS ratios for every column but the CPU one (a ratio above 1 is faster); the CPU column is daemon CPU time per SCSI command (below 1 is cheaper).\n\n")
+	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
 
 	// Per workload: the full table and a chart.
 	p("## Per workload\n\n")
-	p("Per configuration: IOPS and MB/s (median, and min–max of the repetitions), fio's completion latency p50 and p99, and for the configurations served by a daemon its CPU time, read/write syscalls and context switches per SCSI command (the disk's own command count from /sys/block/DEV/stat; /proc/PID/stat, /proc/PID/io syscr+syscw, and the sum over the process's threads of /proc/PID/task/*/status), its thread count and RSS at the end of the run. scsi_debug runs in the kernel: it has no daemon.\n\n")
+	p("Per configuration: IOPS and MB/s (median, and min–max of the repetitions), fio's completion latency p50 and p99, and for the configurations served by a daemon its CPU time (and the part of it in the kernel, stime: the kick's write reaps the completions and copies each Data-In from the data area to the initiator's pages in the daemon's context), read/write syscalls and context switches per SCSI command (the disk's own command count from /sys/block/DEV/stat; /proc/PID/stat utime+stime, /proc/PID/io syscr+syscw, and the sum over the process's threads of /proc/PID/task/*/status), its thread count and RSS at the end of the run. scsi_debug runs in the kernel: it has no daemon.\n\n")
 	for i, w := range workloads {
 		m := r.samples[w.id]
 		p("### %s\n\n", w.words)
@@ -479,7 +484,7 @@ func (r *results) render() (string, map[string]string) {
 		}
 		charts[file] = chart.Bars(w.words+": IOPS", "IOPS", rows, chart.WideRange(rows))
 		p("![%s: IOPS per configuration](%s)\n\n", w.words, file)
-		p("| configuration | IOPS | MB/s | p50 µs | p99 µs | CPU µs/cmd | syscalls/cmd | ctx sw/cmd | threads | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		p("| configuration | IOPS | MB/s | p50 µs | p99 µs | CPU µs/cmd | of it in the kernel | syscalls/cmd | ctx sw/cmd | threads | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, c := range configs {
 			ss := m[c.id]
 			if !r.has(c.id) || len(ss) == 0 {
@@ -494,15 +499,19 @@ func (r *results) render() (string, map[string]string) {
 				}
 				return strconv.FormatFloat(median(ss, perCmd(f)), 'f', prec, 64)
 			}
+			sys := "–"
+			if ss[0].hasSys {
+				sys = d(func(s sample) float64 { return s.sysUS }, 0)
+			}
 			rss, thr := "–", "–"
 			if daemon {
 				rss = fmt.Sprintf("%.1f", median(ss, func(s sample) float64 { return s.rssKB })/1024)
 				thr = fmt.Sprintf("%.0f", median(ss, func(s sample) float64 { return s.threads }))
 			}
-			p("| %s | %s (%s–%s) | %.1f (%.1f–%.1f) | %.0f | %.0f | %s | %s | %s | %s | %s |\n", c.id,
+			p("| %s | %s (%s–%s) | %.1f (%.1f–%.1f) | %.0f | %.0f | %s | %s | %s | %s | %s | %s |\n", c.id,
 				chart.Short(im), chart.Short(il), chart.Short(ih), bm, bl, bh,
 				median(ss, func(s sample) float64 { return s.p50 }), median(ss, func(s sample) float64 { return s.p99 }),
-				d(func(s sample) float64 { return s.cpuUS }, 0), d(func(s sample) float64 { return s.syscalls }, 2),
+				d(func(s sample) float64 { return s.cpuUS }, 0), sys, d(func(s sample) float64 { return s.syscalls }, 2),
 				d(func(s sample) float64 { return s.csw }, 2), thr, rss)
 		}
 		p("\n")

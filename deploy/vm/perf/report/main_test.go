@@ -25,9 +25,10 @@ func writeRun(t *testing.T) string {
 			base := fmt.Sprintf("r%d-randread-4k-qd1-%s", rep, c)
 			w(base+".json", fmt.Sprintf(`fio: note
 {"jobs":[{"read":{"iops":%g,"bw_bytes":%g,"total_ios":3000,"clat_ns":{"percentile":{"50.000000":150000,"99.000000":900000}}},"write":{"iops":0,"bw_bytes":0,"total_ios":0}}]}`, iops[i], iops[i]*4096))
-			// 4000 commands; 40 ticks = 0.4 s of CPU = 100 µs per command.
-			w(base+".before", "ticks=100\nsyscr=10\nsyscw=10\nvcsw=5\nnvcsw=0\nrss_kb=10240\nthreads=4\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n")
-			w(base+".after", "ticks=140\nsyscr=4010\nsyscw=2010\nvcsw=2005\nnvcsw=0\nrss_kb=20480\nthreads=4\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n")
+			// 4000 commands; 40 ticks = 0.4 s of CPU = 100 µs per command, 20 of
+			// them (50 µs) in the kernel.
+			w(base+".before", "ticks=100\nsys_ticks=50\nsyscr=10\nsyscw=10\nvcsw=5\nnvcsw=0\nrss_kb=10240\nthreads=4\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n")
+			w(base+".after", "ticks=140\nsys_ticks=70\nsyscr=4010\nsyscw=2010\nvcsw=2005\nnvcsw=0\nrss_kb=20480\nthreads=4\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n")
 		}
 	}
 	return dir
@@ -45,7 +46,7 @@ func TestReportFromRun(t *testing.T) {
 	s := string(md)
 	for _, want := range []string{
 		"| 4 KiB random read, QD1 | 0.80× |", // medians 800 / 1000
-		"| fake_rw | 800 (700–900) | 3.3 (2.9–3.7) | 150 | 900 | 100 | 1.50 | 0.50 | 4 | 20.0 |",
+		"| fake_rw | 800 (700–900) | 3.3 (2.9–3.7) | 150 | 900 | 100 | 50 | 1.50 | 0.50 | 4 | 20.0 |",
 		"![4 KiB random read, QD1: IOPS per configuration](perf-01-randread-4k-qd1.svg)",
 		"Clock source `hpet` (no vDSO clock",
 	} {
