@@ -19,7 +19,9 @@
 #
 # vmtest.perf_reps=N (default 3) and vmtest.perf_runtime=S (default 2 s,
 # after 1 s of ramp) size it; under TCG each fio run costs about 2.7 s
-# more than its runtime (fio's own start-up).
+# more than its runtime (fio's own start-up). vmtest.perf_only=W,W,...
+# runs only those workloads (names of PERF_WORKLOADS, and "tape" for the
+# streams): for a quick A/B of one path, with more repetitions.
 
 PERF=/var/tmp/perf
 PERF_SIZE=128M
@@ -165,11 +167,35 @@ read-1m read 1m 8 1
 write-1m write 1m 8 1
 "
 
+# perf_wanted NAME: whether vmtest.perf_only names NAME (or is unset).
+perf_wanted() {
+	[ -z "${perf_only:-}" ] && return 0
+	case ,$perf_only, in *,"$1",*) return 0 ;; esac
+	return 1
+}
+
+# perf_check_only: every name in vmtest.perf_only is a workload or "tape";
+# a misspelt one would silently measure nothing.
+perf_check_only() {
+	local w bad=
+	[ -n "${perf_only:-}" ] || return 0
+	for w in ${perf_only//,/ }; do
+		[ "$w" = tape ] && continue
+		awk -v w="$w" '$1 == w {f = 1} END {exit !f}' <<<"$PERF_WORKLOADS" || bad+=" $w"
+	done
+	if [ -n "$bad" ]; then
+		fail perf-only "vmtest.perf_only names no such workload:$bad (accepted: tape$(awk 'NF {printf " %s", $1}' <<<"$PERF_WORKLOADS"))"
+		return 1
+	fi
+	note "perf: only $perf_only"
+}
+
 perf_disk_runs() {
 	local r w rw bs qd jobs c n d pid ok=0 bad=0
 	for r in $(seq "$perf_reps"); do
 		while read -r w rw bs qd jobs; do
 			[ -n "$w" ] || continue
+			perf_wanted "$w" || continue
 			for c in "${perf_disks[@]}"; do
 				read -r n d pid <<<"$c"
 				[ "$pid" = - ] && pid=
@@ -203,6 +229,7 @@ perf_strace() {
 		return
 	fi
 	for w in randread-4k-qd1 randread-4k-qd32x2 read-64k; do
+		perf_wanted "$w" || continue
 		read -r rw bs qd jobs < <(awk -v w="$w" '$1 == w {print $2, $3, $4, $5}' <<<"$PERF_WORKLOADS")
 		for c in "${perf_disks[@]}"; do
 			read -r n d pid <<<"$c"
@@ -216,7 +243,7 @@ perf_strace() {
 			wait "$sp"
 		done
 	done
-	check perf-strace-summaries test -s "$PERF/strace-randread-4k-qd1-fake_rw.txt"
+	perf_wanted randread-4k-qd1 && check perf-strace-summaries test -s "$PERF/strace-randread-4k-qd1-fake_rw.txt"
 }
 
 # perf_stream NAME CMD...: one timed stream; its seconds and the daemon's
@@ -239,6 +266,7 @@ perf_stream() {
 # disk through sd.
 perf_tape() {
 	local pid st sd mb=96 bs r
+	perf_wanted tape || return 0
 	pid=$(systemctl show -p MainPID --value vscsid)
 	if ! st=$(perf_lun st_list user:vtape perf_tape naa.5001405000009015 size=1G \
 		'cfgstring=personality=lto8;memory=1;capacity=512M;barcode=PERF01L8' control=nl_reply_supported=-1); then
@@ -277,8 +305,10 @@ perf_tape() {
 perf_run() {
 	perf_reps=${perf_reps:-3} perf_runtime=${perf_runtime:-2}
 	note "perf: $perf_reps repetitions, ${perf_runtime}s per run after 1 s of ramp; $(nproc) CPUs; $(uname -r)"
+	perf_check_only || return
 	perf_setup
 	{
+		echo "only=${perf_only:-}"
 		echo "kernel=$(uname -r)"
 		echo "reps=$perf_reps"
 		echo "runtime=$perf_runtime"

@@ -408,6 +408,18 @@ func perCmd(f func(sample) float64) func(sample) float64 {
 
 func (r *results) has(c string) bool { return slices.Contains(r.order, c) }
 
+// ran reports whether workload w has a sample on any configuration: a
+// run narrowed with vmtest.perf_only (perf/run --only) leaves the others
+// out, and the report leaves out their rows and sections.
+func (r *results) ran(w string) bool {
+	for _, ss := range r.samples[w] {
+		if len(ss) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // ratio formats a/b.
 func ratio(a, b float64) string {
 	if a <= 0 || b <= 0 {
@@ -430,6 +442,9 @@ func (r *results) render() (string, map[string]string) {
 		p(". ")
 	}
 	p("%s repetitions of every workload on every configuration, interleaved (one repetition runs everything before the next starts), %s s per run after 1 s of ramp; fio with libaio and O_DIRECT on the whole 128 MiB disk, I/O scheduler `none`. ", r.env["reps"], r.env["runtime"])
+	if o := r.env["only"]; o != "" {
+		p("Only these workloads ran (perf/run --only): %s. ", strings.ReplaceAll(o, ",", ", "))
+	}
 	p("Every figure below comes from this one run. Absolute numbers under TCG say little; the ratios between configurations measured in the same boot are the result.\n\n")
 	p("Configurations, and the block queue of each as the kernel set it up (tcmu-runner's `rotational` set to 0 by the suite; `fake_rw-rot` keeps the kernel's choice on purpose):\n\n")
 	for _, c := range configs {
@@ -449,6 +464,9 @@ func (r *results) render() (string, map[string]string) {
 	iops := func(s sample) float64 { return s.iops }
 	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
 	for _, w := range workloads {
+		if !r.ran(w.id) {
+			continue
+		}
 		m := r.samples[w.id]
 		med := func(c string, f func(sample) float64) float64 { return median(m[c], f) }
 		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", w.words,
@@ -466,6 +484,9 @@ func (r *results) render() (string, map[string]string) {
 	p("## Per workload\n\n")
 	p("Per configuration: IOPS and MB/s (median, and min–max of the repetitions), fio's completion latency p50 and p99, and for the configurations served by a daemon its CPU time (and the part of it in the kernel, stime: the kick's write reaps the completions and copies each Data-In from the data area to the initiator's pages in the daemon's context), read/write syscalls and context switches per SCSI command (the disk's own command count from /sys/block/DEV/stat; /proc/PID/stat utime+stime, /proc/PID/io syscr+syscw, and the sum over the process's threads of /proc/PID/task/*/status), its thread count and RSS at the end of the run. scsi_debug runs in the kernel: it has no daemon.\n\n")
 	for i, w := range workloads {
+		if !r.ran(w.id) {
+			continue
+		}
 		m := r.samples[w.id]
 		p("### %s\n\n", w.words)
 		file := fmt.Sprintf("perf-%02d-%s.svg", i+1, w.id)

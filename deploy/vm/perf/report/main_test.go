@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,6 +61,38 @@ func TestReportFromRun(t *testing.T) {
 	}
 	if !strings.Contains(string(svg), ">vscsid fake_rw<") || !strings.Contains(string(svg), "0.80× floor") {
 		t.Errorf("chart lacks the fake_rw row and its ratio to the floor:\n%s", svg)
+	}
+}
+
+// A run narrowed to some workloads (perf/run --only) reports those only:
+// no empty sections, no rows of n/a, no charts for what did not run.
+func TestReportOnlyWhatRan(t *testing.T) {
+	in, out := writeRun(t), t.TempDir()
+	env := "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclk_tck=100\nonly=randread-4k-qd1,tape\n"
+	if err := os.WriteFile(filepath.Join(in, "env"), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	if !strings.Contains(s, "Only these workloads ran (perf/run --only): randread-4k-qd1, tape.") {
+		t.Errorf("report does not say it was narrowed:\n%s", s)
+	}
+	if !strings.Contains(s, "### 4 KiB random read, QD1") {
+		t.Errorf("report lacks the workload that ran:\n%s", s)
+	}
+	for _, absent := range []string{"4 KiB random write, QD1", "1 MiB sequential read"} {
+		if strings.Contains(s, absent) {
+			t.Errorf("report has %q, which did not run:\n%s", absent, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "perf-03-randwrite-4k-qd1.svg")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a chart for a workload that did not run: %v", err)
 	}
 }
 
