@@ -35,8 +35,15 @@ func writeRun(t *testing.T) string {
 	return dir
 }
 
-func TestReportFromRun(t *testing.T) {
-	in, out := writeRun(t), t.TempDir()
+// report writes files (name to body) into the run in, reports it into out
+// and returns report.md.
+func report(t *testing.T, in, out string, files map[string]string) string {
+	t.Helper()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(in, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := run(in, out); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +51,12 @@ func TestReportFromRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(md)
+	return string(md)
+}
+
+func TestReportFromRun(t *testing.T) {
+	in, out := writeRun(t), t.TempDir()
+	s := report(t, in, out, nil)
 	for _, want := range []string{
 		"| 4 KiB random read, QD1 | 0.80× |", // medians 800 / 1000
 		"| fake_rw | 800 (700–900) | 3.3 (2.9–3.7) | 150 | 900 | 100 | 50 | 1.50 | 0.50 | 4 | 20.0 |",
@@ -68,18 +80,9 @@ func TestReportFromRun(t *testing.T) {
 // no empty sections, no rows of n/a, no charts for what did not run.
 func TestReportOnlyWhatRan(t *testing.T) {
 	in, out := writeRun(t), t.TempDir()
-	env := "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclk_tck=100\nonly=randread-4k-qd1,tape\n"
-	if err := os.WriteFile(filepath.Join(in, "env"), []byte(env), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := run(in, out); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(md)
+	s := report(t, in, out, map[string]string{
+		"env": "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclk_tck=100\nonly=randread-4k-qd1,tape\n",
+	})
 	if !strings.Contains(s, "Only these workloads ran (perf/run --only): randread-4k-qd1, tape.") {
 		t.Errorf("report does not say it was narrowed:\n%s", s)
 	}
@@ -110,14 +113,8 @@ vscsi_ring_zero_fill_bytes_total{device="perf_fake_rw",outcome="written"} 1e+06
 vscsi_ring_zero_fill_bytes_total{device="cfgdisk",outcome="skipped"} 0
 vscsi_ring_zero_fill_bytes_total{device="cfgdisk",outcome="written"} 0
 `
-	if err := os.WriteFile(filepath.Join(in, "metrics.txt"), []byte(scrape), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := run(in, out); err != nil {
-		t.Fatal(err)
-	}
-	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "| perf_fake_rw | 1M B | 3M B | 75.0% |") || strings.Contains(string(md), "| cfgdisk |") {
+	md := report(t, in, out, map[string]string{"metrics.txt": scrape})
+	if !strings.Contains(md, "| perf_fake_rw | 1M B | 3M B | 75.0% |") || strings.Contains(md, "| cfgdisk |") {
 		t.Errorf("zero-fill table wrong:\n%s", md)
 	}
 }
@@ -135,29 +132,18 @@ func TestTracedSection(t *testing.T) {
 ------ ----------- ----------- --------- --------- ----------------
 100.00    0.835000          83     10010         3 total
 `
-	for name, body := range map[string]string{
+	md := report(t, in, out, map[string]string{
 		"strace-randread-4k-qd1-fake_rw.txt":    summary,
 		"strace-randread-4k-qd1-fake_rw.json":   `{"jobs":[{"read":{"iops":1,"bw_bytes":1,"total_ios":1}}]}`,
 		"strace-randread-4k-qd1-fake_rw.before": "ticks=1\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n",
 		"strace-randread-4k-qd1-fake_rw.after":  "ticks=2\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n",
-	} {
-		if err := os.WriteFile(filepath.Join(in, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := run(in, out); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	// 10010 calls over 4000 commands; the total row is not a call.
 	want := "| 4 KiB random read, QD1 | fake_rw | 2.50 | poll 1.00, read 1.00, write 0.50, futex 0.00 |"
-	if !strings.Contains(string(md), want) {
+	if !strings.Contains(md, want) {
 		t.Errorf("report lacks %q:\n%s", want, md)
 	}
-	if strings.Contains(string(md), "| 4 KiB random read, QD1 | floor |") {
+	if strings.Contains(md, "| 4 KiB random read, QD1 | floor |") {
 		t.Error("a configuration that was not traced has a row")
 	}
 }
