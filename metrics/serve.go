@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -44,24 +45,39 @@ func NewRegistry(cs ...prometheus.Collector) (*prometheus.Registry, error) {
 	return reg, nil
 }
 
+// Flags are the web flags Serve takes: exporter-toolkit's, and whether
+// Go's runtime profiles are served too.
+type Flags struct {
+	*web.FlagConfig
+	// Pprof serves net/http/pprof under /debug/pprof/, behind the same
+	// listener, TLS and basic auth as /metrics. Off by default: a profile
+	// shows where the daemon's CPU goes (the perf suite takes one), and
+	// costs nothing until it is asked for.
+	Pprof *bool
+}
+
 // AddFlags defines the exporter-toolkit web flags on fs, with their usual
 // names and meaning, and returns the configuration Serve takes:
 //
 //	--web.listen-address   address to listen on; repeat for several (default 127.0.0.1:9544)
 //	--web.config.file      exporter-toolkit web config (TLS, basic auth); "" = plain HTTP
 //	--web.systemd-socket   use the sockets systemd passes (socket activation) instead
-func AddFlags(fs *flag.FlagSet) *web.FlagConfig {
+//	--web.pprof            also serve Go's runtime profiles under /debug/pprof/
+func AddFlags(fs *flag.FlagSet) *Flags {
 	addrs := &listFlag{list: []string{DefaultListenAddress}}
 	fs.Var(addrs, "web.listen-address",
 		"address to serve /metrics on; repeat the flag to listen on several (e.g. [::1]:9544, or vsock://:9544)")
-	cfg := &web.FlagConfig{
-		WebListenAddresses: &addrs.list,
-		WebSystemdSocket: fs.Bool("web.systemd-socket", false,
-			"serve /metrics on the sockets systemd passes (socket activation) instead of --web.listen-address"),
-		WebConfigFile: fs.String("web.config.file", "",
-			"path to an exporter-toolkit web configuration file enabling TLS and/or basic authentication (see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)"),
+	return &Flags{
+		FlagConfig: &web.FlagConfig{
+			WebListenAddresses: &addrs.list,
+			WebSystemdSocket: fs.Bool("web.systemd-socket", false,
+				"serve /metrics on the sockets systemd passes (socket activation) instead of --web.listen-address"),
+			WebConfigFile: fs.String("web.config.file", "",
+				"path to an exporter-toolkit web configuration file enabling TLS and/or basic authentication (see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)"),
+		},
+		Pprof: fs.Bool("web.pprof", false,
+			"also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/, e.g. a CPU profile of the command path with go tool pprof"),
 	}
-	return cfg
 }
 
 // listFlag is a repeatable string flag whose first use replaces the
@@ -88,7 +104,8 @@ func (f *listFlag) Set(s string) error {
 // ctx is done.
 const shutdownTimeout = 5 * time.Second
 
-// Serve serves reg on /metrics (and a landing page on /) with
+// Serve serves reg on /metrics (and a landing page on /, and with
+// flags.Pprof the runtime profiles on /debug/pprof/) with
 // exporter-toolkit's web.ListenAndServe, so --web.config.file gives TLS and
 // bcrypt basic auth, until ctx is done; it then shuts the server down and
 // returns nil. It returns an error if it cannot start (a bad address, a
@@ -97,8 +114,8 @@ const shutdownTimeout = 5 * time.Second
 // Scrape errors (an invalid metric from a collector) are logged at Error
 // level and counted in promhttp_metric_handler_errors_total; the metrics
 // that could be gathered are still served.
-func Serve(ctx context.Context, reg *prometheus.Registry, flags *web.FlagConfig, log *slog.Logger) error {
-	if reg == nil || flags == nil || log == nil {
+func Serve(ctx context.Context, reg *prometheus.Registry, flags *Flags, log *slog.Logger) error {
+	if reg == nil || flags == nil || flags.FlagConfig == nil || log == nil {
 		return errors.New("metrics: Serve needs a registry, flags and a logger")
 	}
 	mux := http.NewServeMux()
@@ -109,10 +126,22 @@ func Serve(ctx context.Context, reg *prometheus.Registry, flags *web.FlagConfig,
 		Timeout:             30 * time.Second,
 	}))
 	mux.Handle("/metrics", metricsHandler)
+	profiling := "false" // the landing page links the profiles unless told not to
+	if flags.Pprof != nil && *flags.Pprof {
+		profiling = "true"
+		// On this mux, not http.DefaultServeMux, where the package's init
+		// also registers them: nothing serves that one.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "vscsid",
 		Description: "Emulated SCSI tape drives and disks over TCMU",
 		Links:       []web.LandingLinks{{Address: "/metrics", Text: "Metrics"}},
+		Profiling:   profiling,
 	})
 	if err != nil {
 		return fmt.Errorf("metrics landing page: %w", err)
@@ -125,7 +154,7 @@ func Serve(ctx context.Context, reg *prometheus.Registry, flags *web.FlagConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	done := make(chan error, 1)
-	go func() { done <- web.ListenAndServe(srv, flags, log) }()
+	go func() { done <- web.ListenAndServe(srv, flags.FlagConfig, log) }()
 	select {
 	case err := <-done:
 		if err == nil || errors.Is(err, http.ErrServerClosed) {

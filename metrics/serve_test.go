@@ -204,8 +204,8 @@ func TestAddFlags(t *testing.T) {
 		if got := *wf.WebListenAddresses; strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("%q: addresses %q, want %q", tc.args, got, tc.want)
 		}
-		if *wf.WebSystemdSocket || *wf.WebConfigFile != "" {
-			t.Errorf("%q: systemd socket %v, config file %q; want false, \"\"", tc.args, *wf.WebSystemdSocket, *wf.WebConfigFile)
+		if *wf.WebSystemdSocket || *wf.WebConfigFile != "" || *wf.Pprof {
+			t.Errorf("%q: systemd socket %v, config file %q, pprof %v; want false, \"\", false", tc.args, *wf.WebSystemdSocket, *wf.WebConfigFile, *wf.Pprof)
 		}
 	}
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -220,5 +220,35 @@ func TestServeNeedsArguments(t *testing.T) {
 	err := metrics.Serve(context.Background(), nil, nil, nil)
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("Serve(nil...) = %v, want an error", err)
+	}
+}
+
+// --web.pprof serves the runtime profiles on the metrics listener; without
+// it the paths are not there.
+func TestServePprof(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		addr := freeAddr(t)
+		args := []string{"--web.listen-address", addr}
+		if on {
+			args = append(args, "--web.pprof")
+		}
+		stop, _ := serve(t, args...)
+		code, body := get(t, "http://"+addr+"/debug/pprof/", "", "")
+		if on && (code != http.StatusOK || !strings.Contains(body, "goroutine")) {
+			t.Errorf("--web.pprof: GET /debug/pprof/: %d, want the profile index:\n%s", code, body)
+		}
+		if !on && code != http.StatusNotFound {
+			t.Errorf("without --web.pprof: GET /debug/pprof/: %d, want 404:\n%s", code, body)
+		}
+		code, body = get(t, "http://"+addr+"/debug/pprof/symbol", "", "")
+		if on != (code == http.StatusOK && strings.Contains(body, "num_symbols")) {
+			t.Errorf("--web.pprof=%v: GET /debug/pprof/symbol: %d\n%s", on, code, body)
+		}
+		if code, body := get(t, "http://"+addr+"/", "", ""); on != strings.Contains(body, "/debug/pprof/profile") {
+			t.Errorf("--web.pprof=%v: landing page (%d) links /debug/pprof/profile = %v:\n%s", on, code, !on, body)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/exporter-toolkit/web"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
@@ -91,7 +90,7 @@ type options struct {
 	showVersion bool
 	logLevel    zapcore.Level
 	logFormat   string
-	web         *web.FlagConfig
+	web         *metrics.Flags
 	noMetrics   bool
 	paths       target.Paths
 	dbus        string
