@@ -97,6 +97,15 @@ perf_setup() {
 	# coexistence order of target/dbus/doc.go. vscsid's devices are then
 	# made with control=nl_reply_supported=-1.
 	systemctl stop vscsid
+	# vscsid with --web.pprof, for perf_profile; a binary from before the
+	# flag (perf/run --vscsid OLD) runs as installed.
+	if vscsid --help 2>&1 | grep -q -- '-web\.pprof'; then
+		mkdir -p /run/systemd/system/vscsid.service.d
+		printf '[Service]\nExecStart=\nExecStart=%s --config /etc/vscsid/vscsid.yaml --web.pprof\n' "$(command -v vscsid)" \
+			>/run/systemd/system/vscsid.service.d/perf-pprof.conf
+		systemctl daemon-reload
+		perf_pprof=1
+	fi
 	systemctl start tcmu-runner
 	systemctl start vscsid
 	sleep 1
@@ -246,6 +255,36 @@ perf_strace() {
 	perf_wanted randread-4k-qd1 && check perf-strace-summaries test -s "$PERF/strace-randread-4k-qd1-fake_rw.txt"
 }
 
+# perf_profile: a CPU profile of vscsid (/debug/pprof/profile, served
+# with --web.pprof) over one longer fio run on fake_rw per workload, while
+# vscsid serves nothing else: where the daemon's CPU goes, function by
+# function, in the system calls' kernel work included (the report groups
+# it). perf/run turns each profile into pprof-W-fake_rw.top on the host.
+perf_profile() {
+	local w rw bs qd jobs c n d pid fp perf_runtime=6
+	if [ -z "${perf_pprof:-}" ]; then
+		note "perf: this vscsid has no --web.pprof: the report has no CPU profile"
+		return
+	fi
+	for c in "${perf_disks[@]}"; do
+		read -r n d pid <<<"$c"
+		[ "$n" = fake_rw ] && break
+		d=
+	done
+	[ -n "$d" ] || return
+	for w in randread-4k-qd1 randread-4k-qd32x2 read-1m; do
+		perf_wanted "$w" || continue
+		read -r rw bs qd jobs < <(awk -v w="$w" '$1 == w {print $2, $3, $4, $5}' <<<"$PERF_WORKLOADS")
+		python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen("http://127.0.0.1:9544/debug/pprof/profile?seconds=" + sys.argv[1], timeout=60).read())' \
+			"$perf_runtime" >"$PERF/pprof-$w-fake_rw.pb.gz" 2>"$PERF/pprof-$w-fake_rw.fetch-err" &
+		fp=$!
+		perf_fio "pprof-$w-fake_rw" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs" ||
+			note "perf: profiled fio $w on fake_rw failed: $(head -c 300 "$PERF/pprof-$w-fake_rw.err")"
+		wait "$fp" || note "perf: no CPU profile of $w: $(head -c 300 "$PERF/pprof-$w-fake_rw.fetch-err")"
+	done
+	perf_wanted randread-4k-qd1 && check perf-pprof-profile test -s "$PERF/pprof-randread-4k-qd1-fake_rw.pb.gz"
+}
+
 # perf_stream NAME CMD...: one timed stream; its seconds and the daemon's
 # counters go into $PERF/NAME.{time,before,after}.
 perf_stream() {
@@ -321,6 +360,7 @@ perf_run() {
 	} >"$PERF/env"
 	perf_disk_runs
 	perf_strace
+	perf_profile
 	perf_tape
 	scrape >"$PERF/metrics.txt" 2>/dev/null || note "perf: no /metrics scrape"
 	perf_teardown

@@ -85,6 +85,8 @@ type results struct {
 	zeroFill map[string][2]float64
 	// traced: workload → configuration → the strace -c run (perf_strace).
 	traced map[string]map[string]traced
+	// profiles: workload → vscsid's CPU profile on fake_rw (perf_profile).
+	profiles map[string]profiled
 }
 
 // traced is one run under strace -c: calls per system call, and the SCSI
@@ -175,6 +177,7 @@ func load(in string) (*results, error) {
 		}
 	}
 	r.zeroFill = readZeroFill(filepath.Join(in, "metrics.txt"))
+	r.profiles = loadProfiles(in)
 	r.traced = map[string]map[string]traced{}
 	for _, w := range workloads {
 		for _, c := range r.order {
@@ -538,9 +541,26 @@ func (r *results) render() (string, map[string]string) {
 		p("\n")
 	}
 	r.renderTraced(&b)
+	r.renderProfiles(&b)
 	r.renderStreams(&b, charts)
 	r.renderZeroFill(&b)
 	return b.String(), charts
+}
+
+// largestFirst returns m's keys by value, the largest first (ties by
+// name).
+func largestFirst(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
 }
 
 // renderTraced: every system call per SCSI command, from the strace -c
@@ -560,16 +580,7 @@ func (r *results) renderTraced(b *strings.Builder) {
 			if !ok {
 				continue
 			}
-			names := make([]string, 0, len(t.calls))
-			for n := range t.calls {
-				names = append(names, n)
-			}
-			sort.Slice(names, func(i, j int) bool {
-				if t.calls[names[i]] != t.calls[names[j]] {
-					return t.calls[names[i]] > t.calls[names[j]]
-				}
-				return names[i] < names[j]
-			})
+			names := largestFirst(t.calls)
 			var top []string
 			for _, n := range names[:min(5, len(names))] {
 				top = append(top, fmt.Sprintf("%s %.2f", n, t.calls[n]/t.cmds))

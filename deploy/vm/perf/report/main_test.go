@@ -147,3 +147,31 @@ func TestTracedSection(t *testing.T) {
 		t.Error("a configuration that was not traced has a row")
 	}
 }
+
+// go tool pprof -top as perf/run writes it for a profile, and the section
+// built from it: groups by where the samples were, and the top functions
+// outside system calls.
+func TestProfileSection(t *testing.T) {
+	in, out := writeRun(t), t.TempDir()
+	top := `File: vscsid
+Type: cpu
+Duration: 6.2s, Total samples = 2s (32.26%)
+Showing nodes accounting for 2s, 100% of 2s total
+      flat  flat%   sum%        cum   cum%
+     1.00s 50.00% 50.00%      1.00s 50.00%  internal/runtime/syscall/linux.Syscall6
+     0.20s 10.00% 60.00%      0.20s 10.00%  runtime.futex
+     0.20s 10.00% 70.00%      0.30s 15.00%  runtime.exitsyscall
+     0.30s 15.00% 85.00%      0.50s 25.00%  github.com/vscsid/vscsid/target.(*ring).load
+     0.20s 10.00% 95.00%      0.20s 10.00%  github.com/vscsid/vscsid/disk.(*Disk).dispatch
+     0.10s  5.00%   100%      0.10s  5.00%  go.uber.org/zap.(*Logger).check (inline)
+`
+	md := report(t, in, out, map[string]string{"pprof-randread-4k-qd1-fake_rw.top": top})
+	want := "| 4 KiB random read, QD1 | 2s | 60.0% | 10.0% | 15.0% | 10.0% | 5.0% | target.(*ring).load 15.0%, disk.(*Disk).dispatch 10.0%, runtime.exitsyscall 10.0%, go.uber.org/zap.(*Logger).check 5.0% |"
+	if !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+	// A file that is not pprof's table is left out, not misread.
+	if _, ok := parsePprofTop("no profile here\n"); ok {
+		t.Error("parsePprofTop accepted text without pprof's columns")
+	}
+}
