@@ -32,7 +32,9 @@ var profileGroups = []struct {
 		}
 		return strings.HasPrefix(fn, "internal/runtime/syscall") || strings.HasPrefix(fn, "syscall.RawSyscall") || strings.HasPrefix(fn, "syscall.Syscall") || strings.HasPrefix(fn, "syscall.rawVforkSyscall")
 	}},
-	{"Go runtime", func(fn string) bool { return strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/runtime/") }},
+	{"Go runtime", func(fn string) bool {
+		return strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/runtime/")
+	}},
 	{"ring and device loop", func(fn string) bool { return strings.HasPrefix(fn, "github.com/vscsid/vscsid/target.") }},
 	{"handler", func(fn string) bool { return strings.HasPrefix(fn, "github.com/vscsid/vscsid/") }},
 	{"other", func(string) bool { return true }},
