@@ -106,12 +106,12 @@ func (r *results) renderProfiles(b *strings.Builder) {
 			continue
 		}
 		share := make([]float64, len(profileGroups))
-		outside := map[string]float64{} // functions outside system calls
+		outside := map[string]float64{} // functions outside system calls, as the column rounds them: not 0.0%
 		for fn, pct := range pr.flat {
 			for i, g := range profileGroups {
 				if g.is(fn) {
 					share[i] += pct
-					if i > 0 {
+					if i > 0 && pct >= 0.05 {
 						outside[fn] = pct
 					}
 					break
