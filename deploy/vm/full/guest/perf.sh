@@ -353,6 +353,7 @@ perf_run() {
 		echo "runtime=$perf_runtime"
 		echo "cpus=$(nproc)"
 		echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+		case " $(cat /proc/cmdline) " in *" idle=poll "*) echo "idle=poll" ;; *) echo "idle=halt" ;; esac
 		echo "clk_tck=$(getconf CLK_TCK)"
 		echo "fio=$(fio --version)"
 		echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner 2>/dev/null)"

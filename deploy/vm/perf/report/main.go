@@ -444,6 +444,9 @@ func (r *results) render() (string, map[string]string) {
 		}
 		p(". ")
 	}
+	if r.env["idle"] == "poll" {
+		p("Idle CPUs poll (`idle=poll`): they spin instead of halting, so no command waits for an emulated CPU to wake up, and the QD1 figures show the command path without that cost (under TCG it is far larger than on real hardware). ")
+	}
 	p("%s repetitions of every workload on every configuration, interleaved (one repetition runs everything before the next starts), %s s per run after 1 s of ramp; fio with libaio and O_DIRECT on the whole 128 MiB disk, I/O scheduler `none`. ", r.env["reps"], r.env["runtime"])
 	if o := r.env["only"]; o != "" {
 		p("Only these workloads ran (perf/run --only): %s. ", strings.ReplaceAll(o, ",", ", "))

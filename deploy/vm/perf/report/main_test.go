@@ -182,3 +182,16 @@ Showing nodes accounting for 2s, 100% of 2s total
 		t.Error("parsePprofTop accepted text without pprof's columns")
 	}
 }
+
+// The report says when the guest's idle CPUs polled, and only then: such
+// a run's QD1 figures lack the emulated wake-ups of every other run.
+func TestIdlePoll(t *testing.T) {
+	const says = "Idle CPUs poll (`idle=poll`)"
+	if md := report(t, writeRun(t), t.TempDir(), nil); strings.Contains(md, says) {
+		t.Errorf("a run without idle=poll says %q", says)
+	}
+	env := "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclocksource=tsc\nidle=poll\nclk_tck=100\nfio=fio-3.33\n"
+	if md := report(t, writeRun(t), t.TempDir(), map[string]string{"env": env}); !strings.Contains(md, says) {
+		t.Errorf("a run with idle=poll does not say %q:\n%s", says, md)
+	}
+}
