@@ -49,7 +49,7 @@ const (
 )
 
 // yieldEvery bounds how long the in-order loop goes without passing
-// through the Go scheduler. The loop blocks in poll(2) and read(2), and a
+// through the Go scheduler. The loop blocks in epoll_wait(2), and a
 // goroutine that comes back from a system call to the P it left resumes
 // without a scheduling pass, so to the runtime's monitor (sysmon) it looks
 // like one goroutine running for ever: after 10 ms (forcePreemptNS) sysmon

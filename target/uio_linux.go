@@ -14,23 +14,29 @@ import (
 // uio is an open /dev/uioN of a TCMU device: the mapping and the doorbell
 // (drivers/uio/uio.c, drivers/target/target_core_user.c).
 //
-// The device is served by a goroutine that blocks in poll(2) on the uio
-// descriptor and an eventfd, not through the runtime's network poller:
-// with the poller a wait costs a read that fails with EAGAIN, an
-// epoll_wait on another thread and a goroutine hand-off before the read
-// that succeeds; here it is one poll and one read on the serving thread,
-// which is what a C backstore (tcmu-runner, the perf suite's floor) pays.
-// The eventfd is the cancellation path: a done context writes it and the
-// poll returns. The cost is one OS thread per device while it waits,
-// which the runtime creates on demand.
+// The device is served by a goroutine that blocks in epoll_wait(2), not
+// through the runtime's network poller: with the poller a wait costs a
+// read that fails with EAGAIN, an epoll_wait on another thread and a
+// goroutine hand-off before the read that succeeds. The uio descriptor is
+// in the epoll set edge-triggered, and its event counter is never read:
+// uio_event_notify wakes the device's wait queue once per notification,
+// which is one edge, so a wait is that one system call, as a C backstore's
+// blocking read(2) is (tcmu-runner, the perf suite's floor); a poll(2)
+// and the read(2) that consumes the counter would be two. A notification
+// that comes while the loop is serving is queued on the epoll set and the
+// next wait returns at once. The eventfd, level-triggered in the same set,
+// is the cancellation path: a done context writes it and the wait
+// returns. The cost is one OS thread per device while it waits, which the
+// runtime creates on demand.
 type uio struct {
-	fd   int // /dev/uioN, blocking
-	efd  int // eventfd, written when the watched context is done
-	mem  []byte
-	pfd  [2]unix.PollFd
-	rbuf [4]byte
-	wbuf [4]byte
-	ebuf [8]byte
+	fd    int // /dev/uioN, blocking
+	efd   int // eventfd, written when the watched context is done
+	epfd  int // epoll set of fd (edge-triggered) and efd; -1 until the first Wait
+	mem   []byte
+	evs   [2]unix.EpollEvent
+	wbuf  [4]byte
+	ebuf  [8]byte
+	armed bool // fd and efd are in epfd
 
 	mu      sync.Mutex
 	watched context.Context
@@ -66,22 +72,44 @@ func newUIO(fd int, mem []byte) (*uio, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	u := &uio{fd: fd, efd: efd, mem: mem}
-	u.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	u.pfd[1] = unix.PollFd{Fd: int32(efd), Events: unix.POLLIN}
-	return u, nil
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		_ = unix.Close(efd)
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	return &uio{fd: fd, efd: efd, epfd: epfd, mem: mem}, nil
+}
+
+// arm puts the descriptors into the epoll set. It runs at the first Wait,
+// not at open: a uio descriptor always polls, but what openUIO is given in
+// tests (a plain file) does not. An event that came before it is not
+// lost: adding the descriptor polls it, and uio_poll reports readable
+// while any notification since the open is unread, which with the counter
+// never read is after the first one (one early wake-up, then edges only).
+func (u *uio) arm() error {
+	if err := unix.EpollCtl(u.epfd, unix.EPOLL_CTL_ADD, u.fd,
+		&unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(u.fd)}); err != nil {
+		return fmt.Errorf("epoll_ctl add uio: %w", err)
+	}
+	if err := unix.EpollCtl(u.epfd, unix.EPOLL_CTL_ADD, u.efd,
+		&unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(u.efd)}); err != nil {
+		return fmt.Errorf("epoll_ctl add eventfd: %w", err)
+	}
+	u.armed = true
+	return nil
 }
 
 func (u *uio) Memory() []byte { return u.mem }
 
 // watch makes a cancellation of ctx wake a blocked Wait (once per ctx, so
-// Wait allocates nothing in steady state).
+// Wait allocates nothing in steady state). Only the serving goroutine
+// calls it, and only it writes watched: it may read it without the lock.
 func (u *uio) watch(ctx context.Context) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.watched == ctx {
 		return
 	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.stop != nil {
 		u.stop()
 	}
@@ -89,53 +117,53 @@ func (u *uio) watch(ctx context.Context) {
 	u.stop = context.AfterFunc(ctx, u.wake)
 }
 
-// wake makes the eventfd readable: a blocked poll returns.
+// wake makes the eventfd readable: a blocked wait returns.
 func (u *uio) wake() {
 	var one [8]byte
 	one[0] = 1 // eventfd counters are host-endian; every Linux port vscsid builds for is little-endian
 	_, _ = unix.Write(u.efd, one[:])
 }
 
-// Wait reads the 4-byte uio event counter: it returns once the kernel
-// called uio_event_notify since the previous read (uio_read).
+// Wait returns once the kernel called uio_event_notify since the previous
+// Wait returned (a new edge on the uio descriptor), or ctx is done.
 func (u *uio) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	u.watch(ctx)
-	for {
-		u.pfd[0].Revents, u.pfd[1].Revents = 0, 0
-		if _, err := unix.Poll(u.pfd[:], -1); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return fmt.Errorf("poll uio: %w", err)
-		}
-		if u.pfd[1].Revents != 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			// A wake-up for an earlier context: consume it.
-			_, _ = unix.Read(u.efd, u.ebuf[:])
-		}
-		if r := u.pfd[0].Revents; r&unix.POLLIN != 0 {
-			break
-		} else if r&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
-			return fmt.Errorf("poll uio: revents %#x", r)
+	if !u.armed {
+		if err := u.arm(); err != nil {
+			return err
 		}
 	}
+	u.watch(ctx)
 	for {
-		n, err := unix.Read(u.fd, u.rbuf[:])
+		n, err := unix.EpollWait(u.epfd, u.evs[:], -1)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read uio event: %w", err)
+			return fmt.Errorf("epoll_wait uio: %w", err)
 		}
-		if n != len(u.rbuf) {
-			return fmt.Errorf("read uio event: %d bytes", n)
+		ready := false
+		for _, ev := range u.evs[:n] {
+			if ev.Fd == int32(u.efd) {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				// A wake-up for an earlier context: consume it.
+				_, _ = unix.Read(u.efd, u.ebuf[:])
+				continue
+			}
+			// uio_poll of an unregistered device returns -EIO as its mask,
+			// which has the error bits (and EPOLLIN) set: check them first.
+			if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+				return fmt.Errorf("epoll_wait uio: events %#x (device gone)", ev.Events)
+			}
+			ready = ev.Events&unix.EPOLLIN != 0
 		}
-		return nil
+		if ready {
+			return nil
+		}
 	}
 }
 
@@ -156,7 +184,7 @@ func (u *uio) Kick() error {
 
 // Close unmaps the ring and closes the device. The device loop must have
 // stopped (its context done, Run returned): touching the mapping
-// afterwards faults, and a Wait still blocked would poll closed
+// afterwards faults, and a Wait still blocked would wait on closed
 // descriptors.
 func (u *uio) Close() error {
 	u.mu.Lock()
@@ -170,5 +198,5 @@ func (u *uio) Close() error {
 		err = unix.Munmap(u.mem)
 		u.mem = nil
 	}
-	return errors.Join(err, unix.Close(u.fd), unix.Close(u.efd))
+	return errors.Join(err, unix.Close(u.epfd), unix.Close(u.fd), unix.Close(u.efd))
 }

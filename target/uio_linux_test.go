@@ -13,8 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A pipe stands in for /dev/uioN: like the uio device it is pollable, a
-// 4-byte read waits for the other side and a write never blocks.
+// A pipe stands in for /dev/uioN: like the uio device it is pollable,
+// stays readable once written (Wait never reads the uio event counter),
+// and each write wakes its waiters, as each uio_event_notify does.
 func pipeUIO(t *testing.T) (*uio, *os.File) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
@@ -41,6 +42,38 @@ func TestUIOWaitWakesOnEvent(t *testing.T) {
 	_, _ = w.Write([]byte{1, 0, 0, 0})
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Wait never reads the event counter, so the uio descriptor stays
+// readable after the first notification: Wait must return once per new
+// notification (edge), neither spin on the readable descriptor nor lose a
+// notification that came while nobody waited.
+func TestUIOWaitOncePerNotification(t *testing.T) {
+	u, w := pipeUIO(t)
+	ev := []byte{1, 0, 0, 0}
+	_, _ = w.Write(ev) // before any Wait
+	_, _ = w.Write(ev) // coalesces with the first, as uio notifications do
+	if err := u.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		done := make(chan error)
+		go func() { done <- u.Wait(context.Background()) }()
+		select {
+		case err := <-done:
+			t.Fatalf("wait %d returned with no new notification (%v): the readable descriptor makes it spin", i, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		_, _ = w.Write(ev)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("wait %d missed a notification", i)
+		}
 	}
 }
 
