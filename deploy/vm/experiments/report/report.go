@@ -271,7 +271,11 @@ func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file st
 			fmt.Fprintf(b, " %s |", chart.Short(counts[j]))
 		}
 		b.WriteString("\n")
-		rows = append(rows, chart.ShareRow{Label: c.words, Counts: counts, Note: cmds + " commands"})
+		noun := " commands"
+		if cmds == "1" {
+			noun = " command"
+		}
+		rows = append(rows, chart.ShareRow{Label: c.words, Counts: counts, Note: cmds + noun})
 	}
 	if err := os.WriteFile(filepath.Join(rep.Out, file), []byte(chart.Shares(strings.ReplaceAll(title, "`", ""), labels, rows)), 0o644); err != nil {
 		return err

@@ -254,13 +254,15 @@ func Shares(title string, bins []string, rows []ShareRow) string {
 }
 
 // textWidth estimates the widest of ss in pixels at the charts' 11 px
-// sans-serif (about 6.2 px a character), so labels are not cut off.
+// sans-serif, so labels are not cut off. 7 px a character is DejaVu Sans's
+// width for digits and lower case (the font Debian's SVG renderers pick);
+// at 6.2 the notes' "2048 commands" lost its last letters at the edge.
 func textWidth(ss []string) int {
 	n := 0
 	for _, s := range ss {
 		n = max(n, utf8.RuneCountInString(s))
 	}
-	return int(math.Ceil(float64(n) * 6.2))
+	return n * 7
 }
 
 // viridis is the viridis colour map at five stops: ordered, readable in
@@ -271,19 +273,27 @@ var viridis = [5][3]float64{{0x44, 0x01, 0x54}, {0x3b, 0x52, 0x8b}, {0x21, 0x91,
 // (the largest), so that larger bins read as darker: the bins are ordered
 // sizes, not categories.
 func binColour(j, n int) string {
-	t := 0.0
-	if n > 1 {
-		t = 1 - float64(j)/float64(n-1)
-	}
+	t := binShade(j, n)
 	k := min(int(t*4), 3)
 	f := t*4 - float64(k)
 	c := func(i int) int { return int(math.Round(viridis[k][i] + (viridis[k+1][i]-viridis[k][i])*f)) }
 	return fmt.Sprintf("#%02x%02x%02x", c(0), c(1), c(2))
 }
 
-// binInk is the label colour on a bin's colour: black on the light half.
+// binShade places bin j of n on the colour map: 1 is viridis's yellow,
+// 0 its purple. A lone bin is purple.
+func binShade(j, n int) float64 {
+	if n > 1 {
+		return 1 - float64(j)/float64(n-1)
+	}
+	return 0
+}
+
+// binInk is the label colour on a bin's colour: white on the dark half,
+// black on the light one. It reads the same shade binColour paints, so the
+// two cannot disagree (a lone bin had black on purple).
 func binInk(j, n int) string {
-	if n > 1 && float64(j)/float64(n-1) > 0.5 {
+	if binShade(j, n) < 0.5 {
 		return "white"
 	}
 	return "black"

@@ -63,3 +63,16 @@ func TestSharesReadableAcrossCounts(t *testing.T) {
 		t.Errorf("a share under 8 %% is labelled:\n%s", svg)
 	}
 }
+
+// A percentage is written in the ink that reads on its bin's colour, also
+// when there is one bin only (which is purple: it had black ink).
+func TestSharesInkReadsOnItsBin(t *testing.T) {
+	one := Shares("Data segments", []string{"≤ 1"}, []ShareRow{{Label: "read", Counts: []float64{5}, Note: "5 commands"}})
+	if !strings.Contains(one, `fill="#440154"`) || !strings.Contains(one, `fill="white">100%<`) {
+		t.Errorf("a lone bin is not purple with white ink:\n%s", one)
+	}
+	two := Shares("Sizes", []string{"≤ 512 B", "≤ 1 MiB"}, []ShareRow{{Label: "read", Counts: []float64{1, 1}}})
+	if !strings.Contains(two, `fill="black">50%<`) || !strings.Contains(two, `fill="white">50%<`) {
+		t.Errorf("the yellow bin wants black ink and the purple one white:\n%s", two)
+	}
+}
