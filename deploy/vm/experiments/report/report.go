@@ -192,8 +192,9 @@ func (rep *Report) commandsTable(b *strings.Builder) {
 // histTable writes one histogram: a table with a row per configuration
 // (each bin's median count over the repetitions, and the commands'
 // median and range) and a chart of each configuration's shares per bin.
-// The bins are every bucket of the histogram from the smallest to the
-// largest one any run used, empty ones between included.
+// The bins are every bucket of the histogram from its first (512 B for
+// transfer sizes: the commands seed001 is about) to the largest one any
+// run used, empty ones included: an empty small bin is a result.
 func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file string) error {
 	cfgs := rep.configs()
 	hist := func(r *Run) []Bucket {
@@ -205,7 +206,7 @@ func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file st
 	}
 	var les []float64
 	seen := map[float64]bool{}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	hi := math.Inf(-1)
 	for _, c := range cfgs {
 		for _, r := range c.runs {
 			for _, bk := range hist(r) {
@@ -214,17 +215,17 @@ func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file st
 					les = append(les, bk.Le)
 				}
 				if bk.Count != 0 {
-					lo, hi = math.Min(lo, bk.Le), math.Max(hi, bk.Le)
+					hi = math.Max(hi, bk.Le)
 				}
 			}
 		}
 	}
-	if hi < lo {
+	if math.IsInf(hi, -1) {
 		return nil
 	}
 	sort.Float64s(les)
-	les = slices.DeleteFunc(les, func(le float64) bool { return le < lo || le > hi })
-	fmt.Fprintf(b, "## %s\n\nCommands per bin, one row per configuration: the median over its repetitions (n); a column is the bin up to and including its bound, every bin from the smallest to the largest used. The chart shows each row's shares.\n\n| configuration | n | commands |", title)
+	les = slices.DeleteFunc(les, func(le float64) bool { return le > hi })
+	fmt.Fprintf(b, "## %s\n\nCommands per bin, one row per configuration: the median over its repetitions (n); a column is the bin up to and including its bound, every bin of the histogram from its first to the largest used. The chart shows each row's shares.\n\n| configuration | n | commands |", title)
 	for _, le := range les {
 		fmt.Fprintf(b, " ≤ %s |", human(le, unit))
 	}

@@ -216,6 +216,21 @@ func TestHistogramOneRowPerConfiguration(t *testing.T) {
 	if strings.Contains(string(svg), "-r1") {
 		t.Errorf("the chart names a repetition:\n%s", svg)
 	}
+
+	// With no 512-byte command at all, the small bins are still there, at
+	// 0: that no command was that small is what seed001 asks, and the
+	// chart's legend must show the bin.
+	rep.Res.Runs = []*Run{run("e512m8-whole-r1", "whole", "1", hist(0, 440, 131))}
+	b.Reset()
+	if err := rep.histTable(&b, "Read transfer size", "vscsi_scsi_transfer_bytes", "read", "bytes", "t.svg"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| whole disk (512e disk, max_blks=8) | 1 | 571 | 0 | 0 | 0 | 440 | 0 | 131 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("lacks %q:\n%s", want, b.String())
+	}
+	if svg, _ := os.ReadFile(filepath.Join(out, "t.svg")); !strings.Contains(string(svg), ">≤ 512 B<") {
+		t.Errorf("the chart has no ≤ 512 B bin when none was used:\n%s", svg)
+	}
 }
 
 // seed003's report carries the full guest's iSCSI and tcm_loop table when
