@@ -58,7 +58,11 @@ const (
 // was 2.4 nanosleeps, 0.4 futex calls and a share of SIGURG deliveries
 // per 4 KiB QD1 command (make perf, strace -c). A runtime.Gosched every
 // few milliseconds is a scheduling pass that costs one wake-up of an idle
-// thread, and sysmon then sleeps 10 ms at a time.
+// thread, and sysmon then sleeps 10 ms at a time. Under TCG that polling
+// happened to keep the guest's CPUs from halting, so QD1 IOPS in a TCG
+// guest are lower with the pass (the perf suite's floor, which takes the
+// same pass, lost as much); make perf --idle poll measures both without
+// the emulated wake-ups.
 const yieldEvery = 4 * time.Millisecond
 
 // RingInfo describes the TCMU limits in force for a device, as the kernel
