@@ -31,7 +31,7 @@ import (
 type uio struct {
 	fd    int // /dev/uioN, blocking
 	efd   int // eventfd, written when the watched context is done
-	epfd  int // epoll set of fd (edge-triggered) and efd; -1 until the first Wait
+	epfd  int // epoll set of fd (edge-triggered) and efd, filled at the first Wait (armed)
 	mem   []byte
 	evs   [2]unix.EpollEvent
 	wbuf  [4]byte
