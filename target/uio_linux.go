@@ -156,8 +156,10 @@ func (u *uio) Wait(ctx context.Context) error {
 			}
 			// uio_poll of an unregistered device returns -EIO as its mask,
 			// which has the error bits (and EPOLLIN) set: check them first.
+			// The error wraps EIO, as uio_read's did: the target tells a
+			// device removed under it from a fault by that.
 			if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-				return fmt.Errorf("epoll_wait uio: events %#x (device gone)", ev.Events)
+				return fmt.Errorf("epoll_wait uio: events %#x (device gone): %w", ev.Events, unix.EIO)
 			}
 			ready = ev.Events&unix.EPOLLIN != 0
 		}

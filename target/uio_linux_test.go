@@ -196,8 +196,8 @@ func TestUIOWaitReportsHangup(t *testing.T) {
 	go func() { done <- u.Wait(context.Background()) }()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatal("Wait on a hung-up device returned no error")
+		if !errors.Is(err, unix.EIO) {
+			t.Fatalf("Wait on a hung-up device: %v, want an error wrapping EIO (what the target reads as removed)", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Wait did not return on a hung-up device")
