@@ -42,7 +42,7 @@ type Disk struct {
 	wrap    int64  // bytes of backend the capacity wraps over
 	wrapBlk uint64 // the same in blocks
 
-	cmds [256]*command
+	cmds *scsi.Table[*Disk] // sbcCommands, or sbcNoUnmap without lbpu
 
 	wce     atomic.Bool
 	stopped atomic.Bool
@@ -66,7 +66,6 @@ type Disk struct {
 	cmpA    []byte // VERIFY compare buffers, allocated on first use
 	cmpB    []byte
 	pageBuf [64]byte // current mode page for MODE SELECT comparison
-	empty   scsi.Buffer
 }
 
 // New returns a disk named name (the configfs storage object name; the
@@ -128,15 +127,11 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 		d.param = make([]byte, 8+16*int(cfg.UnmapMaxDesc))
 	}
 
-	for i := range sbcCommands {
-		c := &sbcCommands[i]
-		if c.info.OpCode == scsi.Unmap && !cfg.LBPU {
-			continue // UNMAP is INVALID COMMAND OPERATION CODE without lbpu
-		}
-		d.cmds[c.info.OpCode] = c
-		d.Commands = append(d.Commands, c.info)
+	d.cmds = sbcCommands
+	if !cfg.LBPU {
+		d.cmds = sbcNoUnmap
 	}
-	d.Commands = scsi.WithCoreCommands(d.Commands)
+	d.Commands = d.cmds.Commands()
 	d.Identity = identity(name, cfg)
 	d.VPD = []scsi.VPDPage{
 		{Code: 0xb0, Append: d.appendBlockLimits},
@@ -230,95 +225,32 @@ func (d *Disk) Config() Config {
 	return d.live
 }
 
-// cmdFlags are dispatch properties of a command.
-type cmdFlags uint8
-
-const (
-	// needReady: NOT READY while the unit is stopped.
-	needReady cmdFlags = 1 << iota
-)
-
-// command is one entry of the dispatch table. Exactly one of run (SBC,
-// returns an error for ResponseFor) and spc (common SPC, returns the
-// Response) is set. info.Usage is the REPORT SUPPORTED OPERATION CODES
-// usage map; its length is the CDB length. The command's name is
-// info.Name(scsi.SBC).
-type command struct {
-	run   func(*Disk, *scsi.Command) error
-	spc   func(*Disk, *scsi.Command) scsi.Response
-	flags cmdFlags
-	info  scsi.CommandInfo
-}
-
 // CommandName returns the snake_case name of op for the `command` metric
-// label and fault rules (scsi.CommandSet.CommandName in SBC), "" if the
-// disk does not support it. Opcodes with service actions are named after
-// the one service action supported (0x9e is read_capacity_16, 0xa3
-// report_supported_opcodes).
-func (d *Disk) CommandName(op scsi.OpCode) string {
-	if c := d.cmds[op]; c != nil {
-		return c.info.Name(scsi.SBC)
-	}
-	return ""
-}
+// label and fault rules (scsi.Table.Name in SBC), "" if the disk does not
+// support it.
+func (d *Disk) CommandName(op scsi.OpCode) string { return d.cmds.Name(op) }
 
-var (
-	senseInvalidOp = scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidCommandOperationCode}
-	senseShortCDB  = scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInCDB}
-	senseNotReady  = scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitNotReadyInitCmd}
-)
+// Commands is the disk's command table, UNMAP included (a disk without
+// lbpu leaves it out): the names, classes and extents fault rules read,
+// known before a disk is built.
+func Commands() *scsi.Table[*Disk] { return sbcCommands }
 
-// HandleCommand executes one command. It never panics on any CDB or
-// buffer, and never allocates on the READ/WRITE path.
+// senseNotReady is the condition of a stopped disk (START STOP UNIT with
+// START=0): LOGICAL UNIT NOT READY, INITIALIZING COMMAND REQUIRED.
+var senseNotReady = scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitNotReadyInitCmd}
+
+// HandleCommand executes one command through the disk's command table. It
+// never panics on any CDB or buffer, and never allocates on the
+// READ/WRITE path.
 func (d *Disk) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
-	if cmd.Data == nil {
-		c := *cmd
-		c.Data = &d.empty
-		cmd = &c
-	}
-	r := d.dispatch(cmd).WithFormat(d.SenseFormat)
-	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
-		ce.Write(zap.Uint8("opcode", uint8(cmd.CDB.OpCode())),
-			zap.Stringer("status", r.Status), zap.Stringer("sense_key", r.Sense.Key),
-			zap.Stringer("asc", r.Sense.ASC), zap.Int("bytes", cmd.Data.Len()))
-	}
-	return r
-}
-
-func (d *Disk) dispatch(cmd *scsi.Command) scsi.Response {
 	if d.pending.Load() != 0 {
 		d.applyPending()
 	}
-	cdb := cmd.CDB
-	if len(cdb) == 0 {
-		return scsi.CheckCondition(senseInvalidOp)
-	}
-	c := d.cmds[cdb[0]]
-	if c == nil {
-		return scsi.CheckCondition(senseInvalidOp)
-	}
-	n := len(c.info.Usage)
-	if len(cdb) < n {
-		return scsi.CheckCondition(senseShortCDB)
-	}
-	// SAM-5 5.2: NACA=1 without ACA support is INVALID FIELD IN CDB.
-	if cdb[n-1]&0x04 != 0 {
-		return scsi.ResponseFor(scsi.InvalidField(n-1, 2))
-	}
-	if r, ok := d.TakeUnitAttention(cmd); ok {
-		return r
-	}
-	if c.flags&needReady != 0 && d.stopped.Load() {
-		return scsi.CheckCondition(senseNotReady)
-	}
-	if c.spc != nil {
-		return c.spc(d, cmd)
-	}
-	if err := c.run(d, cmd); err != nil {
-		return scsi.ResponseFor(err)
-	}
-	return scsi.Good // the common case, without a call
+	return d.cmds.Serve(d, &d.SPC, cmd)
 }
+
+// notReady is the disk's scsi.Readiness: a stopped disk is NOT READY 04/02.
+func (d *Disk) notReady() (scsi.Sense, bool) { return senseNotReady, d.stopped.Load() }
 
 // fault turns a backend error into MEDIUM ERROR with asc (a device fault:
 // logged at Error once per disk, then only counted by the target).

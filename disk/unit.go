@@ -24,13 +24,6 @@ func (d *Disk) readCapacity10(cmd *scsi.Command) error {
 	return nil
 }
 
-func (d *Disk) serviceActionIn16(cmd *scsi.Command) error {
-	if cmd.CDB.ServiceAction() != saReadCapacity16 {
-		return scsi.InvalidField(1, 4)
-	}
-	return d.readCapacity16(cmd)
-}
-
 // readCapacity16 returns the 32-byte parameter data, truncated to the
 // ALLOCATION LENGTH (bytes 10..13).
 func (d *Disk) readCapacity16(cmd *scsi.Command) error {
@@ -96,13 +89,4 @@ func (d *Disk) requestSense(cmd *scsi.Command) scsi.Response {
 		cur = senseNotReady
 	}
 	return d.RequestSense(cmd, cur)
-}
-
-// maintenanceIn serves REPORT SUPPORTED OPERATION CODES; other service
-// actions are INVALID FIELD IN CDB.
-func (d *Disk) maintenanceIn(cmd *scsi.Command) scsi.Response {
-	if cmd.CDB.ServiceAction() != saReportOpCodes {
-		return scsi.ResponseFor(scsi.InvalidField(1, 4))
-	}
-	return d.ReportSupportedOpCodes(cmd)
 }

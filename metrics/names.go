@@ -17,7 +17,7 @@ const (
 )
 
 // Label names. Every label value is bounded: device by the configured LUNs,
-// command by the handlers' dispatch tables, sense_key by SPC (16), asc by
+// command by the handlers' command tables (scsi.Table), sense_key by SPC (16), asc by
 // ascNames, direction, capability, tmr, event, from, to and outcome by
 // fixed lists here and in tape/changer, rule
 // by fault.MaxRules per device (IDs of removed rules vanish with them) and

@@ -27,9 +27,10 @@ type SPC struct {
 	UA          UnitAttentions
 	SenseFormat SenseFormat // D_SENSE of the control mode page
 
-	buf  []byte // parameter data scratch
-	cur  []byte // MODE SELECT: current page or block descriptor
-	mask []byte // MODE SELECT: changeable mask of the page
+	buf   []byte // parameter data scratch
+	empty Buffer // Serve: the Data of a command that has none
+	cur   []byte // MODE SELECT: current page or block descriptor
+	mask  []byte // MODE SELECT: changeable mask of the page
 }
 
 // ResponseFor is scsi.ResponseFor with the sense data in the unit's

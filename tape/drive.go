@@ -61,8 +61,7 @@ type Drive struct {
 	alerts          uint64    // TapeAlert flags set, flag n at bit n-1
 	loadsSinceClean int       // data cartridge loads since the last cleaning
 
-	buf   []byte // parameter data scratch (Data-In built here, reused)
-	empty scsi.Buffer
+	buf []byte // parameter data scratch (Data-In built here, reused)
 
 	st driveStats
 }
@@ -198,7 +197,7 @@ func (d *Drive) initSPC() {
 	}
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
-	d.spc.Commands = supportedCommands()
+	d.spc.Commands = driveCommands.Commands()
 	d.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	if d.pers.IBM {
 		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
@@ -226,104 +225,32 @@ func (d *Drive) applySenseFormat() {
 // Personality returns the drive model.
 func (d *Drive) Personality() Personality { return d.pers }
 
-// command is one entry of the dispatch table; its name is
-// scsi.SSC.CommandName of its opcode and service action.
-type command struct {
-	cdbLen  int
-	medium  bool // needs a ready cartridge
-	run     func(d *Drive, cmd *scsi.Command) scsi.Response
-	usage   []byte // REPORT SUPPORTED OPERATION CODES usage bitmap (len = CDB length)
-	hasSA   bool   // the RSOC entry is for one service action
-	sa      uint16
-	timeout uint32 // nominal timeout reported by RSOC, seconds
-}
-
-// commands is the dispatch table, indexed by opcode: a lookup per command
-// is one array index.
-var commands [256]command
-
-func init() {
-	for _, c := range commandList() {
-		op := c.usage[0]
-		commands[op] = c
-	}
-}
-
 // CommandName implements target.CommandNamer: the snake_case name of op
-// in SSC (scsi.CommandSet.CommandName: 0xa3 is report_supported_opcodes,
-// the one service action served), or "" for an opcode the drive does not
-// support. It is the bounded `command` metric label and the op= of fault
-// rules.
-func (d *Drive) CommandName(op scsi.OpCode) string { return commandName(op) }
+// in SSC (scsi.Table.Name: 0xa3 is report_supported_opcodes, the one
+// service action served), or "" for an opcode the drive does not support.
+// It is the bounded `command` metric label and the op= of fault rules.
+func (d *Drive) CommandName(op scsi.OpCode) string { return driveCommands.Name(op) }
 
-func commandName(op scsi.OpCode) string {
-	c := &commands[op]
-	if c.run == nil {
-		return ""
-	}
-	return scsi.SSC.CommandName(op, c.sa, c.hasSA)
-}
+// Commands is the drive's command table, the same for every drive: the
+// names, classes and IMMED bits fault rules read, known before a drive is
+// built.
+func Commands() *scsi.Table[*Drive] { return driveCommands }
 
-// supportedCommands is what REPORT SUPPORTED OPERATION CODES lists: the
-// dispatch table and SPC's core commands, in opcode order. It is the same
-// for every device, so it is built once and shared (read only).
-var supportedCommands = sync.OnceValue(func() []scsi.CommandInfo {
-	return scsi.WithCoreCommands(commandInfos())
-})
-
-// commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
-// dispatch table, in opcode order.
-func commandInfos() []scsi.CommandInfo {
-	var infos []scsi.CommandInfo
-	for op := range commands {
-		c := &commands[op]
-		if c.run == nil {
-			continue
-		}
-		ci := scsi.CommandInfo{OpCode: scsi.OpCode(op), Usage: c.usage, Timeout: c.timeout}
-		if c.hasSA {
-			ci.HasSA, ci.ServiceAction = true, c.sa
-		}
-		infos = append(infos, ci)
-	}
-	return infos
-}
-
-// HandleCommand implements target.Handler.
+// HandleCommand implements target.Handler: the command through the
+// drive's command table, serialised with the operator methods.
 func (d *Drive) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
 	d.mu.Lock()
-	r := d.handle(cmd).WithFormat(d.spc.SenseFormat)
+	r := driveCommands.Serve(d, &d.spc, cmd)
 	d.mu.Unlock()
 	return r
 }
 
-func (d *Drive) handle(cmd *scsi.Command) scsi.Response {
-	if cmd.Data == nil {
-		d.empty.Reset(nil)
-		cmd = &scsi.Command{CDB: cmd.CDB, Data: &d.empty}
-	}
-	op := cmd.CDB.OpCode()
-	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
-		ce.Write(zap.String("command", commandName(op)), zap.Uint8("opcode", uint8(op)),
-			zap.Int("bytes", cmd.Data.Len()))
-	}
-	if d.closed {
-		return scsi.CheckCondition(notReady(scsi.LogicalUnitNotReadyCause))
-	}
-	if r, ok := d.spc.TakeUnitAttention(cmd); ok {
-		return r
-	}
-	c := &commands[op]
-	if c.run == nil {
-		return scsi.CheckCondition(illegal(scsi.InvalidCommandOperationCode))
-	}
-	if len(cmd.CDB) < c.cdbLen {
-		return scsi.CheckCondition(illegal(scsi.InvalidFieldInCDB))
-	}
-	if c.medium && d.state != stateReady {
-		return scsi.CheckCondition(d.notReadySense())
-	}
-	return c.run(d, cmd)
+// isClosed and notReady are the drive's scsi.Readiness, called by Serve
+// under d.mu.
+func (d *Drive) isClosed() bool { return d.closed }
+
+func (d *Drive) notReady() (scsi.Sense, bool) {
+	return d.notReadySense(), d.state != stateReady
 }
 
 // notReadySense is the NOT READY condition for the current state.

@@ -378,15 +378,9 @@ func TestCommandNames(t *testing.T) {
 			t.Errorf("CommandName(%#x) = %q, want %q", op, got, name)
 		}
 	}
-	for op := range commands {
-		c := &commands[op]
-		if c.run == nil {
-			continue
-		}
-		name := h.d.CommandName(scsi.OpCode(op))
-		if len(c.usage) != c.cdbLen || c.usage[0] != byte(op) {
-			t.Errorf("%s: usage % x for a %d-byte CDB of opcode %#x", name, c.usage, c.cdbLen, op)
-		}
+	for c := range driveCommands.All() {
+		op := c.OpCode
+		name := h.d.CommandName(op)
 		if name == "" || strings.HasPrefix(name, "0x") {
 			t.Errorf("opcode %#x: no name in scsi's table (%q)", op, name)
 		}
@@ -399,7 +393,7 @@ func TestCommandNames(t *testing.T) {
 }
 
 // TestReportSupportedOpCodes checks RSOC (via scsi.SPC) lists every
-// command of the dispatch table with its usage bitmap.
+// command of the command table with its usage bitmap.
 func TestReportSupportedOpCodes(t *testing.T) {
 	h := newHarness(t, "")
 	in := h.ok(cdb(0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0), nil, 4096)
@@ -418,18 +412,18 @@ func TestReportSupportedOpCodes(t *testing.T) {
 			}
 			continue
 		}
-		if cdbLen != commands[op].cdbLen {
-			t.Errorf("opcode %#x: CDB length %d, want %d", op, cdbLen, commands[op].cdbLen)
+		if c := driveCommands.Lookup(scsi.OpCode(op)); c == nil || cdbLen != len(c.Usage) {
+			t.Errorf("opcode %#x: CDB length %d, not the table's (%v)", op, cdbLen, c)
 		}
 	}
-	for op := range commands {
-		if commands[op].run != nil && !seen[byte(op)] {
-			t.Errorf("opcode %#x (%s) missing", op, commandName(scsi.OpCode(op)))
+	for c := range driveCommands.All() {
+		if !seen[byte(c.OpCode)] {
+			t.Errorf("opcode %#x (%s) missing", c.OpCode, driveCommands.Name(c.OpCode))
 		}
 	}
 	// One command: READ(6) with its usage bitmap.
 	in = h.ok(cdb(0xa3, 0x0c, 0x01, 0x08, 0, 0, 0, 0, 0, 64, 0, 0), nil, 64)
-	wantBytes(t, "read_6 usage", in, hexBytes("00 03 00 06 08 03 ff ff ff 07"))
+	wantBytes(t, "read_6 usage", in, hexBytes("00 03 00 06 08 03 ff ff ff 04"))
 }
 
 func TestInquiry(t *testing.T) {

@@ -48,7 +48,7 @@ func TestSendDiagnosticModels(t *testing.T) {
 			t.Errorf("%s: forced dump accepted %v, want %v", tt.model, got, tt.dump)
 		}
 		in := h.ok(cdb(0xa3, 0x0c, 0x01, 0x1d, 0, 0, 0, 0, 1, 0, 0, 0), nil, 256)
-		wantBytes(t, tt.model+" rsoc 1dh", in, hexBytes("00 03 0006 1d f7 00 ffff 07"))
+		wantBytes(t, tt.model+" rsoc 1dh", in, hexBytes("00 03 0006 1d f7 00 ffff 04"))
 	}
 }
 

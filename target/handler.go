@@ -58,7 +58,7 @@ func (f HandlerFunc) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.
 }
 
 // CommandNamer is implemented by handlers that name the commands of their
-// dispatch table; the name is the bounded `command` label of the metrics.
+// command table (scsi.Table.Name); the name is the bounded `command` label of the metrics.
 // CommandName returns "" for opcodes the handler does not support.
 type CommandNamer interface {
 	CommandName(op scsi.OpCode) string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target/fault"
 	"github.com/vscsid/vscsid/target/netlink"
 )
@@ -28,13 +29,13 @@ func TestReconfigDisk(t *testing.T) {
 	opts.dial = func() (eventConn, error) { return c, nil }
 	var mu sync.Mutex
 	hs := map[string]Handler{}
-	wrapped := func(build func(DeviceConfig) (fault.Handler, error)) Factory {
+	wrapped := func(cmds scsi.CommandTable, build func(DeviceConfig) (fault.Handler, error)) Factory {
 		return func(dc DeviceConfig, _ *zap.Logger) (Handler, error) {
 			h, err := build(dc)
 			if err != nil {
 				return nil, err
 			}
-			fd, err := fault.New(h, fault.Options{})
+			fd, err := fault.New(h, fault.Options{Commands: cmds})
 			if err != nil {
 				return nil, err
 			}
@@ -45,7 +46,7 @@ func TestReconfigDisk(t *testing.T) {
 		}
 	}
 	opts.Factories = map[string]Factory{
-		"vdisk": wrapped(func(dc DeviceConfig) (fault.Handler, error) {
+		"vdisk": wrapped(disk.Commands(), func(dc DeviceConfig) (fault.Handler, error) {
 			cfg, err := disk.ParseConfig(dc.Config)
 			if err != nil {
 				return nil, err
@@ -53,7 +54,7 @@ func TestReconfigDisk(t *testing.T) {
 			return disk.New(dc.Name, cfg.WithDefaultSize(dc.Size), nil)
 		}),
 		// A handler without the optional interfaces (a tape drive).
-		"vtape": wrapped(func(DeviceConfig) (fault.Handler, error) {
+		"vtape": wrapped(tape.Commands(), func(DeviceConfig) (fault.Handler, error) {
 			return HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
 		}),
 	}

@@ -339,7 +339,7 @@ func (d DeviceConfig) bindFaults() error {
 		}
 		h = dk
 	}
-	_, err := wrapFaults(h, handlerTypes[d.Type].kind, *d.Fault, kernelCmdTimeOut)
+	_, err := wrapFaults(h, handlerTypes[d.Type].commands, *d.Fault, kernelCmdTimeOut)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
 )
@@ -72,7 +73,7 @@ func withFaults(ht handlerType, env *handlerEnv, fc FaultConfig, cmdTimeOut time
 		if err != nil {
 			return nil, err
 		}
-		fd, err := wrapFaults(h, ht.kind, fc, cmdTimeOut)
+		fd, err := wrapFaults(h, ht.commands, fc, cmdTimeOut)
 		if err != nil {
 			return nil, errors.Join(err, closeHandler(h))
 		}
@@ -83,11 +84,11 @@ func withFaults(ht handlerType, env *handlerEnv, fc FaultConfig, cmdTimeOut time
 	}
 }
 
-// wrapFaults binds fc to h, a handler of the given kind whose device has
+// wrapFaults binds fc to h, a handler with the command table cmds whose device has
 // attrib/cmd_time_out cmdTimeOut (delays are capped below it): the one
 // check of a fault block, run at attach and by --check-config.
-func wrapFaults(h target.Handler, kind fault.Kind, fc FaultConfig, cmdTimeOut time.Duration) (*fault.Device, error) {
-	opts := fault.Options{Kind: kind, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed, Depth: fc.Depth}
+func wrapFaults(h target.Handler, cmds scsi.CommandTable, fc FaultConfig, cmdTimeOut time.Duration) (*fault.Device, error) {
+	opts := fault.Options{Commands: cmds, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed, Depth: fc.Depth}
 	var err error
 	if opts.Timing, opts.Rules, err = fc.parse(); err != nil {
 		return nil, err

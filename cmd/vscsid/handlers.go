@@ -9,11 +9,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // devParams are the backstore attributes a handler's config implies.
@@ -35,16 +35,16 @@ type handlerType struct {
 	factory func(dc target.DeviceConfig, env *handlerEnv, log *zap.Logger) (target.Handler, error)
 	// desc documents the cfgstring grammar (targetcli's ConfigDesc).
 	desc string
-	// kind is what the fault rules may filter on (LBAs or tape
-	// positions).
-	kind fault.Kind
+	// commands is the kind's command table: what the fault rules may
+	// filter on (LBAs or tape positions) and the commands they name.
+	commands scsi.CommandTable
 }
 
 var handlerTypes = map[string]handlerType{
-	"vdisk": {check: checkDisk, grammar: func(s string) error { _, err := disk.ParseConfig(s); return err }, factory: newDisk, desc: disk.ConfigDesc, kind: fault.Disk},
-	"vtape": {check: checkTape, grammar: func(s string) error { _, err := tape.ParseConfig(s); return err }, factory: newTape, desc: tape.ConfigDesc, kind: fault.Tape},
+	"vdisk": {check: checkDisk, grammar: func(s string) error { _, err := disk.ParseConfig(s); return err }, factory: newDisk, desc: disk.ConfigDesc, commands: disk.Commands()},
+	"vtape": {check: checkTape, grammar: func(s string) error { _, err := tape.ParseConfig(s); return err }, factory: newTape, desc: tape.ConfigDesc, commands: tape.Commands()},
 	"vlibrary": {check: checkLibrary, grammar: func(s string) error { _, err := changer.ParseConfig(s); return err }, factory: newLibrary,
-		desc: changer.ConfigDesc, kind: fault.Changer},
+		desc: changer.ConfigDesc, commands: changer.Commands()},
 }
 
 // handlerEnv is what a handler may need of the daemon besides its own

@@ -77,7 +77,6 @@ type Changer struct {
 	mailOpen bool
 	order    [4]ElementType // element types by first address
 	buf      []byte
-	empty    scsi.Buffer
 
 	moves            moveStats
 	imports, exports uint64
@@ -237,7 +236,7 @@ func (c *Changer) initSPC() {
 		Versions:       []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSMC3},
 	}
 	c.spc.Modes = c.modePages()
-	c.spc.Commands = supportedCommands()
+	c.spc.Commands = changerCommands.Commands()
 	c.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	c.spc.SenseFormat = scsi.FixedFormat
 	if c.cfg.DSense {
@@ -291,49 +290,26 @@ func (c *Changer) Inventory() Inventory {
 	return c.inv.clone()
 }
 
-// HandleCommand implements scsi.Handler.
+// HandleCommand implements scsi.Handler: the command through the
+// changer's command table, serialised with the operator methods.
 func (c *Changer) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
 	c.mu.Lock()
-	r := c.handle(cmd).WithFormat(c.spc.SenseFormat)
+	r := changerCommands.Serve(c, &c.spc, cmd)
 	c.mu.Unlock()
 	return r
 }
 
-func (c *Changer) handle(cmd *scsi.Command) scsi.Response {
-	if cmd.Data == nil {
-		c.empty.Reset(nil)
-		cmd = &scsi.Command{CDB: cmd.CDB, Data: &c.empty}
-	}
-	if c.closed {
-		return scsi.CheckCondition(scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitNotReadyCause})
-	}
-	if r, ok := c.spc.TakeUnitAttention(cmd); ok {
-		return r
-	}
-	e := &commands[cmd.CDB.OpCode()]
-	if e.run == nil {
-		return scsi.ResponseFor(scsi.ErrInvalidOpCode)
-	}
-	if len(cmd.CDB) < len(e.usage) {
-		return scsi.CheckCondition(scsi.InvalidFieldSense(len(cmd.CDB), -1))
-	}
-	return e.run(c, cmd)
-}
+// isClosed is the changer's scsi.Readiness, called by Serve under c.mu.
+func (c *Changer) isClosed() bool { return c.closed }
 
 // CommandName implements target.CommandNamer: the name of op in SMC
 // (scsi.SMC), or "" for an opcode the changer does not support.
-func (c *Changer) CommandName(op scsi.OpCode) string { return CommandName(op) }
+func (c *Changer) CommandName(op scsi.OpCode) string { return changerCommands.Name(op) }
 
 // CommandName is the name of op in SMC (scsi.SMC), or "" for an opcode
 // no changer supports: the names fault rules and metrics use, known
 // before a changer is opened.
-func CommandName(op scsi.OpCode) string {
-	e := &commands[op]
-	if e.run == nil {
-		return ""
-	}
-	return scsi.SMC.CommandName(op, e.sa, e.hasSA)
-}
+func CommandName(op scsi.OpCode) string { return changerCommands.Name(op) }
 
 // Reset is the LUN RESET task management function: UNIT ATTENTION 29/00,
 // PREVENT MEDIUM REMOVAL cleared, D_SENSE back to the configuration's.

@@ -3,7 +3,6 @@ package changer
 import (
 	"encoding/binary"
 	"errors"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,81 +11,53 @@ import (
 	"github.com/vscsid/vscsid/tape"
 )
 
-// command is one entry of the dispatch table; its name is
-// scsi.SMC.CommandName of its opcode and service action. The CDB must be
-// at least len(usage) bytes.
-type command struct {
-	run     func(c *Changer, cmd *scsi.Command) scsi.Response
-	usage   []byte // REPORT SUPPORTED OPERATION CODES usage bitmap (len = CDB length)
-	hasSA   bool
-	sa      uint16
-	timeout uint32 // nominal timeout reported by RSOC, seconds
-}
+// changerCommands is the changer's command table (named by scsi.SMC). The
+// usage bitmaps are what REPORT SUPPORTED OPERATION CODES reports (SPC-5
+// 6.35.3: a bit set for every CDB bit the changer looks at; in the
+// CONTROL byte only NACA, which scsi.Table.Serve refuses).
+var changerCommands = scsi.NewTable(scsi.SMC, scsi.Readiness[*Changer]{Closed: (*Changer).isClosed}, []scsi.Op[*Changer]{
+	{Respond: (*Changer).testUnitReady,
+		Desc: scsi.Usage(byte(scsi.TestUnitReady), 0, 0, 0, 0, 0x04)},
+	{Respond: (*Changer).requestSense,
+		Desc: scsi.Usage(byte(scsi.RequestSense), 0x01, 0, 0, 0xff, 0x04)},
+	{Respond: (*Changer).initElementStatus,
+		Desc: scsi.Usage(byte(scsi.InitElementStatus), 0, 0, 0, 0, 0x04).WithClass(scsi.ClassInventory).WithTimeout(600)},
+	{Respond: (*Changer).inquiry,
+		Desc: scsi.Usage(byte(scsi.Inquiry), 0x03, 0xff, 0xff, 0xff, 0x04)},
+	{Respond: (*Changer).modeSelect,
+		Desc: scsi.Usage(byte(scsi.ModeSelect6), 0x11, 0, 0, 0xff, 0x04)},
+	{Respond: (*Changer).modeSense,
+		Desc: scsi.Usage(byte(scsi.ModeSense6), 0x08, 0xff, 0xff, 0xff, 0x04)},
+	{Respond: (*Changer).sendDiagnostic,
+		Desc: scsi.Usage(byte(scsi.SendDiagnostic), 0xf7, 0, 0xff, 0xff, 0x04).WithTimeout(600)},
+	{Respond: (*Changer).preventAllow,
+		Desc: scsi.Usage(byte(scsi.PreventAllowMedium), 0, 0, 0, 0x03, 0x04)},
+	{Respond: (*Changer).openCloseImportExport,
+		Desc: scsi.Usage(byte(scsi.OpenCloseImportExport), 0, 0xff, 0xff, 0x1f, 0x04)},
+	{Respond: (*Changer).positionToElement,
+		Desc: scsi.Usage(byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04).WithClass(scsi.ClassMove).WithTimeout(60)},
+	{Respond: (*Changer).initElementStatusRange,
+		Desc: scsi.Usage(byte(scsi.InitElemStatusRange), 0x03, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0x04).WithClass(scsi.ClassInventory).WithTimeout(600)},
+	{Respond: (*Changer).logSense,
+		Desc: scsi.Usage(byte(scsi.LogSense), 0x03, 0xff, 0xff, 0, 0xff, 0xff, 0xff, 0xff, 0x04)},
+	{Respond: (*Changer).modeSelect,
+		Desc: scsi.Usage(byte(scsi.ModeSelect10), 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, 0x04)},
+	{Respond: (*Changer).modeSense,
+		Desc: scsi.Usage(byte(scsi.ModeSense10), 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0x04)},
+	{Respond: (*Changer).reportSupportedOpCodes,
+		Desc: scsi.Usage(byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04).WithSA(scsi.SAReportSupportedOpCodes)},
+	{Respond: (*Changer).moveMedium,
+		Desc: scsi.Usage(byte(scsi.MoveMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04).WithClass(scsi.ClassMove).WithTimeout(300)},
+	{Respond: (*Changer).exchangeMedium,
+		Desc: scsi.Usage(byte(scsi.ExchangeMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03, 0x04).WithClass(scsi.ClassMove).WithTimeout(600)},
+	{Respond: (*Changer).readElementStatus,
+		Desc: scsi.Usage(byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, 0x04).WithTimeout(120)},
+}...)
 
-// commands is the dispatch table, indexed by opcode.
-var commands [256]command
-
-func init() {
-	for _, e := range commandList() {
-		commands[e.usage[0]] = e
-	}
-}
-
-// commandList is the changer's command set: the handler and the CDB usage
-// bitmap (SPC-5 6.35.3: a bit set for every CDB bit the changer looks
-// at; the CONTROL byte is 07h).
-func commandList() []command {
-	const ctl = 0x07
-	return []command{
-		{run: (*Changer).testUnitReady, usage: []byte{byte(scsi.TestUnitReady), 0, 0, 0, 0, ctl}},
-		{run: (*Changer).requestSense, usage: []byte{byte(scsi.RequestSense), 0x01, 0, 0, 0xff, ctl}},
-		{run: (*Changer).initElementStatus, timeout: 600,
-			usage: []byte{byte(scsi.InitElementStatus), 0, 0, 0, 0, ctl}},
-		{run: (*Changer).inquiry, usage: []byte{byte(scsi.Inquiry), 0x03, 0xff, 0xff, 0xff, ctl}},
-		{run: (*Changer).modeSelect, usage: []byte{byte(scsi.ModeSelect6), 0x11, 0, 0, 0xff, ctl}},
-		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense6), 0x08, 0xff, 0xff, 0xff, ctl}},
-		{run: (*Changer).sendDiagnostic, timeout: 600, usage: []byte{byte(scsi.SendDiagnostic), 0xf7, 0, 0xff, 0xff, ctl}},
-		{run: (*Changer).preventAllow, usage: []byte{byte(scsi.PreventAllowMedium), 0, 0, 0, 0x03, ctl}},
-		{run: (*Changer).openCloseImportExport, usage: []byte{byte(scsi.OpenCloseImportExport), 0, 0xff, 0xff, 0x1f, ctl}},
-		{run: (*Changer).positionToElement, timeout: 60,
-			usage: []byte{byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
-		{run: (*Changer).initElementStatusRange, timeout: 600,
-			usage: []byte{byte(scsi.InitElemStatusRange), 0x03, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, ctl}},
-		{run: (*Changer).logSense, usage: []byte{byte(scsi.LogSense), 0x03, 0xff, 0xff, 0, 0xff, 0xff, 0xff, 0xff, ctl}},
-		{run: (*Changer).modeSelect, usage: []byte{byte(scsi.ModeSelect10), 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, ctl}},
-		{run: (*Changer).modeSense, usage: []byte{byte(scsi.ModeSense10), 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, ctl}},
-		{run: (*Changer).maintenanceIn, hasSA: true, sa: scsi.SAReportSupportedOpCodes,
-			usage: []byte{byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, ctl}},
-		{run: (*Changer).moveMedium, timeout: 300,
-			usage: []byte{byte(scsi.MoveMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, ctl}},
-		{run: (*Changer).exchangeMedium, timeout: 600,
-			usage: []byte{byte(scsi.ExchangeMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03, ctl}},
-		{run: (*Changer).readElementStatus, timeout: 120,
-			usage: []byte{byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, ctl}},
-	}
-}
-
-// supportedCommands is what REPORT SUPPORTED OPERATION CODES lists: the
-// dispatch table and SPC's core commands, in opcode order. It is the same
-// for every device, so it is built once and shared (read only).
-var supportedCommands = sync.OnceValue(func() []scsi.CommandInfo {
-	return scsi.WithCoreCommands(commandInfos())
-})
-
-// commandInfos builds the REPORT SUPPORTED OPERATION CODES list from the
-// dispatch table, in opcode order.
-func commandInfos() []scsi.CommandInfo {
-	var infos []scsi.CommandInfo
-	for op := range commands {
-		e := &commands[op]
-		if e.run == nil {
-			continue
-		}
-		infos = append(infos, scsi.CommandInfo{OpCode: scsi.OpCode(op), Usage: e.usage, Timeout: e.timeout,
-			HasSA: e.hasSA, ServiceAction: e.sa})
-	}
-	return infos
-}
+// Commands is the changer's command table, the same for every changer:
+// the names and classes fault rules read, known before a changer is
+// opened.
+func Commands() *scsi.Table[*Changer] { return changerCommands }
 
 // The conditions of MOVE MEDIUM, as real libraries report them.
 var (
@@ -166,10 +137,7 @@ func (c *Changer) logSense(cmd *scsi.Command) scsi.Response {
 func (c *Changer) modeSense(cmd *scsi.Command) scsi.Response  { return c.spc.ModeSense(cmd) }
 func (c *Changer) modeSelect(cmd *scsi.Command) scsi.Response { return c.spc.ModeSelect(cmd) }
 
-func (c *Changer) maintenanceIn(cmd *scsi.Command) scsi.Response {
-	if cmd.CDB.ServiceAction() != scsi.SAReportSupportedOpCodes {
-		return scsi.CheckCondition(scsi.InvalidFieldSense(1, 4))
-	}
+func (c *Changer) reportSupportedOpCodes(cmd *scsi.Command) scsi.Response {
 	return c.spc.ReportSupportedOpCodes(cmd)
 }
 

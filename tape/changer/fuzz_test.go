@@ -81,5 +81,5 @@ func TestBadCDBs(t *testing.T) {
 	for _, op := range []byte{0x01, 0x08, 0x0a, 0x28, 0x88, 0xff} {
 		l.wantSense([]byte{op, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, scsi.IllegalRequest, scsi.InvalidCommandOperationCode)
 	}
-	l.wantSense(nil, scsi.IllegalRequest, scsi.InvalidFieldInCDB) // empty CDB: TEST UNIT READY too short
+	l.wantSense(nil, scsi.IllegalRequest, scsi.InvalidCommandOperationCode) // empty CDB: no opcode
 }

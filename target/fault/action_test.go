@@ -30,62 +30,62 @@ func unhex(t *testing.T, s string) []byte {
 func TestGoldenSense(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		kind   fault.Kind
+		kind   scsi.CommandTable
 		format scsi.SenseFormat
 		rule   string
 		cdb    []byte
 		want   string
 		calls  int // handler runs
 	}{
-		{"disk read medium error, fixed, INFORMATION = first bad LBA", fault.Disk, scsi.FixedFormat,
+		{"disk read medium error, fixed, INFORMATION = first bad LBA", diskCmds, scsi.FixedFormat,
 			"op=read;lba=0x1234+10;sense=medium_error/0x11/0x00", rw10(0x28, 0x1230, 16),
 			"f0 00 03 00001234 0a 00000000 11 00 00 000000", 1},
-		{"same in descriptor format", fault.Disk, scsi.DescriptorFormat,
+		{"same in descriptor format", diskCmds, scsi.DescriptorFormat,
 			"op=read;lba=0x1234+10;sense=medium_error/0x11/0x00", rw10(0x28, 0x1230, 16),
 			"72 03 11 00 000000 0c  00 0a 80 00 0000000000001234", 1},
-		{"disk write medium error defaults to WRITE ERROR 0c/00", fault.Disk, scsi.FixedFormat,
+		{"disk write medium error defaults to WRITE ERROR 0c/00", diskCmds, scsi.FixedFormat,
 			"op=write;sense=medium_error", rw10(0x2a, 0x10, 1),
 			"f0 00 03 00000010 0a 00000000 0c 00 00 000000", 0},
-		{"64-bit LBA: fixed format cannot carry it (VALID=0)", fault.Disk, scsi.FixedFormat,
+		{"64-bit LBA: fixed format cannot carry it (VALID=0)", diskCmds, scsi.FixedFormat,
 			"lba=0x100000000;sense=hardware_error", rw16(0x88, 0x100000000, 8),
 			"70 00 04 00000000 0a 00000000 44 00 00 000000", 0},
-		{"64-bit LBA in descriptor format", fault.Disk, scsi.DescriptorFormat,
+		{"64-bit LBA in descriptor format", diskCmds, scsi.DescriptorFormat,
 			"lba=0x100000000;sense=hardware_error", rw16(0x88, 0x100000000, 8),
 			"72 04 44 00 000000 0c  00 0a 80 00 0000000100000000", 0},
-		{"disk not ready: no INFORMATION", fault.Disk, scsi.FixedFormat,
+		{"disk not ready: no INFORMATION", diskCmds, scsi.FixedFormat,
 			"sense=not_ready/0x04/0x01", tur,
 			"70 00 02 00000000 0a 00000000 04 01 00 000000", 0},
-		{"tape fixed read blank check: residue in blocks", fault.Tape, scsi.FixedFormat,
+		{"tape fixed read blank check: residue in blocks", tapeCmds, scsi.FixedFormat,
 			"op=read;sense=blank_check", tape6(0x08, true, 3),
 			"f0 00 08 00000003 0a 00000000 00 05 00 000000", 0},
-		{"tape variable read medium error: residue in bytes", fault.Tape, scsi.FixedFormat,
+		{"tape variable read medium error: residue in bytes", tapeCmds, scsi.FixedFormat,
 			"op=read;sense=medium_error", tape6(0x08, false, 0x2800),
 			"f0 00 03 00002800 0a 00000000 11 00 00 000000", 0},
-		{"tape write volume overflow: EOM", fault.Tape, scsi.FixedFormat,
+		{"tape write volume overflow: EOM", tapeCmds, scsi.FixedFormat,
 			"op=write;sense=volume_overflow", tape6(0x0a, false, 512),
 			"f0 00 4d 00000200 0a 00000000 00 02 00 000000", 0},
-		{"tape volume overflow, descriptor: stream commands descriptor", fault.Tape, scsi.DescriptorFormat,
+		{"tape volume overflow, descriptor: stream commands descriptor", tapeCmds, scsi.DescriptorFormat,
 			"op=write;sense=volume_overflow", tape6(0x0a, false, 512),
 			"72 0d 00 02 000000 10  00 0a 80 00 0000000000000200  04 02 00 40", 0},
-		{"tape WRITE FILEMARKS volume overflow: filemarks not written", fault.Tape, scsi.FixedFormat,
+		{"tape WRITE FILEMARKS volume overflow: filemarks not written", tapeCmds, scsi.FixedFormat,
 			"op=write_filemarks_6;sense=volume_overflow", tape6(0x10, false, 2),
 			"f0 00 4d 00000002 0a 00000000 00 02 00 000000", 0},
-		{"tape SPACE blank check: count not spaced, signed", fault.Tape, scsi.FixedFormat,
+		{"tape SPACE blank check: count not spaced, signed", tapeCmds, scsi.FixedFormat,
 			"op=0x11;sense=blank_check", []byte{0x11, 1, 0xff, 0xff, 0xfe, 0},
 			"f0 00 08 fffffffe 0a 00000000 00 05 00 000000", 0},
-		{"recovered: the command runs, RECOVERED ERROR 17/01", fault.Disk, scsi.FixedFormat,
+		{"recovered: the command runs, RECOVERED ERROR 17/01", diskCmds, scsi.FixedFormat,
 			"op=read;recovered", rw10(0x28, 0, 1),
 			"70 00 01 00000000 0a 00000000 17 01 00 000000", 1},
-		{"recovered with the given ASC", fault.Disk, scsi.FixedFormat,
+		{"recovered with the given ASC", diskCmds, scsi.FixedFormat,
 			"op=read;recovered=5d/00", rw10(0x28, 0, 1),
 			"70 00 01 00000000 0a 00000000 5d 00 00 000000", 1},
 	} {
 		rec := &recorder{}
 		var h fault.Handler = rec
-		if tc.kind == fault.Tape {
+		if tc.kind == tapeCmds {
 			h = &positioned{}
 		}
-		d := newDevice(t, h, fault.Options{Kind: tc.kind, SenseFormat: tc.format}, tc.rule)
+		d := newDevice(t, h, fault.Options{Commands: tc.kind, SenseFormat: tc.format}, tc.rule)
 		r, _ := run(d, tc.cdb, 16*512)
 		if r.Status != scsi.StatusCheckCondition {
 			t.Errorf("%s: status %v", tc.name, r.Status)
@@ -221,7 +221,7 @@ func newTape(t *testing.T) posDrive {
 // error at a block on READ (nothing moves).
 func TestTapeEarlyWarningAndPosition(t *testing.T) {
 	tp := newTape(t)
-	d := newDevice(t, tp, fault.Options{Kind: fault.Tape}, "early_warning_after=100KiB")
+	d := newDevice(t, tp, fault.Options{Commands: tapeCmds}, "early_warning_after=100KiB")
 	block := bytes.Repeat([]byte{0x42}, 32<<10)
 	for i := 1; i <= 5; i++ {
 		r := d.HandleCommand(context.Background(), &scsi.Command{CDB: tape6(0x0a, false, 32<<10), Data: scsi.NewBuffer(block)})
@@ -370,7 +370,7 @@ func TestForwarding(t *testing.T) {
 		t.Error(err)
 	}
 	tp := newTape(t)
-	dt := newDevice(t, tp, fault.Options{Kind: fault.Tape})
+	dt := newDevice(t, tp, fault.Options{Commands: tapeCmds})
 	if dt.CommandName(0x08) != "read_6" {
 		t.Errorf("tape CommandName(0x08) = %q", dt.CommandName(0x08))
 	}

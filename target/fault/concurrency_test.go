@@ -17,7 +17,7 @@ import (
 // while commands run (run with -race).
 func TestConcurrentManagement(t *testing.T) {
 	p := &positioned{}
-	d := newDevice(t, p, fault.Options{Kind: fault.Tape, Clock: &nopClock{}, CmdTimeout: 30 * time.Second, Seed: 1},
+	d := newDevice(t, p, fault.Options{Commands: tapeCmds, Clock: &nopClock{}, CmdTimeout: 30 * time.Second, Seed: 1},
 		"op=read;prob=0.3;sense=medium_error", "early_warning_after=1M")
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -98,21 +98,21 @@ func (readGood) Position() (int, uint64, uint64) { return 0, 5, 1 }
 // TestZeroAlloc: the command path allocates nothing, for each action.
 func TestZeroAlloc(t *testing.T) {
 	for _, tc := range []struct {
-		kind   fault.Kind
+		kind   scsi.CommandTable
 		rules  []string
 		timing string
 		cdb    []byte
 	}{
-		{fault.Disk, nil, "", rw10(0x28, 0, 8)},
-		{fault.Disk, []string{"op=write;busy", "lba=1000+10;sense=medium_error", "op=verify;every=2;task_set_full"}, "", rw10(0x28, 0, 8)},
-		{fault.Disk, []string{"op=read;lba=4+10;sense=medium_error"}, "", rw10(0x28, 0, 8)}, // prefix path
-		{fault.Disk, []string{"op=read;prob=0.5;recovered"}, "latency=1us;jitter=1us;dist=exp;rate=1GB/s", rw10(0x28, 0, 8)},
-		{fault.Disk, []string{"op=read;delay=1us", "op=read;timeout=1s"}, "", rw10(0x28, 0, 8)},
-		{fault.Tape, []string{"block=0+10;file=1;sense=blank_check", "early_warning_after=1"}, "model=lto9", tape6(0x0a, false, 4096)},
-		{fault.Tape, []string{"op=read;block=5;delay=1us"}, "model=dds", tape6(0x08, false, 4096)},
-		{fault.Tape, nil, "model=dds", []byte{0x2b, 0, 0, 0, 0, 0x10, 0, 0, 0, 0}},
+		{diskCmds, nil, "", rw10(0x28, 0, 8)},
+		{diskCmds, []string{"op=write;busy", "lba=1000+10;sense=medium_error", "op=verify;every=2;task_set_full"}, "", rw10(0x28, 0, 8)},
+		{diskCmds, []string{"op=read;lba=4+10;sense=medium_error"}, "", rw10(0x28, 0, 8)}, // prefix path
+		{diskCmds, []string{"op=read;prob=0.5;recovered"}, "latency=1us;jitter=1us;dist=exp;rate=1GB/s", rw10(0x28, 0, 8)},
+		{diskCmds, []string{"op=read;delay=1us", "op=read;timeout=1s"}, "", rw10(0x28, 0, 8)},
+		{tapeCmds, []string{"block=0+10;file=1;sense=blank_check", "early_warning_after=1"}, "model=lto9", tape6(0x0a, false, 4096)},
+		{tapeCmds, []string{"op=read;block=5;delay=1us"}, "model=dds", tape6(0x08, false, 4096)},
+		{tapeCmds, nil, "model=dds", []byte{0x2b, 0, 0, 0, 0, 0x10, 0, 0, 0, 0}},
 	} {
-		d := newDevice(t, readGood{}, fault.Options{Kind: tc.kind, Clock: &nopClock{}, CmdTimeout: 30 * time.Second}, tc.rules...)
+		d := newDevice(t, readGood{}, fault.Options{Commands: tc.kind, Clock: &nopClock{}, CmdTimeout: 30 * time.Second}, tc.rules...)
 		if tc.timing != "" {
 			if err := d.SetTiming(fault.MustParseTiming(tc.timing)); err != nil {
 				t.Fatal(err)
@@ -171,7 +171,7 @@ func BenchmarkWrapper(b *testing.B) {
 		benchHandler(b, mk(fault.Options{Timing: fault.MustParseTiming("rate=1TB/s")}), read)
 	})
 	b.Run("tape-model-lto9", func(b *testing.B) {
-		benchHandler(b, mk(fault.Options{Kind: fault.Tape, Timing: fault.MustParseTiming("model=lto9")}), tape6(0x08, false, 4096))
+		benchHandler(b, mk(fault.Options{Commands: tapeCmds, Timing: fault.MustParseTiming("model=lto9")}), tape6(0x08, false, 4096))
 	})
 }
 
@@ -216,7 +216,7 @@ func TestDepthOverlapsDelays(t *testing.T) {
 	const depth = 8
 	clk := &barrierClock{n: depth, release: make(chan struct{})}
 	inner := &serialChecker{}
-	d, err := fault.New(inner, fault.Options{Depth: depth, Clock: clk, Timing: fault.MustParseTiming("latency=1ms")})
+	d, err := fault.New(inner, fault.Options{Commands: diskCmds, Depth: depth, Clock: clk, Timing: fault.MustParseTiming("latency=1ms")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,10 +249,10 @@ func TestDepthRefused(t *testing.T) {
 		opts fault.Options
 		want string
 	}{
-		{fault.Options{Kind: fault.Tape, Depth: 4}, "only a disk"},
-		{fault.Options{Kind: fault.Changer, Depth: 2}, "only a disk"},
-		{fault.Options{Depth: fault.MaxDepth + 1}, "want 1.."},
-		{fault.Options{Depth: -1}, "want 1.."},
+		{fault.Options{Commands: tapeCmds, Depth: 4}, "only a disk"},
+		{fault.Options{Commands: changerCmds, Depth: 2}, "only a disk"},
+		{fault.Options{Commands: diskCmds, Depth: fault.MaxDepth + 1}, "want 1.."},
+		{fault.Options{Commands: diskCmds, Depth: -1}, "want 1.."},
 	} {
 		if _, err := fault.New(&serialChecker{}, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)

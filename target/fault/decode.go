@@ -4,9 +4,10 @@ import (
 	"github.com/vscsid/vscsid/scsi"
 )
 
-// Kind is the command set of the wrapped device: it decides how CDBs are
-// decoded (READ(6) is an LBA on a disk and a block count on a tape) and
-// which filters a rule may use.
+// Kind is the command set of the wrapped device, known from its command
+// table (Options.Commands): it decides how CDBs are decoded (READ(6) is
+// an LBA on a disk and a block count on a tape) and which filters a rule
+// may use.
 type Kind uint8
 
 // Device kinds.
@@ -16,16 +17,15 @@ const (
 	Changer             // SMC: op= rules only (no command class addresses the medium)
 )
 
-// CommandSet is the SCSI command set of the kind, which names its
-// opcodes.
-func (k Kind) CommandSet() scsi.CommandSet {
-	switch k {
-	case Tape:
-		return scsi.SSC
-	case Changer:
-		return scsi.SMC
+// kindOf is the kind of a unit of command set cs.
+func kindOf(cs scsi.CommandSet) Kind {
+	switch cs {
+	case scsi.SSC:
+		return Tape
+	case scsi.SMC:
+		return Changer
 	}
-	return scsi.SBC
+	return Disk
 }
 
 func (k Kind) String() string {
@@ -38,16 +38,17 @@ func (k Kind) String() string {
 	return "disk"
 }
 
-// Command classes, the values of op= besides names and numbers.
+// Command classes, the values of op= besides names and numbers: the
+// classes of the command tables (scsi.Desc.Class).
 const (
-	classRead      uint8 = 1 << iota // disk READ(6/10/12/16); tape READ(6/16), READ REVERSE(6/16)
-	classWrite                       // disk WRITE(6/10/12/16), WRITE AND VERIFY(10/12/16), WRITE SAME(10/16); tape WRITE(6/16)
-	classVerify                      // disk VERIFY(10/12/16); tape VERIFY(6/16)
-	classFilemarks                   // tape WRITE FILEMARKS(6/16)
-	classPosition                    // tape LOCATE(10/16), SPACE(6/16)
-	classMech                        // tape REWIND, LOAD UNLOAD, ERASE(6)
-	classMove                        // changer MOVE MEDIUM, EXCHANGE MEDIUM, POSITION TO ELEMENT
-	classInventory                   // changer INITIALIZE ELEMENT STATUS (WITH RANGE)
+	classRead      = uint8(scsi.ClassRead)
+	classWrite     = uint8(scsi.ClassWrite)
+	classVerify    = uint8(scsi.ClassVerify)
+	classFilemarks = uint8(scsi.ClassFilemarks)
+	classPosition  = uint8(scsi.ClassPosition)
+	classMech      = uint8(scsi.ClassMech)
+	classMove      = uint8(scsi.ClassMove)
+	classInventory = uint8(scsi.ClassInventory)
 )
 
 // classNames are the op= classes; "media" is read|write|verify (scsi_debug's
@@ -74,63 +75,6 @@ type Extenter interface {
 	Extent(cdb scsi.CDB) (scsi.Extent, bool)
 }
 
-// opDesc describes one opcode of a command set: its op= class and where
-// its IMMED bit is (the timing models return early for it).
-type opDesc struct {
-	class     uint8
-	immedBit  uint8
-	immedByte uint8
-}
-
-// changerOps has the robot's commands, which the robot timing model
-// (move=, inventory=) delays.
-var diskOps, tapeOps, changerOps [256]opDesc
-
-func init() {
-	for op, d := range map[scsi.OpCode]opDesc{
-		// SBC-4 5.12-5.15, 5.40-5.43: READ and WRITE.
-		scsi.Read6: {class: classRead}, scsi.Read10: {class: classRead},
-		scsi.Read12: {class: classRead}, scsi.Read16: {class: classRead},
-		scsi.Write6: {class: classWrite}, scsi.Write10: {class: classWrite},
-		scsi.Write12: {class: classWrite}, scsi.Write16: {class: classWrite},
-		// SBC-4 5.44-5.46 WRITE AND VERIFY, 5.47-5.48 WRITE SAME.
-		scsi.WriteAndVerify10: {class: classWrite}, scsi.WriteAndVerify12: {class: classWrite},
-		scsi.WriteAndVerify16: {class: classWrite},
-		scsi.WriteSame10:      {class: classWrite}, scsi.WriteSame16: {class: classWrite},
-		// SBC-4 5.36-5.38 VERIFY.
-		scsi.Verify10: {class: classVerify}, scsi.Verify12: {class: classVerify},
-		scsi.Verify16: {class: classVerify},
-	} {
-		diskOps[op] = d
-	}
-	for op, d := range map[scsi.OpCode]opDesc{
-		// SSC-5 READ(6/16), READ REVERSE(6/16), WRITE(6/16), VERIFY(6/16).
-		scsi.Read6: {class: classRead}, scsi.Read16: {class: classRead},
-		scsi.ReadReverse6: {class: classRead}, scsi.ReadReverse16: {class: classRead},
-		scsi.Write6: {class: classWrite}, scsi.Write16: {class: classWrite},
-		scsi.Verify6: {class: classVerify}, scsi.Verify16: {class: classVerify},
-		// WRITE FILEMARKS(6/16): IMMED byte 1 bit 0; count like a transfer length.
-		scsi.WriteFilemarks6:  {class: classFilemarks, immedBit: 0x01, immedByte: 1},
-		scsi.WriteFilemarks16: {class: classFilemarks, immedBit: 0x01, immedByte: 1},
-		// SPACE(6/16) (no IMMED), LOCATE(10/16) IMMED byte 1 bit 0.
-		scsi.Space6: {class: classPosition}, scsi.Space16: {class: classPosition},
-		scsi.Locate10: {class: classPosition, immedBit: 0x01, immedByte: 1}, scsi.Locate16: {class: classPosition, immedBit: 0x01, immedByte: 1},
-		// REWIND and LOAD UNLOAD: IMMED byte 1 bit 0; ERASE(6): IMMED byte 1 bit 1.
-		scsi.Rewind: {class: classMech, immedBit: 0x01, immedByte: 1}, scsi.LoadUnload: {class: classMech, immedBit: 0x01, immedByte: 1},
-		scsi.Erase6: {class: classMech, immedBit: 0x02, immedByte: 1},
-	} {
-		tapeOps[op] = d
-	}
-	// SMC-3 6.2, 6.6, 6.10: the transport moves; 6.3, 6.4: it scans.
-	for op, d := range map[scsi.OpCode]opDesc{
-		scsi.MoveMedium: {class: classMove}, scsi.ExchangeMedium: {class: classMove},
-		scsi.PositionToElement: {class: classMove},
-		scsi.InitElementStatus: {class: classInventory}, scsi.InitElemStatusRange: {class: classInventory},
-	} {
-		changerOps[op] = d
-	}
-}
-
 // cmdInfo is what the rules and the timing models need from one CDB.
 type cmdInfo struct {
 	op    uint8
@@ -150,27 +94,23 @@ type cmdInfo struct {
 	loadBit  bool // tape LOAD UNLOAD: LOAD (byte 4 bit 0)
 }
 
-// decode fills c from cdb and the handler's extent of it; it never panics
+// decode fills c from cdb, the command table's entry for its opcode (class
+// and IMMED bit) and the handler's extent of it; it never panics
 // (a short CDB has no extent, so range filters do not match it and the
 // handler rejects it).
-func decode(kind Kind, ex Extenter, cdb scsi.CDB, c *cmdInfo) {
-	op := uint8(cdb.OpCode())
-	c.op = op
-	d := &diskOps[op]
-	switch kind {
-	case Tape:
-		d = &tapeOps[op]
-	case Changer:
-		d = &changerOps[op]
+func decode(kind Kind, cmds scsi.CommandTable, ex Extenter, cdb scsi.CDB, c *cmdInfo) {
+	op := cdb.OpCode()
+	c.op = uint8(op)
+	d := cmds.Lookup(op)
+	if d == nil {
+		return
 	}
-	c.class = d.class
-	if d.immedBit != 0 {
-		c.immed = cdb.Byte(int(d.immedByte))&d.immedBit != 0
-	}
+	c.class = uint8(d.Class)
+	c.immed = d.Immed.In(cdb)
 	if kind == Tape && cdb.OpCode() == scsi.LoadUnload {
 		c.loadBit = cdb.Byte(4)&0x01 != 0
 	}
-	if ex == nil || d.class == 0 {
+	if ex == nil || d.Class == 0 {
 		return
 	}
 	e, ok := ex.Extent(cdb)

@@ -6,7 +6,7 @@
 //
 // A Device wraps a Handler:
 //
-//	fd, err := fault.New(drive, fault.Options{Kind: fault.Tape, CmdTimeout: 30 * time.Second, Seed: 42})
+//	fd, err := fault.New(drive, fault.Options{Commands: tape.Commands(), CmdTimeout: 30 * time.Second, Seed: 42})
 //	err = fd.SetRules([]fault.Rule{fault.MustParseRule("op=read;block=100+5;sense=medium_error")})
 //	err = fd.SetTiming(fault.MustParseTiming("model=dds"))
 //

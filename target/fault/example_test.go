@@ -38,10 +38,10 @@ func TestExampleFile(t *testing.T) {
 		t.Fatalf("%d devices", len(cfg.Devices))
 	}
 	for _, dev := range cfg.Devices {
-		o := fault.Options{Seed: dev.Fault.Seed, CmdTimeout: 30 * time.Second}
+		o := fault.Options{Commands: diskCmds, Seed: dev.Fault.Seed, CmdTimeout: 30 * time.Second}
 		var h fault.Handler = &recorder{}
 		if dev.Type == "vtape" {
-			o.Kind, h = fault.Tape, &positioned{}
+			o.Commands, h = tapeCmds, &positioned{}
 		}
 		tm, err := fault.ParseTiming(dev.Fault.Timing)
 		if err != nil {

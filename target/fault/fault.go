@@ -64,8 +64,12 @@ const holdPoll = 10 * time.Millisecond
 
 // Options configure a Device.
 type Options struct {
-	// Kind is the command set of the wrapped handler (default Disk).
-	Kind Kind
+	// Commands is the command table of the wrapped handler's kind
+	// (disk.Commands, tape.Commands, changer.Commands): its command set
+	// decides which filters rules may use and how CDBs are decoded, and
+	// its entries give each command's name, class and IMMED bit.
+	// Required.
+	Commands scsi.CommandTable
 	// CmdTimeout is the device's TCMU cmd_time_out in force (0 = the
 	// kernel never expires commands). It caps every delay and sets the
 	// default hold of a timeout rule. Pass the effective value: a daemon
@@ -166,9 +170,10 @@ func New(h Handler, opts Options) (*Device, error) {
 	if h == nil {
 		return nil, errors.New("fault: New needs a handler")
 	}
-	if opts.Kind > Changer {
-		return nil, fmt.Errorf("fault: unknown device kind %d", opts.Kind)
+	if opts.Commands == nil {
+		return nil, errors.New("fault: New needs the handler's command table (Options.Commands)")
 	}
+	kind := kindOf(opts.Commands.Set())
 	if opts.CmdTimeout < 0 {
 		return nil, errors.New("fault: negative cmd_time_out")
 	}
@@ -182,7 +187,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	d.resizer, _ = h.(Resizer)
 	d.wcacher, _ = h.(WriteCacher)
 	d.resetter, _ = h.(Resetter)
-	d.env = env{kind: opts.Kind, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
+	d.env = env{kind: kind, cmds: opts.Commands, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
 		d.maxDelay = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
 	}
@@ -192,7 +197,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	switch {
 	case opts.Depth < 0 || opts.Depth > MaxDepth:
 		return nil, fmt.Errorf("fault: depth %d: want 1..%d", opts.Depth, MaxDepth)
-	case opts.Depth > 1 && opts.Kind != Disk:
+	case opts.Depth > 1 && kind != Disk:
 		return nil, fmt.Errorf("fault: depth %d: only a disk serves commands at once (a tape drive and a changer are sequential)", opts.Depth)
 	case opts.Depth > 1:
 		d.depth = opts.Depth
@@ -477,7 +482,7 @@ var (
 // is called and returns with cmu held; sleep lets go of it meanwhile).
 func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clock) scsi.Response {
 	var c cmdInfo
-	decode(d.env.kind, d.ext, cmd.CDB, &c)
+	decode(d.env.kind, d.env.cmds, d.ext, cmd.CDB, &c)
 	var (
 		pos      position
 		delay    time.Duration

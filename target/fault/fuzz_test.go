@@ -28,10 +28,10 @@ func FuzzParseRule(f *testing.F) {
 		if c2 := r2.String(); c2 != c {
 			t.Fatalf("canonical form not stable: %q -> %q", c, c2)
 		}
-		for _, kind := range []fault.Kind{fault.Disk, fault.Tape} {
+		for _, kind := range []scsi.CommandTable{diskCmds, tapeCmds} {
 			h := &positioned{}
 			h.kind = kind
-			d, err := fault.New(h, fault.Options{Kind: kind, Clock: &nopClock{}, CmdTimeout: time.Second, Rules: []fault.Rule{r}})
+			d, err := fault.New(h, fault.Options{Commands: kind, Clock: &nopClock{}, CmdTimeout: time.Second, Rules: []fault.Rule{r}})
 			if err != nil {
 				continue
 			}
@@ -71,14 +71,14 @@ func FuzzCommand(f *testing.F) {
 	f.Add([]byte{0x93, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, uint16(512))
 	devs := func(t *testing.T) []*fault.Device {
 		var out []*fault.Device
-		for _, kind := range []fault.Kind{fault.Disk, fault.Tape} {
+		for _, kind := range []scsi.CommandTable{diskCmds, tapeCmds} {
 			rules := []string{"lba=0x1230+0x20;sense=medium_error", "op=media;prob=0.5;recovered", "every=3;busy", "after=5;delay=1ms", "op=read|write;count=2;timeout=1s"}
 			timing := "latency=1us;jitter=1us;dist=exp;rate=1MB/s"
-			if kind == fault.Tape {
+			if kind == tapeCmds {
 				rules = []string{"block=0+8;file=0;partition=0;sense=blank_check", "op=write;sense=volume_overflow", "early_warning_after=1", "every=2;delay=1ms"}
 				timing = "model=dds"
 			}
-			d := newDevice(t, &positioned{}, fault.Options{Kind: kind, Clock: &nopClock{}, CmdTimeout: 30 * time.Second, Timing: fault.MustParseTiming(timing)}, rules...)
+			d := newDevice(t, &positioned{}, fault.Options{Commands: kind, Clock: &nopClock{}, CmdTimeout: 30 * time.Second, Timing: fault.MustParseTiming(timing)}, rules...)
 			out = append(out, d)
 		}
 		return out

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target/fault"
 	"github.com/vscsid/vscsid/target/targettest"
 )
@@ -21,11 +24,18 @@ type recorder struct {
 	names map[scsi.OpCode]string
 	onCmd func(scsi.CDB) // called for every command
 	// kind picks whose CDB decoding Extent borrows (newDevice sets it)
-	kind fault.Kind
+	kind scsi.CommandTable
 	// position, for the Positioner variant
 	part         int
 	object, file uint64
 }
+
+// The command tables of the three kinds, for Options.Commands.
+var (
+	diskCmds    scsi.CommandTable = disk.Commands()
+	tapeCmds    scsi.CommandTable = tape.Commands()
+	changerCmds scsi.CommandTable = changer.Commands()
+)
 
 // The CDB builders shared with the other handler tests.
 var (
@@ -69,7 +79,7 @@ func (r *recorder) Extent(cdb scsi.CDB) (scsi.Extent, bool) {
 		dk, dr := realDevices(nopTB{})
 		extDisk, extTape = dk, dr
 	})
-	if r.kind == fault.Tape {
+	if r.kind == tapeCmds {
 		return extTape.Extent(cdb)
 	}
 	return extDisk.Extent(cdb)
@@ -125,11 +135,14 @@ func newDevice(t testing.TB, h fault.Handler, o fault.Options, rules ...string) 
 		}
 		o.Rules = append(o.Rules, r)
 	}
+	if o.Commands == nil {
+		o.Commands = diskCmds // the default of these tests: a disk
+	}
 	switch r := h.(type) {
 	case *recorder:
-		r.kind = o.Kind
+		r.kind = o.Commands
 	case *positioned:
-		r.kind = o.Kind
+		r.kind = o.Commands
 	}
 	d, err := fault.New(h, o)
 	if err != nil {

@@ -26,7 +26,7 @@ var (
 // LBA in the 96-byte buffer; the transport counts the CHECK CONDITION.
 func TestThroughRing(t *testing.T) {
 	dk := storeDisk(t)
-	fd, err := fault.New(dk, fault.Options{Rules: []fault.Rule{fault.MustParseRule("op=read;lba=0x24+4;sense=medium_error")}})
+	fd, err := fault.New(dk, fault.Options{Commands: diskCmds, Rules: []fault.Rule{fault.MustParseRule("op=read;lba=0x24+4;sense=medium_error")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestThroughRing(t *testing.T) {
 func TestDepthThroughRing(t *testing.T) {
 	dk := storeDisk(t)
 	clk := &barrierClock{n: 4, release: make(chan struct{})}
-	fd, err := fault.New(dk, fault.Options{Depth: 4, Clock: clk})
+	fd, err := fault.New(dk, fault.Options{Commands: diskCmds, Depth: 4, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

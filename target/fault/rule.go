@@ -229,6 +229,7 @@ const MaxRules = 64
 // env is what binding a rule needs to know about the device.
 type env struct {
 	kind       Kind
+	cmds       scsi.CommandTable
 	namer      CommandNamer
 	positioner bool
 	cmdTimeout time.Duration
@@ -301,10 +302,10 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 }
 
 // lookupName finds the opcode the handler names name (CommandNamer), or
-// failing that the opcode of that name in the device's command set
-// (scsi.CommandSet.Name, then the generic scsi.OpCode name). The handlers
-// take their names from the same scsi table, so a name means one command
-// on every device that serves it.
+// failing that the opcode of that name in the kind's command table, then
+// in its command set (scsi.CommandSet.Name, then the generic scsi.OpCode
+// name). The tables take their names from the one scsi vocabulary, so a
+// name means one command on every device that serves it.
 func lookupName(e *env, name string) (uint8, bool) {
 	if e.namer != nil {
 		for op := range 256 {
@@ -313,9 +314,9 @@ func lookupName(e *env, name string) (uint8, bool) {
 			}
 		}
 	}
-	cs := e.kind.CommandSet()
+	cs := e.cmds.Set()
 	for op := range 256 {
-		if cs.Name(scsi.OpCode(op)) == name || scsi.OpCode(op).String() == name {
+		if e.cmds.Name(scsi.OpCode(op)) == name || cs.Name(scsi.OpCode(op)) == name || scsi.OpCode(op).String() == name {
 			return uint8(op), true
 		}
 	}

@@ -26,7 +26,6 @@ func TestLBAIntersection(t *testing.T) {
 		{"write_6", func(l uint64, n uint32) []byte { c := read6(uint32(l), uint8(n)); c[0] = 0x0a; return c }, true, false, true},
 		{"read_10", func(l uint64, n uint32) []byte { return rw10(0x28, uint32(l), uint16(n)) }, true, false, false},
 		{"write_10", func(l uint64, n uint32) []byte { return rw10(0x2a, uint32(l), uint16(n)) }, true, false, false},
-		{"write_and_verify_10", func(l uint64, n uint32) []byte { return rw10(0x2e, uint32(l), uint16(n)) }, false, false, false},
 		{"verify_10", func(l uint64, n uint32) []byte { return rw10(0x2f, uint32(l), uint16(n)) }, false, false, false},
 		{"write_same_10", func(l uint64, n uint32) []byte { return rw10(0x41, uint32(l), uint16(n)) }, false, true, false},
 		{"read_12", func(l uint64, n uint32) []byte { return rw12(0xa8, uint32(l), n) }, true, false, false},
@@ -218,7 +217,7 @@ func TestProbRepeatable(t *testing.T) {
 func TestTapePosition(t *testing.T) {
 	p := &positioned{}
 	p.part, p.file = 0, 3
-	d := newDevice(t, p, fault.Options{Kind: fault.Tape},
+	d := newDevice(t, p, fault.Options{Commands: tapeCmds},
 		"op=read;block=100+5;sense=medium_error",
 		"op=write;partition=1;sense=data_protect",
 		"op=write;file=2+2;sense=volume_overflow")
@@ -270,19 +269,19 @@ func TestBindErrors(t *testing.T) {
 		want  string
 		model string
 	}{
-		{rec, fault.Options{}, "block=1;busy", "tape positions; this is a disk", ""},
-		{rec, fault.Options{}, "early_warning_after=1M", "tape action; this is a disk", ""},
-		{rec, fault.Options{Kind: fault.Tape}, "lba=1;busy", "disk range; this is a tape", ""},
-		{rec, fault.Options{Kind: fault.Tape}, "file=1;busy", "reports its position", ""},
-		{rec, fault.Options{}, "op=reed;busy", "op=reed: the disk has no command of that name", ""},
-		{rec, fault.Options{}, "timeout", "give a hold time", ""},
-		{rec, fault.Options{}, "", "a tape drive model on a disk", "model=dds"},
-		{rec, fault.Options{Kind: fault.Changer}, "lba=1;busy", "this is a changer (filter with op=)", ""},
-		{rec, fault.Options{Kind: fault.Changer}, "block=1;busy", "this is a changer (filter with op=)", ""},
-		{rec, fault.Options{Kind: fault.Changer}, "op=read;busy", "a changer has no read, write or verify commands", ""},
-		{rec, fault.Options{Kind: fault.Changer}, "op=reed;busy", "op=reed: the changer has no command of that name", ""},
-		{rec, fault.Options{Kind: fault.Changer}, "", "a tape drive model on a", "model=dds"},
-		{rec, fault.Options{Kind: fault.Changer + 1}, "busy", "unknown device kind", ""},
+		{rec, fault.Options{Commands: diskCmds}, "block=1;busy", "tape positions; this is a disk", ""},
+		{rec, fault.Options{Commands: diskCmds}, "early_warning_after=1M", "tape action; this is a disk", ""},
+		{rec, fault.Options{Commands: tapeCmds}, "lba=1;busy", "disk range; this is a tape", ""},
+		{rec, fault.Options{Commands: tapeCmds}, "file=1;busy", "reports its position", ""},
+		{rec, fault.Options{Commands: diskCmds}, "op=reed;busy", "op=reed: the disk has no command of that name", ""},
+		{rec, fault.Options{Commands: diskCmds}, "timeout", "give a hold time", ""},
+		{rec, fault.Options{Commands: diskCmds}, "", "a tape drive model on a disk", "model=dds"},
+		{rec, fault.Options{Commands: changerCmds}, "lba=1;busy", "this is a changer (filter with op=)", ""},
+		{rec, fault.Options{Commands: changerCmds}, "block=1;busy", "this is a changer (filter with op=)", ""},
+		{rec, fault.Options{Commands: changerCmds}, "op=read;busy", "a changer has no read, write or verify commands", ""},
+		{rec, fault.Options{Commands: changerCmds}, "op=reed;busy", "op=reed: the changer has no command of that name", ""},
+		{rec, fault.Options{Commands: changerCmds}, "", "a tape drive model on a", "model=dds"},
+		{rec, fault.Options{Commands: nil}, "busy", "needs the handler's command table", ""},
 	} {
 		o := tc.o
 		if tc.rule != "" {
@@ -296,18 +295,18 @@ func TestBindErrors(t *testing.T) {
 			t.Errorf("%q %q: %v, want an error containing %q", tc.rule, tc.model, err, tc.want)
 		}
 	}
-	if _, err := fault.New(rec, fault.Options{CmdTimeout: 30 * time.Second, Rules: []fault.Rule{fault.MustParseRule("timeout")}}); err != nil {
+	if _, err := fault.New(rec, fault.Options{Commands: diskCmds, CmdTimeout: 30 * time.Second, Rules: []fault.Rule{fault.MustParseRule("timeout")}}); err != nil {
 		t.Errorf("timeout with cmd_time_out: %v", err)
 	}
-	if _, err := fault.New(rec, fault.Options{Rules: []fault.Rule{{}}}); err == nil || !strings.Contains(err.Error(), "no action") {
+	if _, err := fault.New(rec, fault.Options{Commands: diskCmds, Rules: []fault.Rule{{}}}); err == nil || !strings.Contains(err.Error(), "no action") {
 		t.Errorf("zero Rule: %v", err)
 	}
 	for _, r := range []string{"op=move_medium;sense=illegal_request/0x3b/0x0e", "op=0xb8;busy", "delay=10ms"} {
-		if _, err := fault.New(&recorder{}, fault.Options{Kind: fault.Changer, Rules: []fault.Rule{fault.MustParseRule(r)}}); err != nil {
+		if _, err := fault.New(&recorder{}, fault.Options{Commands: changerCmds, Rules: []fault.Rule{fault.MustParseRule(r)}}); err != nil {
 			t.Errorf("%q on a changer: %v", r, err)
 		}
 	}
-	if _, err := fault.New(&positioned{}, fault.Options{Kind: fault.Tape, Rules: []fault.Rule{fault.MustParseRule("file=1;busy")}}); err != nil {
+	if _, err := fault.New(&positioned{}, fault.Options{Commands: tapeCmds, Rules: []fault.Rule{fault.MustParseRule("file=1;busy")}}); err != nil {
 		t.Errorf("file= on a positioned tape: %v", err)
 	}
 	d := newDevice(t, rec, fault.Options{})

@@ -12,10 +12,10 @@ import (
 	"github.com/vscsid/vscsid/target/fault"
 )
 
-func timed(t *testing.T, h fault.Handler, kind fault.Kind, timing string, cmdTimeout time.Duration, rules ...string) (*fault.Device, *fakeClock) {
+func timed(t *testing.T, h fault.Handler, kind scsi.CommandTable, timing string, cmdTimeout time.Duration, rules ...string) (*fault.Device, *fakeClock) {
 	t.Helper()
 	clk := &fakeClock{}
-	d := newDevice(t, h, fault.Options{Kind: kind, Clock: clk, CmdTimeout: cmdTimeout, Seed: 7, Timing: fault.MustParseTiming(timing)}, rules...)
+	d := newDevice(t, h, fault.Options{Commands: kind, Clock: clk, CmdTimeout: cmdTimeout, Seed: 7, Timing: fault.MustParseTiming(timing)}, rules...)
 	return d, clk
 }
 
@@ -27,7 +27,7 @@ func sum(ds []time.Duration) (s time.Duration) {
 }
 
 func TestLatency(t *testing.T) {
-	d, clk := timed(t, &recorder{}, fault.Disk, "latency=2ms", 0)
+	d, clk := timed(t, &recorder{}, diskCmds, "latency=2ms", 0)
 	for range 3 {
 		run(d, tur, 0)
 	}
@@ -77,7 +77,7 @@ func TestJitter(t *testing.T) {
 }
 
 func TestTokenBucket(t *testing.T) {
-	d, clk := timed(t, &recorder{}, fault.Disk, "rate=1MB/s;burst=4KiB", 0)
+	d, clk := timed(t, &recorder{}, diskCmds, "rate=1MB/s;burst=4KiB", 0)
 	for range 10 {
 		run(d, rw10(0x28, 0, 128), 64<<10)
 	}
@@ -116,13 +116,13 @@ func TestCap(t *testing.T) {
 		{2 * time.Second, "op=0x01;delay=1ms", "model=custom;rewind=5s", time.Second, 1}, // the tape model too
 	} {
 		var h fault.Handler = &recorder{}
-		kind := fault.Disk
+		kind := diskCmds
 		if tc.timing != "" && tc.timing[0] == 'm' {
-			h, kind = &positioned{}, fault.Tape
+			h, kind = &positioned{}, tapeCmds
 		}
 		d, clk := timed(t, h, kind, tc.timing, tc.cmdTimeout, tc.rule)
 		cdb := rw10(0x28, 0, 1)
-		if kind == fault.Tape {
+		if kind == tapeCmds {
 			cdb = []byte{0x01, 0, 0, 0, 0, 0} // REWIND
 		}
 		run(d, cdb, 512)
@@ -142,7 +142,7 @@ func TestCap(t *testing.T) {
 // yet run answers BUSY and does not run.
 func TestCancelledDelay(t *testing.T) {
 	rec := &recorder{}
-	d, _ := timed(t, rec, fault.Disk, "latency=1s", 0)
+	d, _ := timed(t, rec, diskCmds, "latency=1s", 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := d.HandleCommand(ctx, &scsi.Command{CDB: tur, Data: scsi.NewBuffer()})
@@ -154,7 +154,7 @@ func TestCancelledDelay(t *testing.T) {
 // throughput runs n tape commands back to back (no host think time) and
 // returns the modelled time per byte.
 func throughput(t *testing.T, timing string, cdb []byte, size, n int) time.Duration {
-	d, clk := timed(t, &positioned{}, fault.Tape, timing, 0)
+	d, clk := timed(t, &positioned{}, tapeCmds, timing, 0)
 	for range n {
 		if r, _ := run(d, cdb, size); r.Status != scsi.StatusGood {
 			t.Fatalf("%+v", r)
@@ -195,7 +195,7 @@ func TestTapeSmallBlocks(t *testing.T) {
 // buffer fills.
 func TestTapeWriteBuffer(t *testing.T) {
 	const kib16 = time.Duration(16384 * 1000) // 16 KiB at 1 MB/s, in ns
-	d, clk := timed(t, &positioned{}, fault.Tape, "model=custom;rate=1MB/s;buffer=64KiB;reposition=2s", 0)
+	d, clk := timed(t, &positioned{}, tapeCmds, "model=custom;rate=1MB/s;buffer=64KiB;reposition=2s", 0)
 	write := func() time.Duration {
 		run(d, tape6(0x0a, false, 16<<10), 16<<10)
 		return sum(clk.take())
@@ -233,7 +233,7 @@ func TestTapeWriteBuffer(t *testing.T) {
 // read ahead, and the tape repositions after filling the buffer.
 func TestTapeReadAhead(t *testing.T) {
 	const kib16 = time.Duration(16384 * 1000)
-	d, clk := timed(t, &positioned{}, fault.Tape, "model=custom;rate=1MB/s;buffer=64KiB;reposition=1s", 0)
+	d, clk := timed(t, &positioned{}, tapeCmds, "model=custom;rate=1MB/s;buffer=64KiB;reposition=1s", 0)
 	read := func() time.Duration {
 		run(d, tape6(0x08, false, 16<<10), 16<<10)
 		return sum(clk.take())
@@ -269,7 +269,7 @@ func TestTapeMechanics(t *testing.T) {
 			p.object = uint64(binary.BigEndian.Uint32(c[3:7]))
 		}
 	}
-	d, clk := timed(t, p, fault.Tape, "model=custom;rewind=1s;search=1GB/s;load=10s;unload=2s;locate=500ms", 0)
+	d, clk := timed(t, p, tapeCmds, "model=custom;rewind=1s;search=1GB/s;load=10s;unload=2s;locate=500ms", 0)
 	step := func(cdb []byte, n int) time.Duration {
 		run(d, cdb, n)
 		return sum(clk.take())
@@ -314,7 +314,7 @@ func TestTapeMechanics(t *testing.T) {
 // inside cmd_time_out; the keys are refused on a disk or a tape drive.
 func TestRobotTiming(t *testing.T) {
 	rec := &recorder{}
-	d, clk := timed(t, rec, fault.Changer, "move=2s;inventory=10s", 30*time.Second)
+	d, clk := timed(t, rec, changerCmds, "move=2s;inventory=10s", 30*time.Second)
 	step := func(cdb []byte) time.Duration {
 		run(d, cdb, 0)
 		return sum(clk.take())
@@ -341,13 +341,13 @@ func TestRobotTiming(t *testing.T) {
 		t.Errorf("refused move slept %v", s)
 	}
 	// An inventory longer than cmd_time_out is cut inside it.
-	d, clk = timed(t, &recorder{}, fault.Changer, "inventory=1m", 10*time.Second)
+	d, clk = timed(t, &recorder{}, changerCmds, "inventory=1m", 10*time.Second)
 	run(d, []byte{0x07, 0, 0, 0, 0, 0}, 0)
 	if s := sum(clk.take()); s != 9*time.Second {
 		t.Errorf("inventory=1m with cmd_time_out 10s slept %v, want 9s", s)
 	}
-	for _, kind := range []fault.Kind{fault.Disk, fault.Tape} {
-		dv := newDevice(t, &recorder{}, fault.Options{Kind: kind})
+	for _, kind := range []scsi.CommandTable{diskCmds, tapeCmds} {
+		dv := newDevice(t, &recorder{}, fault.Options{Commands: kind})
 		if err := dv.SetTiming(fault.MustParseTiming("move=1s")); err == nil {
 			t.Errorf("move= accepted on a %v", kind)
 		}

@@ -96,9 +96,9 @@ func TestOpNameSameOnEveryDevice(t *testing.T) {
 		}
 		for _, dev := range []struct {
 			h    fault.Handler
-			kind fault.Kind
-		}{{dk, fault.Disk}, {dr, fault.Tape}} {
-			if _, err := fault.New(dev.h, fault.Options{Kind: dev.kind, Rules: []fault.Rule{r}}); err != nil {
+			kind scsi.CommandTable
+		}{{dk, diskCmds}, {dr, tapeCmds}} {
+			if _, err := fault.New(dev.h, fault.Options{Commands: dev.kind, Rules: []fault.Rule{r}}); err != nil {
 				t.Errorf("%s on a %s: %v", name, dev.kind, err)
 			}
 		}

@@ -1,0 +1,326 @@
+package scsi
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+)
+
+// The command spine: every kind of logical unit (disk, tape drive, medium
+// changer) declares its commands as a Table, and Table.Serve does the
+// steps SAM and SPC require of every command, once and the same way for
+// all of them. tcmu-runner's generic dispatcher over per-handler ops
+// tables is the model.
+
+// Class says what a command does to the medium or the library. Fault rules
+// (op=read, op=media), the timing models and traces select commands by
+// class; a command with none has Class 0.
+type Class uint8
+
+// Command classes.
+const (
+	ClassRead      Class = 1 << iota // disk READ(6/10/12/16); tape READ(6/16), READ REVERSE(6/16)
+	ClassWrite                       // disk WRITE(6/10/12/16), WRITE AND VERIFY, WRITE SAME; tape WRITE(6/16)
+	ClassVerify                      // disk VERIFY(10/12/16); tape VERIFY(6/16)
+	ClassFilemarks                   // tape WRITE FILEMARKS(6/16)
+	ClassPosition                    // tape LOCATE(10/16), SPACE(6/16)
+	ClassMech                        // tape REWIND, LOAD UNLOAD, ERASE
+	ClassMove                        // changer MOVE MEDIUM, EXCHANGE MEDIUM, POSITION TO ELEMENT
+	ClassInventory                   // changer INITIALIZE ELEMENT STATUS (WITH RANGE)
+)
+
+// Bit locates a one-bit field of a CDB, such as IMMED. The zero Bit is no
+// field.
+type Bit struct {
+	Byte uint8 // CDB byte
+	Mask uint8 // the bit in it; 0: the command has no such field
+}
+
+// In reports whether the bit is set in c (false for a CDB too short to
+// hold it, and for the zero Bit).
+func (b Bit) In(c CDB) bool { return b.Mask != 0 && c.Byte(int(b.Byte))&b.Mask != 0 }
+
+// Desc describes one command a logical unit serves: what REPORT SUPPORTED
+// OPERATION CODES reports of it (CommandInfo: opcode, service action, the
+// CDB usage bitmap whose length is the CDB length, timeout), what Serve
+// checks before running it, and what fault rules and traces read of it.
+type Desc struct {
+	CommandInfo
+	// Medium: the command needs a ready medium (a loaded cartridge, a
+	// started disk); otherwise it fails with the unit's NOT READY sense.
+	Medium bool
+	Class  Class
+	Immed  Bit // the IMMED bit, if the command has one
+}
+
+// Usage returns the Desc of the command whose CDB usage bitmap (SPC-5
+// 6.35.3) is usage: usage[0] is the opcode, len(usage) the CDB length, and
+// a bit is set for every CDB bit the unit evaluates (in the CONTROL byte,
+// NACA: 04h). The With methods add the rest.
+func Usage(usage ...byte) Desc {
+	var op OpCode
+	if len(usage) > 0 {
+		op = OpCode(usage[0])
+	}
+	return Desc{CommandInfo: CommandInfo{OpCode: op, Usage: usage}}
+}
+
+// WithSA is d for service action sa of its opcode.
+func (d Desc) WithSA(sa uint16) Desc { d.HasSA, d.ServiceAction = true, sa; return d }
+
+// WithMedium is d needing a ready medium.
+func (d Desc) WithMedium() Desc { d.Medium = true; return d }
+
+// WithClass is d of class c.
+func (d Desc) WithClass(c Class) Desc { d.Class = c; return d }
+
+// WithImmed is d with its IMMED bit at bit mask of CDB byte b.
+func (d Desc) WithImmed(b, mask uint8) Desc { d.Immed = Bit{Byte: b, Mask: mask}; return d }
+
+// WithTimeout is d with the nominal timeout REPORT SUPPORTED OPERATION
+// CODES reports, in seconds.
+func (d Desc) WithTimeout(seconds uint32) Desc { d.Timeout = seconds; return d }
+
+// Name is the command's name in cs (CommandSet.CommandName): the
+// `command` metric label and the op= of fault rules.
+func (d *Desc) Name(cs CommandSet) string { return d.CommandInfo.Name(cs) }
+
+// Op is one entry of a command table: the command's description and the
+// method of U that runs it. Exactly one of Run and Respond is set: Run
+// returns an error, which Serve turns into the response (ResponseFor: a
+// *Error's sense, HARDWARE ERROR for anything else); Respond builds the
+// response itself (tape sense with residues, SPC helpers).
+type Op[U any] struct {
+	Desc
+	Run     func(U, *Command) error
+	Respond func(U, *Command) Response
+}
+
+// Readiness tells Serve the state of a unit of type U. Serve calls the
+// functions with the unit's commands serialised, as HandleCommand is; a
+// nil function means never closed, or always ready.
+type Readiness[U any] struct {
+	// Closed reports whether the unit is gone (removed, shutting down):
+	// every command then fails with NOT READY, LOGICAL UNIT NOT READY,
+	// CAUSE NOT REPORTABLE.
+	Closed func(U) bool
+	// NotReady returns the sense of a command that needs the medium
+	// (Desc.Medium) and true while there is none usable, and false when
+	// the unit is ready.
+	NotReady func(U) (Sense, bool)
+}
+
+// CommandTable is a Table seen without its unit type: what the layers
+// around a unit (fault rules, metrics, traces) read of its commands.
+// Every *Table satisfies it.
+type CommandTable interface {
+	Set() CommandSet
+	Lookup(op OpCode) *Desc
+	Name(op OpCode) string
+	All() iter.Seq[*Desc]
+}
+
+// Table is the command set of one kind of logical unit U, indexed by
+// opcode: a lookup is one array index, and a scan of the service actions
+// for the few opcodes that have them. A Table is immutable once built and
+// shared by every unit of the kind.
+type Table[U any] struct {
+	set   CommandSet
+	ready Readiness[U]
+	first [256]uint8 // 1 + index in ops of the opcode's first entry; 0: not supported
+	ops   []Op[U]    // in opcode order, then service action order
+	infos []CommandInfo
+}
+
+// NewTable returns the table of ops in command set cs, for units whose
+// state ready tells. It panics on a
+// table that is wrong by construction (a programmer error, caught by the
+// package's tests): an entry without a usage bitmap or whose bitmap does
+// not start with its opcode, with neither or both of Run and Respond, two
+// entries for one command, or an opcode served both with and without a
+// service action.
+func NewTable[U any](cs CommandSet, ready Readiness[U], ops ...Op[U]) *Table[U] {
+	t := &Table[U]{set: cs, ready: ready, ops: slices.Clone(ops)}
+	slices.SortStableFunc(t.ops, func(a, b Op[U]) int {
+		if a.OpCode != b.OpCode {
+			return int(a.OpCode) - int(b.OpCode)
+		}
+		return int(a.ServiceAction) - int(b.ServiceAction)
+	})
+	if len(t.ops) > 255 {
+		panic("scsi: command table over 255 entries")
+	}
+	for i := range t.ops {
+		o := &t.ops[i]
+		switch {
+		case len(o.Usage) == 0 || o.Usage[0] != byte(o.OpCode):
+			panic(fmt.Sprintf("scsi: %s: usage bitmap does not start with the opcode", o.Name(cs)))
+		case (o.Run == nil) == (o.Respond == nil):
+			panic(fmt.Sprintf("scsi: %s: exactly one of Run and Respond must be set", o.Name(cs)))
+		}
+		if t.first[o.OpCode] == 0 {
+			t.first[o.OpCode] = uint8(i + 1)
+			continue
+		}
+		p := &t.ops[i-1]
+		if !o.HasSA || !p.HasSA || o.ServiceAction == p.ServiceAction {
+			panic(fmt.Sprintf("scsi: %s: opcode %#02x listed twice", o.Name(cs), uint8(o.OpCode)))
+		}
+	}
+	infos := make([]CommandInfo, len(t.ops))
+	for i := range t.ops {
+		infos[i] = t.ops[i].CommandInfo
+	}
+	t.infos = WithCoreCommands(infos)
+	return t
+}
+
+// Select returns a table of the entries of t for which keep is true (a
+// unit whose configuration leaves out a command: a disk without
+// provisioning has no UNMAP).
+func (t *Table[U]) Select(keep func(*Desc) bool) *Table[U] {
+	var ops []Op[U]
+	for i := range t.ops {
+		if keep(&t.ops[i].Desc) {
+			ops = append(ops, t.ops[i])
+		}
+	}
+	return NewTable(t.set, t.ready, ops...)
+}
+
+// Set is the command set the table belongs to.
+func (t *Table[U]) Set() CommandSet { return t.set }
+
+// Commands is what REPORT SUPPORTED OPERATION CODES lists (SPC.Commands):
+// the table and the CoreCommands LIO answers for every unit, in opcode
+// order. The slice is shared; callers must not modify it.
+func (t *Table[U]) Commands() []CommandInfo { return t.infos }
+
+// All yields the description of every entry, in opcode order, then
+// service action order.
+func (t *Table[U]) All() iter.Seq[*Desc] {
+	return func(yield func(*Desc) bool) {
+		for i := range t.ops {
+			if !yield(&t.ops[i].Desc) {
+				return
+			}
+		}
+	}
+}
+
+// Lookup returns the description of opcode op: of its one entry, or, for
+// an opcode served with several service actions, of the first of them.
+// It returns nil for an opcode the table does not serve.
+func (t *Table[U]) Lookup(op OpCode) *Desc {
+	i := t.first[op]
+	if i == 0 {
+		return nil
+	}
+	return &t.ops[i-1].Desc
+}
+
+// Name is the name of op in the table's command set, "" if the table does
+// not serve it: the bounded `command` metric label (target.CommandNamer)
+// and the op= of fault rules. An opcode served with one service action is
+// named after it (0xa3 report_supported_opcodes); one served with several
+// after the opcode (0x9e service_action_in_16). It never allocates.
+func (t *Table[U]) Name(op OpCode) string {
+	i := t.first[op]
+	if i == 0 {
+		return ""
+	}
+	o := &t.ops[i-1]
+	if int(i) < len(t.ops) && t.ops[i].OpCode == op {
+		return t.set.Name(op)
+	}
+	return o.Name(t.set)
+}
+
+// Senses of the spine, the same for every kind of unit.
+var (
+	senseClosed    = Sense{Key: NotReady, ASC: LogicalUnitNotReadyCause}
+	senseInvalidOp = Sense{Key: IllegalRequest, ASC: InvalidCommandOperationCode}
+	// A CDB shorter than its opcode's length lacks the field that would
+	// be in error, so there is nothing for a field pointer to point at.
+	senseShortCDB = Sense{Key: IllegalRequest, ASC: InvalidFieldInCDB}
+)
+
+// Serve runs cmd on unit u, whose common SPC state is s, after the steps
+// every command takes, in this order:
+//
+//  1. a closed unit: NOT READY 04/00;
+//  2. a pending unit attention (SAM-5 5.14; not for INQUIRY, REPORT
+//     LUNS, REQUEST SENSE): UNIT ATTENTION, the attention consumed;
+//  3. an opcode the table does not serve: ILLEGAL REQUEST 20/00 INVALID
+//     COMMAND OPERATION CODE; a service action it does not serve of an
+//     opcode it does: 24/00 INVALID FIELD IN CDB pointing at the SERVICE
+//     ACTION field;
+//  4. a CDB shorter than the command's length: 24/00, without a field
+//     pointer (the transport normally guarantees the length);
+//  5. NACA=1 in the CONTROL byte, which no unit supports (SAM-5 5.9):
+//     24/00 pointing at bit 2 of the CONTROL byte;
+//  6. a command that needs the medium while the unit is not ready: the
+//     unit's NOT READY sense;
+//
+// then the command itself; an error it returns becomes sense through
+// ResponseFor. Sense is returned in the unit's current format (D_SENSE).
+// A nil cmd.Data is served as an empty buffer. Serve never panics on any
+// CDB and does not allocate.
+func (t *Table[U]) Serve(u U, s *SPC, cmd *Command) Response {
+	return t.serve(u, s, cmd).WithFormat(s.SenseFormat)
+}
+
+func (t *Table[U]) serve(u U, s *SPC, cmd *Command) Response {
+	if cmd.Data == nil {
+		s.empty.Reset(nil)
+		c := *cmd
+		c.Data = &s.empty
+		cmd = &c
+	}
+	if t.ready.Closed != nil && t.ready.Closed(u) {
+		return CheckCondition(senseClosed)
+	}
+	if r, ok := s.TakeUnitAttention(cmd); ok {
+		return r
+	}
+	cdb := cmd.CDB
+	if len(cdb) == 0 {
+		return CheckCondition(senseInvalidOp)
+	}
+	i := int(t.first[cdb[0]])
+	if i == 0 {
+		return CheckCondition(senseInvalidOp)
+	}
+	o := &t.ops[i-1]
+	if o.HasSA {
+		sa, at, bit := uint16(cdb.ServiceAction()), 1, 4
+		if o.OpCode == VariableLength {
+			sa, at, bit = cdb.VariableServiceAction(), 8, 7
+		}
+		for o.ServiceAction != sa {
+			if i++; i > len(t.ops) || t.ops[i-1].OpCode != o.OpCode {
+				return CheckCondition(InvalidFieldSense(at, bit))
+			}
+			o = &t.ops[i-1]
+		}
+	}
+	n := len(o.Usage)
+	if len(cdb) < n {
+		return CheckCondition(senseShortCDB)
+	}
+	if cdb[n-1]&0x04 != 0 {
+		return CheckCondition(InvalidFieldSense(n-1, 2))
+	}
+	if o.Medium && t.ready.NotReady != nil {
+		if sense, bad := t.ready.NotReady(u); bad {
+			return CheckCondition(sense)
+		}
+	}
+	if o.Respond != nil {
+		return o.Respond(u, cmd)
+	}
+	if err := o.Run(u, cmd); err != nil {
+		return ResponseFor(err)
+	}
+	return Good
+}
