@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
 )
 
 // Paths locates the kernel interfaces. Zero fields take the defaults; tests
@@ -151,25 +153,20 @@ type DeviceSpec struct {
 	Factory Factory
 }
 
-var (
-	nameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
-	subtypeRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
-)
-
 // devConfigMax is TCMU_CONFIG_LEN - 1.
 const devConfigMax = 255
 
 func (s DeviceSpec) devConfig() string { return s.Subtype + "/" + s.Config }
 
 func (s DeviceSpec) validate() error {
-	if !nameRE.MatchString(s.Name) {
-		return fmt.Errorf("device name %q: want 1-64 characters of [A-Za-z0-9_.-], not starting with '.' or '-'", s.Name)
+	if err := cfgstring.DeviceName(s.Name); err != nil {
+		return fmt.Errorf("device name: %w", err)
 	}
-	if !subtypeRE.MatchString(s.Subtype) {
-		return fmt.Errorf("device %s: subtype %q: want 1-64 of [A-Za-z0-9_] (it is a D-Bus object path element for targetcli)", s.Name, s.Subtype)
+	if err := cfgstring.Subtype(s.Subtype); err != nil {
+		return fmt.Errorf("device %s: subtype: %w", s.Name, err)
 	}
-	if i := strings.IndexAny(s.Config, ",:\n\x00"); i >= 0 {
-		return fmt.Errorf("device %s: cfgstring %q: character %q at %d is not allowed (the kernel splits control on ',', rtslib forbids ':')", s.Name, s.Config, s.Config[i], i)
+	if err := cfgstring.CheckChars(s.Config); err != nil {
+		return fmt.Errorf("device %s: cfgstring: %w", s.Name, err)
 	}
 	if n := len(s.devConfig()); n > devConfigMax {
 		return fmt.Errorf("device %s: dev_config %q is %d bytes, the kernel takes at most %d", s.Name, s.devConfig(), n, devConfigMax)

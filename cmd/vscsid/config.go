@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
@@ -110,8 +110,6 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 	}
 	return nil
 }
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 
 // maxConfigSize bounds the config file: a YAML list of devices is a few
 // KiB; /dev/zero or a runaway generator is refused instead of exhausting
@@ -214,8 +212,8 @@ func parseConfig(data []byte) (*Config, error) {
 	var names, iqns []string
 	var iqnOwners []int
 	for i, d := range c.Devices {
-		if !nameRE.MatchString(d.Name) {
-			return nil, fmt.Errorf("devices[%d]: name %q: want 1-64 characters of [A-Za-z0-9_.-]", i, d.Name)
+		if err := cfgstring.DeviceName(d.Name); err != nil {
+			return nil, fmt.Errorf("devices[%d]: name: %w", i, err)
 		}
 		if slices.Contains(names, d.Name) {
 			return nil, fmt.Errorf("devices[%d]: name %q is used twice", i, d.Name)
@@ -275,15 +273,15 @@ func (d DeviceConfig) dataAreaFits(c *Config) error {
 // check validates one device, all but the uniqueness of its name, and
 // returns what its cfgstring gives Target.Create.
 func (d DeviceConfig) check() (devParams, error) {
-	if !nameRE.MatchString(d.Name) {
-		return devParams{}, fmt.Errorf("name %q: want 1-64 characters of [A-Za-z0-9_.-]", d.Name)
+	if err := cfgstring.DeviceName(d.Name); err != nil {
+		return devParams{}, fmt.Errorf("name: %w", err)
 	}
 	ht, ok := handlerTypes[d.Type]
 	if !ok {
 		return devParams{}, fmt.Errorf("type %q: want one of %s", d.Type, strings.Join(typeNames(), ", "))
 	}
-	if strings.ContainsAny(d.Config, ",:\n") {
-		return devParams{}, fmt.Errorf("config %q: commas, colons and newlines are not allowed (the kernel splits on commas)", d.Config)
+	if err := cfgstring.CheckChars(d.Config); err != nil {
+		return devParams{}, fmt.Errorf("config: %w", err)
 	}
 	if d.MaxDataAreaMB < 0 || d.MaxDataAreaMB > maxDataAreaMB {
 		return devParams{}, fmt.Errorf("max_data_area_mb %d: want 0..%d (0 = the config's max_data_area_mb)", d.MaxDataAreaMB, maxDataAreaMB)

@@ -5,8 +5,9 @@
 // Split rule: pairs are separated by ';'; spaces around a pair, its key
 // and its value are ignored; empty pairs (";;", a leading or trailing
 // ';') are skipped, as saved targetcli configs may carry them; a key given
-// twice is an error; ',' and ':' are refused anywhere (the kernel splits
-// dev_config on ',' and rtslib forbids ':').
+// twice is an error; ',', ':', newline and NUL are refused anywhere
+// (CheckChars: the kernel splits dev_config on ',' and rtslib forbids
+// ':').
 //
 // Values:
 //   - an unsigned integer (Uint) is decimal or 0x-prefixed hexadecimal; a
@@ -22,6 +23,9 @@
 //   - a duration (Duration) is Go's (500us, 2ms, 1.5s), not negative;
 //   - a barcode (Barcode) is 1 to 8 characters of A-Z 0-9 (LTO volume
 //     serial and media id), which is also a plain file name.
+//
+// The names a device goes by have one rule each here too: DeviceName (the
+// configfs storage object name) and Subtype (the TCMU handler subtype).
 //
 // The package depends on the standard library only.
 package cfgstring
@@ -48,8 +52,8 @@ type Pair struct {
 // documentation). It does not know the keys: callers check them and the
 // values.
 func Split(s string) ([]Pair, error) {
-	if i := strings.IndexAny(s, ",:"); i >= 0 {
-		return nil, fmt.Errorf("%q at offset %d: ',' and ':' are not allowed (pairs are separated by ';'; the kernel splits dev_config on ',', rtslib forbids ':')", s[i], i)
+	if err := CheckChars(s); err != nil {
+		return nil, err
 	}
 	var pairs []Pair
 	for p := range strings.SplitSeq(s, ";") {

@@ -223,3 +223,38 @@ func TestBarcodeSeries(t *testing.T) {
 		}
 	}
 }
+
+func TestNames(t *testing.T) {
+	long := strings.Repeat("a", 64)
+	for _, tc := range []struct {
+		s               string
+		device, subtype bool
+	}{
+		{"disk0", true, true},
+		{"tape_0", true, true},
+		{"lib-0.a", true, false},
+		{"0disk", true, false}, // a leading digit: a device name, not a D-Bus element
+		{"_x", true, true},
+		{long, true, true},
+		{long + "a", false, false},
+		{"", false, false},
+		{".x", false, false},
+		{"-x", false, false},
+		{"a/b", false, false},
+		{"a b", false, false},
+		{"a,b", false, false},
+		{"é", false, false},
+	} {
+		if err := DeviceName(tc.s); (err == nil) != tc.device {
+			t.Errorf("DeviceName(%q) = %v, want ok %v", tc.s, err, tc.device)
+		}
+		if err := Subtype(tc.s); (err == nil) != tc.subtype {
+			t.Errorf("Subtype(%q) = %v, want ok %v", tc.s, err, tc.subtype)
+		}
+	}
+	for s, ok := range map[string]bool{"size=1G;lbs=4096": true, "": true, "a=1,b=2": false, "a:b": false, "a\nb": false, "a\x00": false} {
+		if err := CheckChars(s); (err == nil) != ok {
+			t.Errorf("CheckChars(%q) = %v, want ok %v", s, err, ok)
+		}
+	}
+}

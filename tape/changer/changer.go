@@ -92,8 +92,8 @@ func Open(name string, cfg Config, resolve Resolver, log *zap.Logger) (*Changer,
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
 	}
-	if !deviceNameRE.MatchString(name) {
-		return nil, fmt.Errorf("vlibrary %q: not a device name", name)
+	if err := cfgstring.DeviceName(name); err != nil {
+		return nil, fmt.Errorf("vlibrary: %w", err)
 	}
 	if log == nil {
 		log = zap.NewNop()

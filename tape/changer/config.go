@@ -79,9 +79,7 @@ type Config struct {
 }
 
 var (
-	// deviceNameRE is a configfs storage object name (target.DeviceSpec).
-	deviceNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
-	serialRE     = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}$`)
+	serialRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}$`)
 )
 
 // ParseConfig parses a cfgstring strictly: an unknown or repeated key, a
@@ -173,8 +171,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("drives: %d drives, the %s has room for %d", len(c.Drives), p.Name, p.MaxDrives)
 	}
 	for i, d := range c.Drives {
-		if !deviceNameRE.MatchString(d) {
-			return fmt.Errorf("drives: %q is not a device name (want 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-'; names are separated by %q)", d, DriveSeparator)
+		if err := cfgstring.DeviceName(d); err != nil {
+			return fmt.Errorf("drives: %w (names are separated by %q)", err, DriveSeparator)
 		}
 		for _, e := range c.Drives[:i] {
 			if e == d {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,8 @@ import (
 	godbus "github.com/godbus/dbus/v5"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/internal/cfgstring"
 )
 
 // Names of the service targetcli talks to (tcmu-runner's tcmu-handler.xml,
@@ -115,8 +116,6 @@ type export struct {
 	iface string
 }
 
-var subtypeRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 func validate(handlers []Handler) error {
 	if len(handlers) == 0 {
 		return errors.New("no handlers")
@@ -124,8 +123,8 @@ func validate(handlers []Handler) error {
 	seen := map[string]bool{}
 	for _, h := range handlers {
 		switch {
-		case !subtypeRE.MatchString(h.Subtype):
-			return fmt.Errorf("handler subtype %q: must match %s (it is a D-Bus object path and bus name element)", h.Subtype, subtypeRE)
+		case cfgstring.Subtype(h.Subtype) != nil:
+			return fmt.Errorf("handler subtype: %w", cfgstring.Subtype(h.Subtype))
 		case h.Subtype == "HandlerManager1":
 			return fmt.Errorf("handler subtype %q: reserved (it is tcmu-runner's %s)", h.Subtype, HandlerManagerPath)
 		case seen[h.Subtype]:

@@ -369,10 +369,10 @@ func TestNewRejectsBadHandlers(t *testing.T) {
 		want string
 	}{
 		{"none", nil, "no handlers"},
-		{"empty subtype", []dbus.Handler{{CheckConfig: ok}}, "must match"},
-		{"digit first", []dbus.Handler{{Subtype: "9tape", CheckConfig: ok}}, "must match"},
-		{"dash", []dbus.Handler{{Subtype: "v-tape", CheckConfig: ok}}, "must match"},
-		{"slash", []dbus.Handler{{Subtype: "v/tape", CheckConfig: ok}}, "must match"},
+		{"empty subtype", []dbus.Handler{{CheckConfig: ok}}, "not a handler subtype"},
+		{"digit first", []dbus.Handler{{Subtype: "9tape", CheckConfig: ok}}, "not a handler subtype"},
+		{"dash", []dbus.Handler{{Subtype: "v-tape", CheckConfig: ok}}, "not a handler subtype"},
+		{"slash", []dbus.Handler{{Subtype: "v/tape", CheckConfig: ok}}, "not a handler subtype"},
 		{"reserved", []dbus.Handler{{Subtype: "HandlerManager1", CheckConfig: ok}}, "reserved"},
 		{"twice", []dbus.Handler{{Subtype: "vtape", CheckConfig: ok}, {Subtype: "vtape", CheckConfig: ok}}, "twice"},
 		{"no CheckConfig", []dbus.Handler{{Subtype: "vtape"}}, "no CheckConfig"},
