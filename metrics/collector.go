@@ -3,11 +3,12 @@ package metrics
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vscsid/vscsid/internal/stat"
 )
 
 // Collector is a prometheus.Collector that turns a Source's snapshots into
@@ -252,22 +253,9 @@ func mergeCommands(cmds []Command) []Command {
 		m := &out[i]
 		m.Count += c.Count
 		m.CheckConditions += c.CheckConditions
-		m.Duration = addHistograms(m.Duration, c.Duration)
+		m.Duration = m.Duration.Add(c.Duration)
 	}
 	return out
-}
-
-// addHistograms returns a+b. If their bounds differ, the result has a nil
-// Counts, which histogram reports as an invalid metric.
-func addHistograms(a, b Histogram) Histogram {
-	if !slices.Equal(a.Bounds, b.Bounds) || len(a.Counts) != len(b.Counts) {
-		return Histogram{Bounds: a.Bounds}
-	}
-	s := Histogram{Bounds: a.Bounds, Counts: make([]uint64, len(a.Counts)), Count: a.Count + b.Count, Sum: a.Sum + b.Sum}
-	for i := range s.Counts {
-		s.Counts[i] = a.Counts[i] + b.Counts[i]
-	}
-	return s
 }
 
 func b2f(b bool) float64 {
@@ -296,21 +284,15 @@ func constMetric(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.V
 // histogram sends h as a const histogram with cumulative buckets. A zero
 // Histogram (no bounds, no counts) means the producer has none: nothing is
 // sent.
-func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h Histogram, lv ...string) {
+func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h stat.Histogram, lv ...string) {
 	if h.Bounds == nil && h.Counts == nil {
 		return
 	}
-	if len(h.Counts) != len(h.Bounds)+1 {
+	buckets, count, ok := h.Cumulative()
+	if !ok {
 		ch <- prometheus.NewInvalidMetric(d, fmt.Errorf("histogram %v: %d counts for %d bounds (want bounds+1)", lv, len(h.Counts), len(h.Bounds)))
 		return
 	}
-	buckets := make(map[float64]uint64, len(h.Bounds))
-	var acc uint64
-	for i, b := range h.Bounds {
-		acc += h.Counts[i]
-		buckets[b] = acc
-	}
-	count := acc + h.Counts[len(h.Bounds)]
 	m, err := prometheus.NewConstHistogram(d, count, h.Sum, buckets, lv...)
 	if err != nil {
 		m = prometheus.NewInvalidMetric(d, err)

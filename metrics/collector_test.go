@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/metrics"
 )
 
@@ -42,8 +43,8 @@ func pow(n int, first, factor float64) []float64 {
 
 // hist builds a Histogram over bounds with the given non-cumulative
 // counts at bucket indexes (idx → count), and a sum.
-func hist(bounds []float64, sum float64, at map[int]uint64) metrics.Histogram {
-	h := metrics.Histogram{Bounds: bounds, Counts: make([]uint64, len(bounds)+1), Sum: sum}
+func hist(bounds []float64, sum float64, at map[int]uint64) stat.Histogram {
+	h := stat.Histogram{Bounds: bounds, Counts: make([]uint64, len(bounds)+1), Sum: sum}
 	for i, n := range at {
 		h.Counts[i] = n
 		h.Count += n
@@ -286,7 +287,7 @@ func TestCollectBadInput(t *testing.T) {
 	good := fixture()[0]
 	dup := good
 	badHist := metrics.Device{Name: "disk9", Type: metrics.TypeDisk}
-	badHist.Transport.Segments = metrics.Histogram{Bounds: segmentBounds, Counts: []uint64{1}}
+	badHist.Transport.Segments = stat.Histogram{Bounds: segmentBounds, Counts: []uint64{1}}
 	mixed := metrics.Device{Name: "disk8", Type: metrics.TypeDisk}
 	mixed.Transport.Commands = []metrics.Command{
 		{Name: "", Count: 1, Duration: hist(durationBounds, 1, map[int]uint64{0: 1})},

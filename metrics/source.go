@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/vscsid/vscsid/internal/stat"
+)
 
 // This file is the contract between the collector and whatever produces the
 // numbers (target, disk and tape, through a small adapter in cmd/vscsid).
@@ -71,22 +75,6 @@ type Device struct {
 	Fault *Fault
 }
 
-// Histogram is a fixed-bucket histogram: the same shape as
-// target.Histogram, so one converts to the other with Histogram(h).
-type Histogram struct {
-	// Bounds are the bucket upper bounds, ascending.
-	Bounds []float64
-	// Counts has len(Bounds)+1 entries: Counts[i] observations in
-	// (Bounds[i-1], Bounds[i]], the last one above every bound. They are
-	// not cumulative.
-	Counts []uint64
-	// Count is the total number of observations. The collector recomputes
-	// it from Counts so that the exposition is always consistent.
-	Count uint64
-	// Sum is the sum of the observations, in the unit of Bounds.
-	Sum float64
-}
-
 // Command is the statistics of one operation code (target.CommandStats).
 type Command struct {
 	// Name is the handler's name for the opcode (target.CommandNamer),
@@ -95,14 +83,14 @@ type Command struct {
 	Name            string
 	Count           uint64
 	CheckConditions uint64
-	Duration        Histogram // seconds
+	Duration        stat.Histogram // seconds
 }
 
 // Transfer is the statistics of one data direction (target.TransferStats).
 type Transfer struct {
 	Commands uint64
 	Bytes    uint64
-	Size     Histogram // bytes per command
+	Size     stat.Histogram // bytes per command
 }
 
 // SenseCode counts CHECK CONDITIONs by additional sense code. Code is
@@ -127,9 +115,9 @@ type Transport struct {
 	// SenseCodes, when not nil, break CHECK CONDITIONs down by ASC/ASCQ.
 	SenseCodes     []SenseCode
 	UnitAttentions uint64
-	Read, Write    Transfer  // Transfers[DirRead], Transfers[DirWrite]
-	Segments       Histogram // data segments (iovecs) per command
-	Batch          Histogram // commands found per wakeup
+	Read, Write    Transfer       // Transfers[DirRead], Transfers[DirWrite]
+	Segments       stat.Histogram // data segments (iovecs) per command
+	Batch          stat.Histogram // commands found per wakeup
 	Wakeups        uint64
 	Kicks          uint64
 	InFlight       int64
@@ -250,7 +238,7 @@ type Fault struct {
 	Rules []FaultRule
 	// Delays is the delay added to each delayed command (delay= rules and
 	// timing models), in seconds, as slept.
-	Delays Histogram
+	Delays stat.Histogram
 	// Clamped counts delays cut to the kernel's cmd_time_out.
 	Clamped uint64
 	// Held counts commands a timeout rule held (never completed until the

@@ -75,8 +75,7 @@ type driveStats struct {
 	used, capacity                 atomic.Int64
 	filemarks, earlyWarnings, ili  atomic.Uint64
 	fmEvents, eodEvents, bopEvents atomic.Uint64
-	reads, writes                  atomic.Uint64
-	readBytes, writtenBytes        atomic.Uint64
+	readBytes, writtenBytes        atomic.Uint64 // the data compression log page (logsense.go)
 	cleanings                      atomic.Uint64
 	cleanNow                       atomic.Bool // TapeAlert flag 20 is set
 	mu                             sync.Mutex  // barcode and loadTime change on load/unload only
@@ -101,9 +100,6 @@ type Stats struct {
 	FilemarkEvents   uint64 // reads and spaces stopped by a filemark or setmark
 	EODEvents        uint64 // reads, spaces and locates stopped by end of data (BLANK CHECK)
 	BOPEvents        uint64 // backward spaces stopped by beginning of partition
-	Reads, Writes    uint64 // READ(6) and WRITE(6) commands
-	ReadBytes        uint64 // data bytes returned to the initiator
-	WrittenBytes     uint64 // data bytes written to the cartridge
 	Cleanings        uint64 // cleanings completed
 	CleanNow         bool   // the drive asks for cleaning (TapeAlert flag 20)
 }
@@ -450,10 +446,6 @@ func (d *Drive) Stats() Stats {
 		FilemarkEvents:   s.fmEvents.Load(),
 		EODEvents:        s.eodEvents.Load(),
 		BOPEvents:        s.bopEvents.Load(),
-		Reads:            s.reads.Load(),
-		Writes:           s.writes.Load(),
-		ReadBytes:        s.readBytes.Load(),
-		WrittenBytes:     s.writtenBytes.Load(),
 		Cleanings:        s.cleanings.Load(),
 		CleanNow:         s.cleanNow.Load(),
 	}

@@ -50,7 +50,6 @@ func (d *Drive) read(cmd *scsi.Command, x xfer) scsi.Response {
 	if r, ok := d.startAt(x.start); !ok {
 		return r
 	}
-	d.st.reads.Add(1)
 	if x.length == 0 {
 		return scsi.Good // SSC-5 6.3: not an error, no movement
 	}
@@ -208,7 +207,6 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 	if r, ok := d.startAt(x.start); !ok {
 		return r
 	}
-	d.st.writes.Add(1)
 	if x.length == 0 {
 		return scsi.Good
 	}

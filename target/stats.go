@@ -1,10 +1,10 @@
 package target
 
 import (
-	"math"
 	"math/bits"
 	"sync/atomic"
 
+	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -13,16 +13,16 @@ import (
 var (
 	// DurationBounds are the upper bounds, in seconds, of the command
 	// duration histogram: powers of 4 from 1µs to 16.8s.
-	DurationBounds = bounds(durBuckets, func(i int) float64 { return 1e-6 * float64(uint64(1)<<(2*i)) })
+	DurationBounds = stat.Exponential(1e-6, 4, durBuckets)
 	// TransferBounds are the upper bounds, in bytes, of the transfer size
 	// histograms: powers of 2 from 512 B to 16 MiB.
-	TransferBounds = bounds(xferBuckets, func(i int) float64 { return float64(uint64(512) << i) })
+	TransferBounds = stat.Exponential(512, 2, xferBuckets)
 	// SegmentBounds are the upper bounds of the data segments (iovecs) per
 	// command histogram: 1, 2, 4, ... 256.
-	SegmentBounds = bounds(segBuckets, func(i int) float64 { return float64(uint64(1) << i) })
+	SegmentBounds = stat.Exponential(1, 2, segBuckets)
 	// BatchBounds are the upper bounds of the commands-per-wakeup
 	// histogram: 1, 2, 4, ... 1024.
-	BatchBounds = bounds(batchBuckets, func(i int) float64 { return float64(uint64(1) << i) })
+	BatchBounds = stat.Exponential(1, 2, batchBuckets)
 )
 
 const (
@@ -31,14 +31,6 @@ const (
 	segBuckets   = 9  // 2^0 .. 2^8
 	batchBuckets = 11 // 2^0 .. 2^10
 )
-
-func bounds(n int, f func(int) float64) []float64 {
-	b := make([]float64, n)
-	for i := range b {
-		b[i] = f(i)
-	}
-	return b
-}
 
 // durIndex maps a duration in ns to its bucket: the smallest i with
 // ns <= 1000·4^i, or durBuckets for +Inf.
@@ -165,59 +157,6 @@ func (s *stats) ringUsed(n uint32) {
 	}
 }
 
-// Histogram is a snapshot of a fixed-bucket histogram.
-type Histogram struct {
-	// Bounds are the bucket upper bounds (shared; do not modify).
-	Bounds []float64
-	// Counts has len(Bounds)+1 entries: Counts[i] observations in
-	// (Bounds[i-1], Bounds[i]], the last one above every bound.
-	Counts []uint64
-	Count  uint64  // total observations
-	Sum    float64 // in the unit of Bounds
-}
-
-// Quantile returns the upper bound of the bucket holding quantile q
-// (0 < q <= 1) of the observations: an upper bound of the quantile, -1
-// when it lies above the last bound, 0 for an empty histogram.
-func (h Histogram) Quantile(q float64) float64 {
-	if h.Count == 0 {
-		return 0
-	}
-	rank := uint64(math.Ceil(q * float64(h.Count)))
-	var acc uint64
-	for i, n := range h.Counts {
-		acc += n
-		if acc >= rank {
-			if i < len(h.Bounds) {
-				return h.Bounds[i]
-			}
-			return -1
-		}
-	}
-	return -1
-}
-
-// Cumulative returns the count of observations <= Bounds[i] for each i, in
-// the form prometheus.MustNewConstHistogram takes.
-func (h Histogram) Cumulative() map[float64]uint64 {
-	m := make(map[float64]uint64, len(h.Bounds))
-	var acc uint64
-	for i, b := range h.Bounds {
-		acc += h.Counts[i]
-		m[b] = acc
-	}
-	return m
-}
-
-func snapHist(bounds []float64, counts []atomic.Uint64, sum float64) Histogram {
-	h := Histogram{Bounds: bounds, Counts: make([]uint64, len(counts)), Sum: sum}
-	for i := range counts {
-		h.Counts[i] = counts[i].Load()
-		h.Count += h.Counts[i]
-	}
-	return h
-}
-
 // CommandStats are the statistics of one operation code.
 type CommandStats struct {
 	OpCode scsi.OpCode
@@ -226,14 +165,14 @@ type CommandStats struct {
 	Name            string
 	Count           uint64
 	CheckConditions uint64
-	Duration        Histogram // seconds spent in the handler
+	Duration        stat.Histogram // seconds spent in the handler
 }
 
 // TransferStats are the statistics of one data direction.
 type TransferStats struct {
 	Commands uint64
 	Bytes    uint64
-	Size     Histogram // bytes per command; unused for DirNone
+	Size     stat.Histogram // bytes per command; unused for DirNone
 }
 
 // DeviceStats is a point-in-time copy of a device's counters, for the
@@ -252,12 +191,12 @@ type DeviceStats struct {
 	SenseCodes      []SenseCode    // by additional sense code, ascending: ASC 00h by ASCQ up to 07h, the others by ASC only (ASCQ 0)
 	UnitAttentions  uint64         // check conditions with sense key UNIT ATTENTION
 	Transfers       [numDirections]TransferStats
-	Segments        Histogram // iovecs per command
-	Batch           Histogram // commands per wakeup
-	Wakeups         uint64    // returns from Notifier.Wait
-	Kicks           uint64    // completion notifications sent
-	InFlight        int64     // commands taken from the ring, not yet completed
-	RingHighWater   uint32    // most ring bytes seen queued
+	Segments        stat.Histogram // iovecs per command
+	Batch           stat.Histogram // commands per wakeup
+	Wakeups         uint64         // returns from Notifier.Wait
+	Kicks           uint64         // completion notifications sent
+	InFlight        int64          // commands taken from the ring, not yet completed
+	RingHighWater   uint32         // most ring bytes seen queued
 	TMRs            []TMRCount
 	Aborted         uint64 // commands completed as TASK ABORTED without running (a TMR listed them first)
 	AbortedRunning  uint64 // commands a TMR aborted while their handler ran, seen by the handler through Aborted
@@ -291,7 +230,7 @@ func (s *DeviceStats) Transfer(d Direction) TransferStats { return s.Transfers[d
 func (s *stats) snapshot(namer CommandNamer) DeviceStats {
 	var out DeviceStats
 	for op := range s.dur {
-		h := snapHist(DurationBounds, s.dur[op][:], float64(s.durSum[op].Load())/1e9)
+		h := stat.Snapshot(DurationBounds, s.dur[op][:], float64(s.durSum[op].Load())/1e9)
 		if h.Count == 0 {
 			continue
 		}
@@ -327,11 +266,11 @@ func (s *stats) snapshot(namer CommandNamer) DeviceStats {
 	out.Transfers[DirNone].Commands = s.none.Load()
 	for _, d := range []Direction{DirRead, DirWrite} {
 		b := s.dirBytes[d].Load()
-		h := snapHist(TransferBounds, s.xfer[d][:], float64(b))
+		h := stat.Snapshot(TransferBounds, s.xfer[d][:], float64(b))
 		out.Transfers[d] = TransferStats{Commands: h.Count, Bytes: b, Size: h}
 	}
-	out.Segments = snapHist(SegmentBounds, s.segs[:], float64(s.segSum.Load()))
-	out.Batch = snapHist(BatchBounds, s.batch[:], float64(s.batchSum.Load()))
+	out.Segments = stat.Snapshot(SegmentBounds, s.segs[:], float64(s.segSum.Load()))
+	out.Batch = stat.Snapshot(BatchBounds, s.batch[:], float64(s.batchSum.Load()))
 	out.Wakeups = s.wakeups.Load()
 	out.Kicks = s.kicks.Load()
 	out.InFlight = s.inflight.Load()

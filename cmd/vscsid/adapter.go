@@ -104,7 +104,7 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 func faultSection(fd *fault.Device) *metrics.Fault {
 	st := fd.Stats()
 	f := &metrics.Fault{
-		Delays:      metrics.Histogram(st.Delays),
+		Delays:      st.Delays,
 		Clamped:     st.Clamped,
 		Held:        st.Held,
 		Interrupted: st.Interrupted,
@@ -121,8 +121,8 @@ func transport(st *target.DeviceStats) metrics.Transport {
 	t := metrics.Transport{
 		CheckConditions: st.CheckConditions,
 		UnitAttentions:  st.UnitAttentions,
-		Segments:        metrics.Histogram(st.Segments),
-		Batch:           metrics.Histogram(st.Batch),
+		Segments:        st.Segments,
+		Batch:           st.Batch,
 		Wakeups:         st.Wakeups,
 		Kicks:           st.Kicks,
 		InFlight:        st.InFlight,
@@ -142,12 +142,12 @@ func transport(st *target.DeviceStats) metrics.Transport {
 		to  *metrics.Transfer
 	}{{target.DirRead, &t.Read}, {target.DirWrite, &t.Write}} {
 		x := st.Transfer(d.dir)
-		*d.to = metrics.Transfer{Commands: x.Commands, Bytes: x.Bytes, Size: metrics.Histogram(x.Size)}
+		*d.to = metrics.Transfer{Commands: x.Commands, Bytes: x.Bytes, Size: x.Size}
 	}
 	for _, c := range st.Commands {
 		t.Commands = append(t.Commands, metrics.Command{
 			Name: c.Name, Count: c.Count, CheckConditions: c.CheckConditions,
-			Duration: metrics.Histogram(c.Duration),
+			Duration: c.Duration,
 		})
 	}
 	// target counts by ASC only (ASCQ 0 in its codes): the collector then

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 )
 
 func TestStatsOf(t *testing.T) {
-	h := target.Histogram{Bounds: []float64{0.001, 0.01, 0.1}, Counts: []uint64{50, 45, 4, 1}, Count: 100, Sum: 1.5}
+	h := stat.Histogram{Bounds: []float64{0.001, 0.01, 0.1}, Counts: []uint64{50, 45, 4, 1}, Count: 100, Sum: 1.5}
 	var s target.DeviceStats
 	s.Commands = []target.CommandStats{{OpCode: 0x0a, Name: "WRITE(6)", Count: 100, CheckConditions: 2, Duration: h}}
 	s.CheckConditions[scsi.MediumError] = 2
@@ -23,7 +24,7 @@ func TestStatsOf(t *testing.T) {
 	if q := h.Quantile(1); q != -1 {
 		t.Errorf("p100 = %v, want -1 (above the last bound)", q)
 	}
-	if q := (target.Histogram{}).Quantile(0.5); q != 0 {
+	if q := (stat.Histogram{}).Quantile(0.5); q != 0 {
 		t.Errorf("empty quantile %v", q)
 	}
 }

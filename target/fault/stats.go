@@ -3,39 +3,22 @@ package fault
 import (
 	"sync/atomic"
 	"time"
-)
 
-// Histogram is a fixed-bucket histogram, the same shape as
-// target.Histogram and metrics.Histogram (convert with a type
-// conversion).
-type Histogram struct {
-	// Bounds are the bucket upper bounds (shared; do not modify).
-	Bounds []float64
-	// Counts has len(Bounds)+1 entries: Counts[i] observations in
-	// (Bounds[i-1], Bounds[i]], the last one above every bound.
-	Counts []uint64
-	Count  uint64  // total observations
-	Sum    float64 // in the unit of Bounds
-}
+	"github.com/vscsid/vscsid/internal/stat"
+)
 
 // delayBuckets is the number of bounds of DelayBounds.
 const delayBuckets = 14
 
 // DelayBounds are the upper bounds, in seconds, of the injected-delay
 // histogram: 1 µs × 4^i, 1 µs to 67 s, as target.DurationBounds.
-var DelayBounds = func() []float64 {
-	b := make([]float64, delayBuckets)
-	for i := range b {
-		b[i] = 1e-6 * float64(uint64(1)<<(2*i))
-	}
-	return b
-}()
+var DelayBounds = stat.Exponential(1e-6, 4, delayBuckets)
 
 // Stats are a device's fault and timing counters since New.
 type Stats struct {
 	// Delays is the delay added to each delayed command (delay= rules
 	// and timing together), in seconds, as slept (after the cap).
-	Delays Histogram
+	Delays stat.Histogram
 	// Clamped counts commands whose delay was cut to the cmd_time_out
 	// cap.
 	Clamped uint64
@@ -78,16 +61,10 @@ func (s *stats) observe(d time.Duration) {
 
 func (s *stats) snapshot() Stats {
 	out := Stats{
-		Delays:      Histogram{Bounds: DelayBounds, Counts: make([]uint64, delayBuckets+1)},
+		Delays:      stat.Snapshot(DelayBounds, s.delays[:], time.Duration(s.delaySum.Load()).Seconds()),
 		Clamped:     s.clamped.Load(),
 		Held:        s.held.Load(),
 		Interrupted: s.interrupted.Load(),
 	}
-	for i := range s.delays {
-		n := s.delays[i].Load()
-		out.Delays.Counts[i] = n
-		out.Delays.Count += n
-	}
-	out.Delays.Sum = time.Duration(s.delaySum.Load()).Seconds()
 	return out
 }
