@@ -394,20 +394,19 @@ func (d *Device) idle() bool {
 }
 
 // errnoOf maps an attach or reconfigure error to the negative errno the
-// kernel hands to the configfs write waiting for the reply.
-func errnoOf(err error) int32 {
+// kernel hands to the configfs write waiting for the reply, by the
+// daemon's policy (Options.Errno).
+func (t *Target) errnoOf(err error) int32 {
 	if err == nil {
 		return 0
 	}
-	var en unix.Errno
-	if errors.As(err, &en) {
-		return -int32(en)
+	if t.opts.Errno != nil {
+		if en := t.opts.Errno(err); en != 0 {
+			return -int32(en)
+		}
 	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return -int32(unix.ENOENT)
-	case errors.Is(err, ErrClosed):
-		return -int32(unix.ESHUTDOWN)
+	if en, ok := errors.AsType[unix.Errno](err); ok && en != 0 {
+		return -int32(en)
 	}
 	return -int32(unix.EINVAL)
 }

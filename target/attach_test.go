@@ -162,8 +162,8 @@ func TestAttachErrors(t *testing.T) {
 	}
 	bad := f.foreign("1", "d0", "vdisk/size=bad")
 	n := len(f.Ops())
-	if _, err := tg.Attach(ctx, bad); err == nil || !strings.Contains(err.Error(), "size: bad value") || errnoOf(err) != -22 {
-		t.Errorf("Attach with a bad cfgstring: %v (errno %d), want the factory's error and -EINVAL", err, errnoOf(err))
+	if _, err := tg.Attach(ctx, bad); err == nil || !strings.Contains(err.Error(), "size: bad value") || tg.errnoOf(err) != -22 {
+		t.Errorf("Attach with a bad cfgstring: %v (errno %d), want the factory's error and -EINVAL", err, tg.errnoOf(err))
 	}
 	// The factory runs before anything is touched; nothing is left open.
 	for _, op := range f.Ops()[n:] {

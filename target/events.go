@@ -245,7 +245,7 @@ func (t *Target) handle(ctx context.Context, c eventConn, ev netlink.Event) {
 		delete(t.removing, removingKey(hba, name)) // a new device of that name
 		t.mu.Unlock()
 		if _, err := t.attach(ctx, d.DeviceName, d.UIO(), false); err != nil {
-			status = errnoOf(err)
+			status = t.errnoOf(err)
 			log.Error("refusing device created by another tool", zap.Error(err), zap.Int32("status", status))
 		} else {
 			noReply = t.unawaited(hba, name, false)

@@ -50,6 +50,12 @@ type Options struct {
 	// AttachTimeout bounds how long Create waits for sd or st to bind to
 	// the new SCSI device (they probe asynchronously). Default 10 s.
 	AttachTimeout time.Duration
+	// Errno is the daemon's errno policy (the one the control socket
+	// and D-Bus use): the errno of an attach or reconfigure error, which
+	// the kernel hands to the configfs write waiting for the reply. It
+	// returns 0 for an error it does not know. nil, and for 0: the errno
+	// the error wraps, else EINVAL.
+	Errno func(error) unix.Errno
 
 	dial func() (eventConn, error)                    // default netlink.Dial
 	fs   fsys                                         // default osFS

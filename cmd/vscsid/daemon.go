@@ -41,7 +41,10 @@ type daemon struct {
 
 var _ control.Service = (*daemon)(nil)
 
-// errnos say which errno an error of target or tape is on the wire.
+// errnos are the daemon's errno policy: which errno an error of target,
+// tape or the changer is on the wire, the same on the control socket
+// (HTTP status), in D-Bus replies and in the netlink replies to the
+// kernel (target.Options.Errno).
 var errnos = []struct {
 	err   error
 	errno unix.Errno
@@ -69,8 +72,22 @@ var errnos = []struct {
 	{changer.ErrLoadFailed, unix.EIO},
 }
 
-// withErrno wraps err in the errno of the first of errnos it matches, or
-// in dflt (0: none). An error that already wraps an errno is left alone.
+// errnoOf is the errno of err: the one it wraps, else that of the first
+// of errnos it matches, else 0.
+func errnoOf(err error) unix.Errno {
+	if en, ok := errors.AsType[unix.Errno](err); ok {
+		return en
+	}
+	for _, e := range errnos {
+		if errors.Is(err, e.err) {
+			return e.errno
+		}
+	}
+	return 0
+}
+
+// withErrno wraps err in its errno (errnoOf), or in dflt (0: none). An
+// error that already wraps an errno is left alone.
 func withErrno(err error, dflt unix.Errno) error {
 	if err == nil {
 		return nil
@@ -78,12 +95,9 @@ func withErrno(err error, dflt unix.Errno) error {
 	if _, ok := errors.AsType[unix.Errno](err); ok {
 		return err
 	}
-	errno := dflt
-	for _, e := range errnos {
-		if errors.Is(err, e.err) {
-			errno = e.errno
-			break
-		}
+	errno := errnoOf(err)
+	if errno == 0 {
+		errno = dflt
 	}
 	if errno == 0 {
 		return err

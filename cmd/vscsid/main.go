@@ -230,6 +230,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 		Factories: factories,
 		Log:       log.Named("target"),
 		Paths:     o.paths,
+		Errno:     errnoOf,
 	})
 	if err != nil {
 		return err
