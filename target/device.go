@@ -39,9 +39,9 @@ type Notifier interface {
 //   - the oldest waiting completion finished kickInterval ago (slow
 //     commands: timing models, large store transfers).
 //
-// The rule was a bare 100 µs interval; under TCG nearly every command
-// takes longer than that, so it kicked after every command: twice the
-// wake-ups in kicks (make perf, 2026-12-02).
+// The interval is a millisecond, not less: on a slow host (TCG) most
+// commands take longer than a shorter one, which would then kick after
+// every command and double the wake-ups.
 const (
 	kickEvery    = 16
 	kickInterval = time.Millisecond
@@ -53,15 +53,11 @@ const (
 // without a scheduling pass, so to the runtime's monitor (sysmon) it looks
 // like one goroutine running for ever: after 10 ms (forcePreemptNS) sysmon
 // preempts it with a signal and takes its P away during the next wait, and
-// each time it does it goes back to polling every 20 µs. Under TCG that
-// was 2.4 nanosleeps, 0.4 futex calls and a share of SIGURG deliveries
-// per 4 KiB QD1 command (make perf, strace -c). A runtime.Gosched every
-// few milliseconds is a scheduling pass that costs one wake-up of an idle
-// thread, and sysmon then sleeps 10 ms at a time. Under TCG that polling
-// happened to keep the guest's CPUs from halting, so QD1 IOPS in a TCG
-// guest are lower with the pass (the perf suite's floor, which takes the
-// same pass, lost as much); make perf --idle poll measures both without
-// the emulated wake-ups.
+// each time it does it goes back to polling every 20 µs: several system
+// calls per command. A runtime.Gosched every few milliseconds is a
+// scheduling pass that costs one wake-up of an idle thread, and sysmon
+// then sleeps 10 ms at a time. The README's Performance section has the
+// measurements.
 const yieldEvery = 4 * time.Millisecond
 
 // RingInfo describes the TCMU limits in force for a device, as the kernel
