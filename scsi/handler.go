@@ -15,3 +15,23 @@ import "context"
 type Handler interface {
 	HandleCommand(ctx context.Context, cmd *Command) Response
 }
+
+// As reports whether h, or a Handler it wraps (a decorator's Unwrap()
+// Handler, followed as errors.As follows Unwrap() error), is a T, and
+// returns the first one found. It is the one way to reach the emulation
+// or an optional interface behind decorators (fault injection) without
+// knowing their order.
+func As[T any](h Handler) (T, bool) {
+	for h != nil {
+		if t, ok := h.(T); ok {
+			return t, true
+		}
+		u, ok := h.(interface{ Unwrap() Handler })
+		if !ok {
+			break
+		}
+		h = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

@@ -16,27 +16,8 @@ import (
 // If a Handler also implements io.Closer, the device calls Close after the
 // loop has stopped (an optional interface, like http.Flusher). A decorator
 // (fault injection) that wraps another Handler exposes it with
-// Unwrap() Handler; As walks that chain.
+// Unwrap() Handler; scsi.As walks that chain.
 type Handler = scsi.Handler
-
-// As reports whether h, or a Handler it wraps (Unwrap() Handler, followed
-// as errors.As follows Unwrap() error), is a T, and returns the first one
-// found. Callers use it to reach the emulation behind decorators without
-// knowing their order.
-func As[T any](h Handler) (T, bool) {
-	for h != nil {
-		if t, ok := h.(T); ok {
-			return t, true
-		}
-		u, ok := h.(interface{ Unwrap() Handler })
-		if !ok {
-			break
-		}
-		h = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
 
 // A ConcurrentHandler opts in to serving up to Concurrent() commands at
 // once, from that many goroutines, completing them out of ring order. The

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/scsi"
 )
 
 // Persistent reservations are LIO's, not the handlers': the kernel's core
@@ -38,7 +40,7 @@ const maxUnitSerial = 253
 // wwn/vpd_unit_serial. A failure only costs persistent reservations
 // their own APTPL file, so it is logged, not returned.
 func (t *Target) setUnitSerial(obj string, h Handler, log *zap.Logger) {
-	us, ok := As[UnitSerialer](h)
+	us, ok := scsi.As[UnitSerialer](h)
 	if !ok {
 		return
 	}

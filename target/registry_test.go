@@ -60,13 +60,13 @@ func TestHandlerRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Handler(%s): %v", name, err)
 		}
-		n, ok := As[*named](h)
+		n, ok := scsi.As[*named](h)
 		if !ok || n.name != want {
-			t.Errorf("As[*named](Handler(%s)) = %v, %v; want %s", name, n, ok, want)
+			t.Errorf("scsi.As[*named](Handler(%s)) = %v, %v; want %s", name, n, ok, want)
 		}
 	}
 	for _, d := range tg.Devices() {
-		if _, ok := As[*named](d.Handler); !ok {
+		if _, ok := scsi.As[*named](d.Handler); !ok {
 			t.Errorf("Devices: %s has no handler", d.Info.Name)
 		}
 	}
@@ -92,16 +92,16 @@ func TestHandlerRegistry(t *testing.T) {
 
 func TestAsPlainAndNil(t *testing.T) {
 	h := &named{name: "x"}
-	if n, ok := As[*named](h); !ok || n != h {
+	if n, ok := scsi.As[*named](h); !ok || n != h {
 		t.Errorf("As on the handler itself = %v, %v", n, ok)
 	}
-	if _, ok := As[*wrapper](h); ok {
+	if _, ok := scsi.As[*wrapper](h); ok {
 		t.Error("As found a type that is not in the chain")
 	}
-	if _, ok := As[*named](nil); ok {
+	if _, ok := scsi.As[*named](nil); ok {
 		t.Error("As(nil) found something")
 	}
-	if _, ok := As[*named](wrapper{nil}); ok {
+	if _, ok := scsi.As[*named](wrapper{nil}); ok {
 		t.Error("As through a wrapper of nil found something")
 	}
 }

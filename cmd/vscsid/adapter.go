@@ -5,6 +5,7 @@ import (
 
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/metrics"
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
@@ -46,7 +47,7 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 				CmdTimeOut:       timeout,
 			},
 		}
-		if h, ok := target.As[*disk.Disk](ds.Handler); ok {
+		if h, ok := scsi.As[*disk.Disk](ds.Handler); ok {
 			id := h.Identity
 			md.Vendor, md.Product, md.Revision = id.Vendor, id.Product, id.Revision
 			s := h.Stats()
@@ -64,12 +65,12 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 				MisalignedWrites:  s.MisalignedWrites,
 			}
 		}
-		if h, ok := target.As[*changer.Changer](ds.Handler); ok {
+		if h, ok := scsi.As[*changer.Changer](ds.Handler); ok {
 			p := h.Personality()
 			md.Vendor, md.Product, md.Revision = p.Vendor, p.Product, p.Revision
 			md.Changer = changerMetrics(h.Stats())
 		}
-		if h, ok := target.As[*tape.Drive](ds.Handler); ok {
+		if h, ok := scsi.As[*tape.Drive](ds.Handler); ok {
 			p := h.Personality()
 			md.Vendor, md.Product, md.Revision = p.Vendor, p.Product, p.Revision
 			s := h.Stats()
@@ -92,7 +93,7 @@ func snapshotDevices(devs []target.DeviceStatus, cfg *Config) []metrics.Device {
 				BOPEvents:        s.BOPEvents,
 			}
 		}
-		if fd, ok := target.As[*fault.Device](ds.Handler); ok {
+		if fd, ok := scsi.As[*fault.Device](ds.Handler); ok {
 			md.Fault = faultSection(fd)
 		}
 		out = append(out, md)

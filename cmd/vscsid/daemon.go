@@ -121,7 +121,7 @@ func handlerAs[T any](d *daemon, name, what string) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	t, ok := target.As[T](h)
+	t, ok := scsi.As[T](h)
 	if !ok {
 		return zero, fmt.Errorf("%w: device %q %s", unix.ENOTSUP, name, what)
 	}
@@ -151,7 +151,7 @@ func (d *daemon) Devices() []control.Device {
 		if ds.Err != nil {
 			dj.Error = ds.Err.Error()
 		}
-		if t, ok := target.As[*tape.Drive](ds.Handler); ok {
+		if t, ok := scsi.As[*tape.Drive](ds.Handler); ok {
 			dj.Barcode = t.Stats().Barcode
 		}
 		out = append(out, dj)

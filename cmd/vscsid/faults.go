@@ -66,7 +66,7 @@ func (transportAborts) Aborted(ctx context.Context) bool         { return target
 // (vscsictl fault) to any device; without rules or timing it costs one
 // atomic load per command. The fault.Device forwards the transport's
 // optional interfaces (LUN reset, RECONFIG) and exposes the handler with
-// Unwrap (target.As finds the disk or drive behind it).
+// Unwrap (scsi.As finds the disk or drive behind it).
 func withFaults(ht handlerType, env *handlerEnv, fc FaultConfig, cmdTimeOut time.Duration) target.Factory {
 	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
 		h, err := ht.factory(dc, env, log)

@@ -66,7 +66,7 @@ func TestFaultWrapper(t *testing.T) {
 		t.Errorf("delay cap %v, want cmd_time_out 60 s minus 1 s", fd.MaxDelay())
 	}
 	// The metrics still see the disk itself.
-	if _, ok := target.As[*disk.Disk](h); !ok {
+	if _, ok := scsi.As[*disk.Disk](h); !ok {
 		t.Errorf("no disk behind %T", h)
 	}
 

@@ -73,7 +73,7 @@ func (e *handlerEnv) drive(name string) (changer.Drive, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, ok := target.As[*tape.Drive](h)
+	d, ok := scsi.As[*tape.Drive](h)
 	if !ok {
 		return nil, fmt.Errorf("device %s is not a vtape drive", name)
 	}

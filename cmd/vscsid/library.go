@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape/changer"
-	"github.com/vscsid/vscsid/target"
 )
 
 // The library's side of the control socket (vscsictl library).
@@ -22,7 +22,7 @@ func (d *daemon) library(name string) (*changer.Changer, error) {
 // none: such a drive is loaded only through its library.
 func (d *daemon) libraryOf(drive string) string {
 	for _, ds := range d.tgt.Devices() {
-		if c, ok := target.As[*changer.Changer](ds.Handler); ok && slices.Contains(c.Drives(), drive) {
+		if c, ok := scsi.As[*changer.Changer](ds.Handler); ok && slices.Contains(c.Drives(), drive) {
 			return ds.Info.Name
 		}
 	}

@@ -52,7 +52,7 @@ func TestReconfigThroughWrappers(t *testing.T) {
 		return uint64(binary.BigEndian.Uint32(c10.Data)) + 1, binary.BigEndian.Uint64(c16.Data) + 1
 	}
 	diskStats := func() disk.Stats {
-		inner, _ := target.As[*disk.Disk](h)
+		inner, _ := scsi.As[*disk.Disk](h)
 		return inner.Stats()
 	}
 	wantUA(scsi.PowerOnResetOrBusDeviceReset)
