@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/internal/device"
 )
 
 // ConfigDesc documents the vtape cfgstring (shown by `targetcli help
@@ -348,3 +349,9 @@ func checkName(v string, maxLen int) error {
 	}
 	return nil
 }
+
+// DevParams are the backstore attributes of a tape drive and of a
+// library: a dev_size means nothing to the kernel for them (TCMU passes
+// their commands through) but targetcli shows it, so it is a nominal
+// 1 GiB.
+var DevParams = device.Params{Size: 1 << 30, BlockSize: 512}

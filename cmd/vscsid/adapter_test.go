@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
@@ -22,7 +23,7 @@ func adapterFixture(t *testing.T) ([]target.DeviceStatus, *Config) {
 	reg := &testRegistry{}
 	ctx := context.Background()
 
-	d := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
+	d := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], device.Params{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	d.HandleCommand(ctx, read10(20)) // the power-on UNIT ATTENTION
 	if r := d.HandleCommand(ctx, read10(11)); r.Sense.Key != scsi.MediumError {
 		t.Fatalf("READ at LBA 11: %+v, want the injected MEDIUM ERROR", r)

@@ -22,7 +22,7 @@ func benchWired(b *testing.B, cdb scsi.CDB) {
 // benchWiredWith runs cdb against a store-mode disk d0 behind a fault
 // wrapper with fc.
 func benchWiredWith(b *testing.B, fc FaultConfig, cdb scsi.CDB) {
-	h, err := withFaults(handlerTypes["vdisk"], nil, fc, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+	h, err := withFaults(mustKind("vdisk"), nil, fc, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func BenchmarkWiredRead4KRules(b *testing.B) {
 // transport's duration histogram for READ(10) (what
 // vscsi_scsi_command_duration_seconds shows) against the configured 2 ms.
 func BenchmarkLatency2ms(b *testing.B) {
-	h, err := withFaults(handlerTypes["vdisk"], nil, FaultConfig{Timing: "latency=2ms"}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
+	h, err := withFaults(mustKind("vdisk"), nil, FaultConfig{Timing: "latency=2ms"}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func BenchmarkLatency1msDepth1(b *testing.B)  { benchDepth(b, 1) }
 func BenchmarkLatency1msDepth32(b *testing.B) { benchDepth(b, 32) }
 
 func benchDepth(b *testing.B, depth int) {
-	h, err := withFaults(handlerTypes["vdisk"], nil, FaultConfig{Timing: "latency=1ms", Depth: depth}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
+	h, err := withFaults(mustKind("vdisk"), nil, FaultConfig{Timing: "latency=1ms", Depth: depth}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}

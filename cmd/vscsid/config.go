@@ -13,12 +13,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/internal/cfgstring"
-	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/tape"
-	"github.com/vscsid/vscsid/tape/changer"
-	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/internal/device"
+	"github.com/vscsid/vscsid/target/fault"
 )
 
 // defaultConfig is what `vscsid` serves with no --config: one fake_rw disk
@@ -272,78 +269,47 @@ func (d DeviceConfig) dataAreaFits(c *Config) error {
 
 // check validates one device, all but the uniqueness of its name, and
 // returns what its cfgstring gives Target.Create.
-func (d DeviceConfig) check() (devParams, error) {
+func (d DeviceConfig) check() (device.Params, error) {
 	if err := cfgstring.DeviceName(d.Name); err != nil {
-		return devParams{}, fmt.Errorf("name: %w", err)
+		return device.Params{}, fmt.Errorf("name: %w", err)
 	}
-	ht, ok := handlerTypes[d.Type]
+	k, ok := kindOf(d.Type)
 	if !ok {
-		return devParams{}, fmt.Errorf("type %q: want one of %s", d.Type, strings.Join(typeNames(), ", "))
+		return device.Params{}, fmt.Errorf("type %q: want one of %s", d.Type, strings.Join(typeNames(), ", "))
 	}
 	if err := cfgstring.CheckChars(d.Config); err != nil {
-		return devParams{}, fmt.Errorf("config: %w", err)
+		return device.Params{}, fmt.Errorf("config: %w", err)
 	}
 	if d.MaxDataAreaMB < 0 || d.MaxDataAreaMB > maxDataAreaMB {
-		return devParams{}, fmt.Errorf("max_data_area_mb %d: want 0..%d (0 = the config's max_data_area_mb)", d.MaxDataAreaMB, maxDataAreaMB)
+		return device.Params{}, fmt.Errorf("max_data_area_mb %d: want 0..%d (0 = the config's max_data_area_mb)", d.MaxDataAreaMB, maxDataAreaMB)
 	}
 	if d.HWMaxSectors < 0 || d.HWMaxSectors > maxHWMaxSectors {
-		return devParams{}, fmt.Errorf("hw_max_sectors %d: want 0..%d (0 = the kernel default, 128; more 512-byte sectors do not fit the largest data area, %d MiB)", d.HWMaxSectors, maxHWMaxSectors, maxDataAreaMB)
+		return device.Params{}, fmt.Errorf("hw_max_sectors %d: want 0..%d (0 = the kernel default, 128; more 512-byte sectors do not fit the largest data area, %d MiB)", d.HWMaxSectors, maxHWMaxSectors, maxDataAreaMB)
 	}
-	p, err := ht.check(d.Config)
+	p, err := k.Check(d.Config)
 	if err != nil {
-		return devParams{}, err
+		return device.Params{}, err
 	}
 	if d.Fault != nil {
-		if err := d.bindFaults(); err != nil {
-			return devParams{}, err
+		if err := d.checkFaults(k); err != nil {
+			return device.Params{}, err
 		}
 	}
 	return p, nil
 }
 
-// bindFaults checks the device's fault block the way the daemon does when
-// it attaches the device (wrapFaults): with the device's kind, its command
-// names (op=) and, for a tape, its position (block=, file=), so that
-// op=reed, lba= on a tape or a tape timing model on a disk are refused by
-// --check-config and not only at attach. The handler is real but touches
-// nothing: the disk's store is allocated as written, the drive gets a RAM
-// cartridge of its own instead of its media directory.
-func (d DeviceConfig) bindFaults() error {
-	var h target.Handler
-	switch d.Type {
-	case "vlibrary":
-		h = libraryNames{} // opening it would read and write its inventory
-	case "vtape":
-		c, err := tape.ParseConfig(d.Config)
-		if err != nil {
-			return err
-		}
-		c.Memory, c.Media, c.Barcode = true, "", ""
-		c.Capacity, c.EarlyWarning = tape.DefaultMemoryCapacity, tape.DefaultMemoryEarlyWarning
-		dr, err := tape.New(d.Name, c, nil, nil)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = dr.Close() }() // a memory drive made for the check: nothing to keep
-		h = dr
-	default:
-		c, err := disk.ParseConfig(d.Config)
-		if err != nil {
-			return err
-		}
-		dk, err := disk.New(d.Name, c, nil)
-		if err != nil {
-			return err
-		}
-		h = dk
+// checkFaults checks the device's fault block as the daemon binds it
+// when it attaches the device (wrapFaults): with the kind's command table
+// (op= names, what rules may address, the timing models it takes), so
+// that op=reed, lba= on a tape or a tape timing model on a disk are
+// refused by --check-config and not only at attach. No device is built.
+func (d DeviceConfig) checkFaults(k device.Kind) error {
+	opts, err := d.Fault.options(k.Commands, kernelCmdTimeOut)
+	if err == nil {
+		err = fault.Check(opts)
 	}
-	_, err := wrapFaults(h, handlerTypes[d.Type].commands, *d.Fault, kernelCmdTimeOut)
-	return err
+	if err != nil {
+		return fmt.Errorf("fault: %w", err)
+	}
+	return nil
 }
-
-// libraryNames stands for a changer when its fault block is checked: the
-// rules bind to the changer's command names, which need no media
-// directory. It serves no command.
-type libraryNames struct{ target.Handler }
-
-func (libraryNames) CommandName(op scsi.OpCode) string { return changer.CommandName(op) }

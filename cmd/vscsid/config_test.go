@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
@@ -178,7 +179,7 @@ func TestConfigFileRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := deviceSpec(c, &handlerEnv{}, c.Devices[0], devParams{}).MaxDataAreaMB; got != 8 {
+	if got := deviceSpec(c, &handlerEnv{}, c.Devices[0], device.Params{}).MaxDataAreaMB; got != 8 {
 		t.Errorf("device max_data_area_mb 8 under a config's 4: spec has %d", got)
 	}
 	c, err = parseConfig([]byte(disk0 + "    fault: {seed: 010}\n"))

@@ -69,5 +69,5 @@ func (r *testRegistry) daemon(t *testing.T) *daemon {
 // library finds its drives in r.
 func (r *testRegistry) served(typ string) target.Factory {
 	r.env.setDevices(r)
-	return withFaults(handlerTypes[typ], &r.env, FaultConfig{}, kernelCmdTimeOut)
+	return withFaults(mustKind(typ), &r.env, FaultConfig{}, kernelCmdTimeOut)
 }

@@ -8,7 +8,6 @@ import (
 	godbus "github.com/godbus/dbus/v5"
 	"go.uber.org/zap"
 
-	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target/dbus"
 )
 
@@ -21,15 +20,15 @@ type logger = *zap.Logger
 func dbusHandlers(d *daemon) []dbus.Handler {
 	var out []dbus.Handler
 	for _, name := range typeNames() {
-		ht := handlerTypes[name]
+		k, _ := kindOf(name)
 		h := dbus.Handler{
 			Subtype:     name,
-			ConfigDesc:  ht.desc,
-			CheckConfig: ht.grammar,
+			ConfigDesc:  k.Desc,
+			CheckConfig: k.Grammar,
 		}
-		if name == "vtape" {
+		if k.MediumBarcode != nil {
 			h.ChangeMedium = func(dev string, _ uint64, cfg string) error {
-				barcode, err := tape.ChangeMediumBarcode(cfg)
+				barcode, err := k.MediumBarcode(cfg)
 				if err != nil {
 					return err
 				}

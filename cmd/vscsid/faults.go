@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/fault"
@@ -61,19 +62,19 @@ type transportAborts struct{}
 func (transportAborts) CanReportAborts(ctx context.Context) bool { return target.CanReportAborts(ctx) }
 func (transportAborts) Aborted(ctx context.Context) bool         { return target.Aborted(ctx) }
 
-// withFaults puts the handlers of ht behind a fault.Device with fc's
+// withFaults puts the handlers of kind k behind a fault.Device with fc's
 // rules and timing (wrapFaults), so that faults can be added at runtime
 // (vscsictl fault) to any device; without rules or timing it costs one
 // atomic load per command. The fault.Device forwards the transport's
 // optional interfaces (LUN reset, RECONFIG) and exposes the handler with
 // Unwrap (scsi.As finds the disk or drive behind it).
-func withFaults(ht handlerType, env *handlerEnv, fc FaultConfig, cmdTimeOut time.Duration) target.Factory {
+func withFaults(k device.Kind, env *handlerEnv, fc FaultConfig, cmdTimeOut time.Duration) target.Factory {
 	return func(dc target.DeviceConfig, log *zap.Logger) (target.Handler, error) {
-		h, err := ht.factory(dc, env, log)
+		h, err := k.New(device.Config{Name: dc.Name, Config: dc.Config, Size: dc.Size}, env, log)
 		if err != nil {
 			return nil, err
 		}
-		fd, err := wrapFaults(h, ht.commands, fc, cmdTimeOut)
+		fd, err := wrapFaults(h, k.Commands, fc, cmdTimeOut)
 		if err != nil {
 			return nil, errors.Join(err, closeHandler(h))
 		}
@@ -84,13 +85,11 @@ func withFaults(ht handlerType, env *handlerEnv, fc FaultConfig, cmdTimeOut time
 	}
 }
 
-// wrapFaults binds fc to h, a handler with the command table cmds whose device has
-// attrib/cmd_time_out cmdTimeOut (delays are capped below it): the one
-// check of a fault block, run at attach and by --check-config.
+// wrapFaults binds fc to h, a handler with the command table cmds whose
+// device has attrib/cmd_time_out cmdTimeOut (delays are capped below it).
 func wrapFaults(h target.Handler, cmds scsi.CommandTable, fc FaultConfig, cmdTimeOut time.Duration) (*fault.Device, error) {
-	opts := fault.Options{Commands: cmds, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed, Depth: fc.Depth}
-	var err error
-	if opts.Timing, opts.Rules, err = fc.parse(); err != nil {
+	opts, err := fc.options(cmds, cmdTimeOut)
+	if err != nil {
 		return nil, err
 	}
 	fd, err := fault.New(h, opts)
@@ -98,6 +97,16 @@ func wrapFaults(h target.Handler, cmds scsi.CommandTable, fc FaultConfig, cmdTim
 		return nil, fmt.Errorf("fault: %w", err)
 	}
 	return fd, nil
+}
+
+// options are fc's fault options for a device with the command table
+// cmds and attrib/cmd_time_out cmdTimeOut: the one reading of a fault
+// block, at attach (wrapFaults) and by --check-config (fault.Check).
+func (fc FaultConfig) options(cmds scsi.CommandTable, cmdTimeOut time.Duration) (fault.Options, error) {
+	opts := fault.Options{Commands: cmds, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed, Depth: fc.Depth}
+	var err error
+	opts.Timing, opts.Rules, err = fc.parse()
+	return opts, err
 }
 
 func closeHandler(h target.Handler) error {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 )
@@ -53,7 +54,7 @@ func read10(lba uint32) *scsi.Command {
 func TestFaultWrapper(t *testing.T) {
 	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
 	reg := &testRegistry{}
-	h := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], devParams{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
+	h := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], device.Params{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	ctx := context.Background()
 	h.HandleCommand(ctx, read10(20)) // takes the power-on UNIT ATTENTION
 	if r := h.HandleCommand(ctx, read10(11)); r.Status != scsi.StatusCheckCondition || r.Sense.Key != scsi.MediumError {
@@ -108,7 +109,7 @@ func TestFaultWrapper(t *testing.T) {
 	// A rule the device cannot take (a tape filter on a disk) fails the
 	// device at creation, with the reason.
 	cfg.Devices[0].Fault.Rules = []string{"file=1;busy"}
-	if _, err := deviceSpec(cfg, nil, cfg.Devices[0], devParams{}).Factory(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, zaptest.NewLogger(t)); err == nil {
+	if _, err := deviceSpec(cfg, nil, cfg.Devices[0], device.Params{}).Factory(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"}, zaptest.NewLogger(t)); err == nil {
 		t.Error("a tape rule was accepted on a disk")
 	}
 }

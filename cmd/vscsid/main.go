@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
+	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/target"
 )
@@ -114,7 +114,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 		fs.PrintDefaults()
 		fmt.Fprintf(&out, "\nDevice types and their cfgstring keys:\n\n")
 		for _, n := range typeNames() {
-			fmt.Fprintf(&out, "%s\n\n", handlerTypes[n].desc)
+			k, _ := kindOf(n)
+			fmt.Fprintf(&out, "%s\n\n", k.Desc)
 		}
 	}
 	fs.StringVar(&o.config, "config", "", "YAML config file listing the devices (default: the built-in config, see --print-default-config)")
@@ -223,8 +224,8 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	// get theirs through their DeviceSpec (deviceSpec).
 	env := &handlerEnv{}
 	factories := map[string]target.Factory{}
-	for name, ht := range handlerTypes {
-		factories[name] = withFaults(ht, env, FaultConfig{}, kernelCmdTimeOut)
+	for _, k := range kinds {
+		factories[k.Subtype] = withFaults(k, env, FaultConfig{}, kernelCmdTimeOut)
 	}
 	tgt, err := target.New(target.Options{
 		Factories: factories,
@@ -240,7 +241,8 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 
 	// Create the devices; any failure removes what was created and fails.
 	for _, d := range cfg.Devices {
-		p, _ := handlerTypes[d.Type].check(d.Config) // validated by loadConfig
+		k, _ := kindOf(d.Type)
+		p, _ := k.Check(d.Config) // validated by loadConfig
 		info, err := tgt.Create(ctx, deviceSpec(cfg, env, d, p))
 		if err != nil {
 			return errors.Join(fmt.Errorf("device %s: %w", d.Name, err), tgt.Close())
@@ -312,7 +314,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 
 // deviceSpec is what Target.Create needs for d, a device of the config
 // file (or one vscsictl creates) whose cfgstring check gave p.
-func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p devParams) target.DeviceSpec {
+func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p device.Params) target.DeviceSpec {
 	var fc FaultConfig
 	if d.Fault != nil {
 		fc = *d.Fault
@@ -321,6 +323,7 @@ func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p devParams) targe
 	if cfg.CmdTimeOut > 0 {
 		cmdTimeOut = time.Duration(cfg.CmdTimeOut) * time.Second
 	}
+	kind, _ := kindOf(d.Type) // checked by DeviceConfig.check
 	// Cannot fail: parseConfig checked the exports of the config's
 	// devices, and those vscsictl makes have none (tcm_loop only).
 	loopback, iscsi, err := d.exports(cfg)
@@ -333,13 +336,13 @@ func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p devParams) targe
 		Name:              d.Name,
 		Subtype:           d.Type,
 		Config:            d.Config,
-		Size:              p.size,
-		BlockSize:         p.blockSize,
+		Size:              p.Size,
+		BlockSize:         p.BlockSize,
 		MaxSectors:        uint32(d.HWMaxSectors),
 		CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
 		MaxDataAreaMB:     d.dataAreaMB(cfg),
 		NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
-		Factory:           withFaults(handlerTypes[d.Type], env, fc, cmdTimeOut),
+		Factory:           withFaults(kind, env, fc, cmdTimeOut),
 	}
 }
 
@@ -382,13 +385,9 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 	}
 }
 
-// typeOf maps a subtype to the metrics type label.
+// typeOf is the type of a device of subtype (device.Kind.Type): the
+// metrics `type` label and vscsictl's TYPE column.
 func typeOf(subtype string) string {
-	switch {
-	case strings.HasSuffix(subtype, "tape"):
-		return metrics.TypeTape
-	case strings.HasSuffix(subtype, "library"):
-		return metrics.TypeChanger
-	}
-	return metrics.TypeDisk
+	k, _ := kindOf(subtype)
+	return k.Type
 }

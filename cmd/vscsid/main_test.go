@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/vscsid/vscsid/internal/device"
 )
 
 // TestHelpExitCodes checks that help that was asked for goes to stdout
@@ -37,4 +39,13 @@ func TestHelpExitCodes(t *testing.T) {
 	if got := exitCode(nil); got != 0 {
 		t.Errorf("exitCode(nil) = %d", got)
 	}
+}
+
+// mustKind is the kind of subtype, for tests.
+func mustKind(subtype string) device.Kind {
+	k, ok := kindOf(subtype)
+	if !ok {
+		panic("no kind " + subtype)
+	}
+	return k
 }

@@ -689,3 +689,26 @@ func (d *Device) post(p *plan, armed uint64, r scsi.Response) scsi.Response {
 	}
 	return r
 }
+
+// Check validates opts (its rules, timing and depth) as New does for a
+// handler of the command table opts.Commands, without one: a tape drive
+// is taken to report its position, as tape.Drive does. The config
+// checker uses it, so that a bad fault block is refused before any
+// device is built.
+func Check(opts Options) error {
+	var h Handler = checkHandler{}
+	if opts.Commands != nil && kindOf(opts.Commands.Set()) == Tape {
+		h = checkPositioner{}
+	}
+	_, err := New(h, opts)
+	return err
+}
+
+// checkHandler and checkPositioner stand for the handler in Check; they
+// serve no command.
+type (
+	checkHandler    struct{ Handler }
+	checkPositioner struct{ checkHandler }
+)
+
+func (checkPositioner) Position() (int, uint64, uint64) { return 0, 0, 0 }

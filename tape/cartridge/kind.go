@@ -1,0 +1,47 @@
+package cartridge
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/internal/device"
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+)
+
+// DriveKind is the vtape device kind: a tape.Drive over the cartridges of
+// its media directory, a Library of this package (which is why the kind
+// is declared here: package tape cannot import its store).
+var DriveKind = device.Kind{
+	Subtype:       "vtape",
+	Type:          "tape",
+	Desc:          tape.ConfigDesc,
+	Check:         checkDrive,
+	Grammar:       func(s string) error { _, err := tape.ParseConfig(s); return err },
+	New:           newDrive,
+	Commands:      tape.Commands(),
+	MediumBarcode: tape.ChangeMediumBarcode,
+}
+
+func checkDrive(s string) (device.Params, error) {
+	if _, err := tape.ParseConfig(s); err != nil {
+		return device.Params{}, err
+	}
+	return tape.DevParams, nil
+}
+
+// newDrive opens a drive over its media directory (created on first
+// start, with the configured cartridge), with the state it saved there;
+// a memory=1 drive keeps its cartridges in RAM.
+func newDrive(dc device.Config, _ device.Env, log *zap.Logger) (scsi.Handler, error) {
+	c, err := tape.ParseConfig(dc.Config)
+	if err != nil {
+		return nil, err
+	}
+	var lib tape.Library
+	if !c.Memory {
+		if lib, err = MakeLibrary(c.Media); err != nil {
+			return nil, err
+		}
+	}
+	return tape.Open(dc.Name, c, lib, log)
+}
