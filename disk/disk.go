@@ -200,6 +200,9 @@ func identity(name string, cfg Config) scsi.Identity {
 // gives the backstore the same one).
 func (d *Disk) UnitSerial() string { return d.Identity.Serial }
 
+// UnitIdentity is the standard INQUIRY identification.
+func (d *Disk) UnitIdentity() scsi.Identity { return d.Identity }
+
 // defaultSerial is the device name when it is a usable serial number
 // (printable ASCII without spaces, at most 64 bytes), so that
 // /dev/disk/by-id names are readable; otherwise a hash of it.

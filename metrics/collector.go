@@ -8,10 +8,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/internal/stat"
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
+	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/fault"
 )
 
-// Collector is a prometheus.Collector that turns a Source's snapshots into
+// Collector is a prometheus.Collector that turns a Source's devices into
 // const metrics at scrape time, node_exporter style: nothing is stored
 // between scrapes, so a removed device disappears from the next scrape,
 // and the command path only ever touches its producer's atomic counters.
@@ -25,12 +31,13 @@ import (
 // Concurrency: Describe and Collect may be called concurrently; each
 // Collect calls Source.Devices once.
 type Collector struct {
-	src Source
+	src  Source
+	opts Options
 }
 
 // NewCollector returns a Collector reading src at every scrape.
-func NewCollector(src Source) *Collector {
-	return &Collector{src: src}
+func NewCollector(src Source, opts Options) *Collector {
+	return &Collector{src: src, opts: opts}
 }
 
 // Describe sends the descriptors of every metric Collect may send.
@@ -47,50 +54,70 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	seen := make(map[string]bool, len(devs))
 	for i := range devs {
 		d := &devs[i]
+		name := d.Info.Name
 		switch {
-		case d.Name == "":
+		case name == "":
 			ch <- prometheus.NewInvalidMetric(descDeviceInfo, errors.New("device with an empty name dropped"))
 			continue
-		case !utf8.ValidString(d.Name):
-			ch <- prometheus.NewInvalidMetric(descDeviceInfo, fmt.Errorf("device name %q is not valid UTF-8: device dropped", d.Name))
+		case !utf8.ValidString(name):
+			ch <- prometheus.NewInvalidMetric(descDeviceInfo, fmt.Errorf("device name %q is not valid UTF-8: device dropped", name))
 			continue
-		case seen[d.Name]:
-			ch <- prometheus.NewInvalidMetric(descDeviceInfo, fmt.Errorf("duplicate device name %q: all but the first dropped", d.Name))
+		case seen[name]:
+			ch <- prometheus.NewInvalidMetric(descDeviceInfo, fmt.Errorf("duplicate device name %q: all but the first dropped", name))
 			continue
 		}
-		seen[d.Name] = true
-		byType[d.Type]++
-		collectDevice(ch, d)
+		seen[name] = true
+		byType[c.collectDevice(ch, d)]++
 	}
 	for t, n := range byType {
 		gauge(ch, descDevices, float64(n), t)
 	}
 }
 
-func collectDevice(ch chan<- prometheus.Metric, d *Device) {
-	name := d.Name
-	gauge(ch, descDeviceInfo, 1, name, d.Type, d.Subtype, strconv.Itoa(d.HBA), d.UIO, d.Vendor, d.Product, d.Revision)
-	gauge(ch, descDeviceFailed, b2f(d.Failed), name)
+// collectDevice sends one device's metrics and returns its type: that of
+// the emulation found behind its handler ("" for none of ours).
+func (c *Collector) collectDevice(ch chan<- prometheus.Metric, d *target.DeviceStatus) string {
+	name, h := d.Info.Name, d.Handler
+	var typ string
+	switch {
+	case is[diskSource](h):
+		typ = TypeDisk
+		dk, _ := scsi.As[diskSource](h)
+		collectDisk(ch, name, dk.Stats())
+	case is[tapeSource](h):
+		typ = TypeTape
+		tp, _ := scsi.As[tapeSource](h)
+		collectTape(ch, name, tp.Stats())
+	case is[changerSource](h):
+		typ = TypeChanger
+		cg, _ := scsi.As[changerSource](h)
+		collectChanger(ch, name, cg.Stats())
+	}
+	var id scsi.Identity
+	if u, ok := scsi.As[identified](h); ok {
+		id = u.UnitIdentity()
+	}
+	info := &d.Info
+	gauge(ch, descDeviceInfo, 1, name, typ, info.Subtype, strconv.Itoa(info.HBA), info.UIO, id.Vendor, id.Product, id.Revision)
+	gauge(ch, descDeviceFailed, b2f(d.Stats.Failed), name)
 	for _, e := range d.Exports {
 		gauge(ch, descExportedLUNs, float64(e.LUNs), name, e.Fabric)
 	}
-	collectTransport(ch, name, &d.Transport)
-	collectRing(ch, name, &d.Ring)
-	if d.Disk != nil {
-		collectDisk(ch, name, d.Disk)
+	collectTransport(ch, name, &d.Stats)
+	c.collectRing(ch, name, info)
+	if f, ok := scsi.As[faultSource](h); ok {
+		collectFault(ch, name, f.Stats(), f.Injected())
 	}
-	if d.Tape != nil {
-		collectTape(ch, name, d.Tape)
-	}
-	if d.Changer != nil {
-		collectChanger(ch, name, d.Changer)
-	}
-	if d.Fault != nil {
-		collectFault(ch, name, d.Fault)
-	}
+	return typ
 }
 
-func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
+// is reports whether h, or a handler it wraps, is a T.
+func is[T any](h scsi.Handler) bool {
+	_, ok := scsi.As[T](h)
+	return ok
+}
+
+func collectTransport(ch chan<- prometheus.Metric, name string, t *target.DeviceStats) {
 	for _, c := range mergeCommands(t.Commands) {
 		counter(ch, descCommands, float64(c.Count), name, c.Name)
 		counter(ch, descCommandCheckConditions, float64(c.CheckConditions), name, c.Name)
@@ -99,20 +126,19 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
 	for k, n := range t.CheckConditions {
 		counter(ch, descCheckConditions, float64(n), name, senseKeyNames[k])
 	}
-	if t.SenseCodes != nil {
-		byName := make(map[string]uint64)
-		for _, sc := range t.SenseCodes {
-			byName[ascName(sc.Code)] += sc.Count
-		}
-		for asc, n := range byName {
-			counter(ch, descSenseCodes, float64(n), name, asc)
-		}
+	byName := make(map[string]uint64)
+	for _, sc := range t.SenseCodes {
+		byName[ascName(uint16(sc.ASC))] += sc.Count
+	}
+	for asc, n := range byName {
+		counter(ch, descSenseCodes, float64(n), name, asc)
 	}
 	counter(ch, descUnitAttentions, float64(t.UnitAttentions), name)
-	histogram(ch, descTransferSize, t.Read.Size, name, dirRead)
-	histogram(ch, descTransferSize, t.Write.Size, name, dirWrite)
-	counter(ch, descReadBytes, float64(t.Read.Bytes), name)
-	counter(ch, descWrittenBytes, float64(t.Write.Bytes), name)
+	read, write := t.Transfer(target.DirRead), t.Transfer(target.DirWrite)
+	histogram(ch, descTransferSize, read.Size, name, dirRead)
+	histogram(ch, descTransferSize, write.Size, name, dirWrite)
+	counter(ch, descReadBytes, float64(read.Bytes), name)
+	counter(ch, descWrittenBytes, float64(write.Bytes), name)
 	histogram(ch, descSegments, t.Segments, name)
 
 	gauge(ch, descInFlight, float64(t.InFlight), name)
@@ -120,15 +146,12 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
 	counter(ch, descWakeups, float64(t.Wakeups), name)
 	counter(ch, descKicks, float64(t.Kicks), name)
 	gauge(ch, descHighWater, float64(t.RingHighWater), name)
-	if t.RingFull != nil {
-		counter(ch, descRingFull, float64(*t.RingFull), name)
-	}
 	tmrs := make(map[string]uint64, len(tmrTypes)+len(t.TMRs))
 	for _, typ := range tmrTypes {
 		tmrs[typ] = 0
 	}
 	for _, tmr := range t.TMRs {
-		tmrs[tmr.Type] += tmr.Count
+		tmrs[tmr.Type.String()] += tmr.Count
 	}
 	for typ, n := range tmrs {
 		counter(ch, descTMRs, float64(n), name, typ)
@@ -138,34 +161,35 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *Transport) {
 	counter(ch, descUnknownEntries, float64(t.UnknownEntries), name)
 	counter(ch, descPads, float64(t.Pads), name)
 	counter(ch, descZeroFilled, float64(t.ZeroFilledBytes), name)
-	counter(ch, descZeroFill, float64(t.ZeroFillWritten), name, "written")
-	counter(ch, descZeroFill, float64(t.ZeroFillSkipped), name, "skipped")
+	counter(ch, descZeroFill, float64(t.ZeroFillWrittenBytes), name, "written")
+	counter(ch, descZeroFill, float64(t.ZeroFillSkippedBytes), name, "skipped")
 	counter(ch, descBadSense, float64(t.BadSense), name)
 	counter(ch, descBidi, float64(t.BidiRejected), name)
 }
 
-func collectRing(ch chan<- prometheus.Metric, name string, r *Ring) {
-	if r.CommandRingBytes > 0 {
-		gauge(ch, descCommandArea, float64(r.CommandRingBytes), name)
+func (c *Collector) collectRing(ch chan<- prometheus.Metric, name string, info *target.DeviceInfo) {
+	r := &info.Ring
+	if r.CmdrSize > 0 {
+		gauge(ch, descCommandArea, float64(r.CmdrSize), name)
 	}
-	if r.DataAreaBytes > 0 {
-		gauge(ch, descDataArea, float64(r.DataAreaBytes), name)
+	if r.DataSize > 0 {
+		gauge(ch, descDataArea, float64(r.DataSize), name)
 	}
-	gauge(ch, descCapability, b2f(r.OOOC), name, CapOOOC)
-	gauge(ch, descCapability, b2f(r.ReadLen), name, CapReadLen)
-	gauge(ch, descCapability, b2f(r.TMR), name, CapTMR)
-	gauge(ch, descCapability, b2f(r.KeepBuf), name, CapKeepBuf)
+	gauge(ch, descCapability, b2f(r.Has(target.FlagOOOC)), name, CapOOOC)
+	gauge(ch, descCapability, b2f(r.Has(target.FlagReadLen)), name, CapReadLen)
+	gauge(ch, descCapability, b2f(r.Has(target.FlagTMR)), name, CapTMR)
+	gauge(ch, descCapability, b2f(r.Has(target.FlagKeepBuf)), name, CapKeepBuf)
 	gauge(ch, descWorkers, float64(max(r.Workers, 1)), name)
-	if r.BlockSize > 0 {
-		gauge(ch, descBlockSize, float64(r.BlockSize), name)
+	if info.BlockSize > 0 {
+		gauge(ch, descBlockSize, float64(info.BlockSize), name)
 	}
-	if r.CmdTimeOut != nil {
-		gauge(ch, descCmdTimeOut, r.CmdTimeOut.Seconds(), name)
+	if c.opts.CmdTimeOut != nil {
+		gauge(ch, descCmdTimeOut, c.opts.CmdTimeOut.Seconds(), name)
 	}
 }
 
-func collectDisk(ch chan<- prometheus.Metric, name string, d *Disk) {
-	gauge(ch, descDiskInfo, 1, name, d.Mode)
+func collectDisk(ch chan<- prometheus.Metric, name string, d disk.Stats) {
+	gauge(ch, descDiskInfo, 1, name, d.Mode.String())
 	gauge(ch, descDiskCapacity, float64(d.Blocks)*float64(d.LogicalBlockSize), name)
 	gauge(ch, descLogicalBlock, float64(d.LogicalBlockSize), name)
 	gauge(ch, descPhysicalBlock, float64(d.PhysicalBlockSize), name)
@@ -178,7 +202,7 @@ func collectDisk(ch chan<- prometheus.Metric, name string, d *Disk) {
 	gauge(ch, descStopped, b2f(d.Stopped), name)
 }
 
-func collectTape(ch chan<- prometheus.Metric, name string, t *Tape) {
+func collectTape(ch chan<- prometheus.Metric, name string, t tape.Stats) {
 	gauge(ch, descLoaded, b2f(t.Loaded), name)
 	if t.Loaded {
 		gauge(ch, descMediumInfo, 1, name, t.Barcode)
@@ -201,22 +225,23 @@ func collectTape(ch chan<- prometheus.Metric, name string, t *Tape) {
 	counter(ch, descTapeEvents, float64(t.BOPEvents), name, eventBOP)
 }
 
-func collectChanger(ch chan<- prometheus.Metric, name string, c *Changer) {
+func collectChanger(ch chan<- prometheus.Metric, name string, c changer.Stats) {
 	for _, m := range c.Moves {
-		counter(ch, descChangerMoves, float64(m.Count), name, m.From, m.To, m.Outcome)
-		counter(ch, descChangerMoveSeconds, m.Seconds, name, m.From, m.To, m.Outcome)
+		from, to := m.From.String(), m.To.String()
+		counter(ch, descChangerMoves, float64(m.Count), name, from, to, m.Outcome)
+		counter(ch, descChangerMoveSeconds, m.Seconds, name, from, to, m.Outcome)
 	}
-	for _, e := range c.Elements {
-		gauge(ch, descChangerElements, float64(e.Count), name, e.Type)
-		gauge(ch, descChangerFull, float64(e.Full), name, e.Type)
+	for _, t := range [...]changer.ElementType{changer.Transport, changer.Storage, changer.ImportExport, changer.DataTransfer} {
+		gauge(ch, descChangerElements, float64(c.Elements[t]), name, t.String())
+		gauge(ch, descChangerFull, float64(c.Full[t]), name, t.String())
 	}
 	counter(ch, descChangerImports, float64(c.Imports), name)
 	counter(ch, descChangerExports, float64(c.Exports), name)
 }
 
-func collectFault(ch chan<- prometheus.Metric, name string, f *Fault) {
-	seen := make(map[uint64]bool, len(f.Rules))
-	for _, r := range f.Rules {
+func collectFault(ch chan<- prometheus.Metric, name string, f fault.Stats, rules []fault.RuleStats) {
+	seen := make(map[uint64]bool, len(rules))
+	for _, r := range rules {
 		if seen[r.ID] {
 			err := fmt.Errorf("device %q: duplicate fault rule %d", name, r.ID)
 			ch <- prometheus.NewInvalidMetric(descFaultMatched, err)
@@ -237,8 +262,8 @@ func collectFault(ch chan<- prometheus.Metric, name string, f *Fault) {
 // entries of the same name added up, so that every command label value
 // occurs once. Histograms of merged entries must have the same bounds;
 // the merged Counts are a fresh slice (the input is not modified).
-func mergeCommands(cmds []Command) []Command {
-	out := make([]Command, 0, len(cmds))
+func mergeCommands(cmds []target.CommandStats) []target.CommandStats {
+	out := make([]target.CommandStats, 0, len(cmds))
 	idx := make(map[string]int, len(cmds))
 	for _, c := range cmds {
 		if c.Name == "" {

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"os"
@@ -15,8 +16,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/metrics"
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
+	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/fault"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.prom golden files")
@@ -54,112 +61,154 @@ func hist(bounds []float64, sum float64, at map[int]uint64) stat.Histogram {
 
 func ptr[T any](v T) *T { return &v }
 
+// Fakes of what the collector reads behind a device's handler: each
+// emulation's identity and Stats, and a fault injector wrapping it.
+type (
+	fakeUnit struct{ id scsi.Identity }
+	fakeDisk struct {
+		fakeUnit
+		st disk.Stats
+	}
+	fakeTape struct {
+		fakeUnit
+		st tape.Stats
+	}
+	fakeChanger struct {
+		fakeUnit
+		st changer.Stats
+	}
+	fakeFault struct {
+		h     scsi.Handler
+		st    fault.Stats
+		rules []fault.RuleStats
+	}
+)
+
+func (fakeUnit) HandleCommand(context.Context, *scsi.Command) scsi.Response { return scsi.Good }
+func (u fakeUnit) UnitIdentity() scsi.Identity                              { return u.id }
+func (d fakeDisk) Stats() disk.Stats                                        { return d.st }
+func (t fakeTape) Stats() tape.Stats                                        { return t.st }
+func (c fakeChanger) Stats() changer.Stats                                  { return c.st }
+func (f fakeFault) HandleCommand(ctx context.Context, c *scsi.Command) scsi.Response {
+	return f.h.HandleCommand(ctx, c)
+}
+func (f fakeFault) Unwrap() scsi.Handler        { return f.h }
+func (f fakeFault) Stats() fault.Stats          { return f.st }
+func (f fakeFault) Injected() []fault.RuleStats { return f.rules }
+
+func id(vendor, product, rev string) fakeUnit {
+	return fakeUnit{scsi.Identity{Vendor: vendor, Product: product, Revision: rev}}
+}
+
+// status is a device as the Target reports it.
+func status(name, subtype string, hba int, uio string, h scsi.Handler) target.DeviceStatus {
+	return target.DeviceStatus{Handler: h, Info: target.DeviceInfo{
+		DeviceConfig: target.DeviceConfig{Name: name, Subtype: subtype, HBA: hba, UIO: uio},
+	}}
+}
+
+func transfers(read, write target.TransferStats) (t [3]target.TransferStats) {
+	t[target.DirRead], t[target.DirWrite] = read, write
+	return t
+}
+
+// cmdTimeOut is the daemon's cmd_time_out the fixture's collectors export.
+var fixtureOptions = metrics.Options{CmdTimeOut: ptr(30 * time.Second)}
+
+func collector(devs ...target.DeviceStatus) *metrics.Collector {
+	return metrics.NewCollector(metrics.SourceFunc(func() []target.DeviceStatus { return devs }), fixtureOptions)
+}
+
 // fixture is a disk that served 4 KiB reads and 1 MiB writes (tcm_loop
-// sends 1 MiB in 256 segments) and a loaded tape drive.
-func fixture() []metrics.Device {
-	disk := metrics.Device{
-		Name: "disk0", Type: metrics.TypeDisk, Subtype: "vdisk", HBA: 1, UIO: "uio0",
-		Vendor: "VSCSI", Product: "VDISK", Revision: "0001",
-		Exports: []metrics.Export{{Fabric: "iscsi", LUNs: 1}, {Fabric: "loopback", LUNs: 1}},
-		Transport: metrics.Transport{
-			Commands: []metrics.Command{
-				{Name: "test_unit_ready", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 3e-6, map[int]uint64{1: 3})},
-				{Name: "read_10", Count: 100, Duration: hist(durationBounds, 0.0021, map[int]uint64{2: 60, 3: 40})},
-				{Name: "write_10", Count: 50, CheckConditions: 1, Duration: hist(durationBounds, 0.2, map[int]uint64{6: 50})},
-				// Two opcodes the disk does not know: one "other" series.
-				{Name: "", Count: 2, CheckConditions: 2, Duration: hist(durationBounds, 2e-6, map[int]uint64{0: 2})},
-				{Name: "", Count: 1, CheckConditions: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})},
-			},
-			CheckConditions: [16]uint64{5: 3, 6: 1, 3: 1},
-			SenseCodes: []metrics.SenseCode{
-				{Code: 0x2000, Count: 3},
-				{Code: 0x2900, Count: 1},
-				{Code: 0x1100, Count: 1},
-			},
-			UnitAttentions: 1,
-			Read:           metrics.Transfer{Commands: 100, Bytes: 100 * 4096, Size: hist(transferBounds, 100*4096, map[int]uint64{3: 100})},
-			Write:          metrics.Transfer{Commands: 50, Bytes: 50 << 20, Size: hist(transferBounds, 50<<20, map[int]uint64{11: 50})},
-			Segments:       hist(segmentBounds, 100+50*256, map[int]uint64{0: 100, 8: 50}),
-			Batch:          hist(batchBounds, 156, map[int]uint64{0: 120, 4: 2}),
-			Wakeups:        122,
-			Kicks:          122,
-			InFlight:       1,
-			RingHighWater:  65536,
-			RingFull:       ptr(uint64(0)),
-			TMRs:           []metrics.TMR{{Type: "abort_task", Count: 2}},
-			Aborted:        1, AbortedRunning: 2,
-			Pads: 3, ZeroFillWritten: 8192, ZeroFillSkipped: 1 << 20,
-		},
-		Ring: metrics.Ring{
-			CommandRingBytes: 8<<20 - 128, DataAreaBytes: 1 << 30,
-			OOOC: true, ReadLen: true, TMR: true,
-			BlockSize: 512, CmdTimeOut: ptr(30 * time.Second),
-		},
-		Disk: &metrics.Disk{
-			Mode: "fake_rw", Blocks: 2 << 20, LogicalBlockSize: 512, PhysicalBlockSize: 4096,
+// sends 1 MiB in 256 segments) and a loaded tape drive, both behind a
+// fault injector, and a library.
+func fixture() []target.DeviceStatus {
+	dk := status("disk0", "vdisk", 1, "uio0", fakeFault{
+		h: fakeDisk{id("VSCSI", "VDISK", "0001"), disk.Stats{
+			Mode: disk.ModeFakeRW, Blocks: 2 << 20, LogicalBlockSize: 512, PhysicalBlockSize: 4096,
 			WriteCache: true, MisalignedReads: 7,
-		},
+		}},
 		// Three rules installed (the second removed since: IDs stay
 		// unique), ten 10 ms delays, one of them clamped.
-		Fault: &metrics.Fault{
-			Rules: []metrics.FaultRule{
-				{ID: 1, Action: "delay", Matched: 10, Injected: 10},
-				{ID: 3, Action: "sense", Matched: 4, Injected: 1, Spent: true},
-				{ID: 4, Action: "timeout", Matched: 0},
-			},
-			Delays:  hist(delayBounds, 0.1, map[int]uint64{7: 10}),
-			Clamped: 1, Held: 2, Interrupted: 1,
+		rules: []fault.RuleStats{
+			{ID: 1, Action: "delay", Matched: 10, Injected: 10},
+			{ID: 3, Action: "sense", Matched: 4, Injected: 1, Spent: true},
+			{ID: 4, Action: "timeout", Matched: 0},
 		},
+		st: fault.Stats{Delays: hist(delayBounds, 0.1, map[int]uint64{7: 10}), Clamped: 1, Held: 2, Interrupted: 1},
+	})
+	dk.Exports = []target.FabricLUNs{{Fabric: "iscsi", LUNs: 1}, {Fabric: "loopback", LUNs: 1}}
+	dk.Info.BlockSize = 512
+	dk.Info.Ring = target.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 1 << 30, Flags: target.FlagOOOC | target.FlagReadLen | target.FlagTMR}
+	dk.Stats = target.DeviceStats{
+		Commands: []target.CommandStats{
+			{Name: "test_unit_ready", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 3e-6, map[int]uint64{1: 3})},
+			{Name: "read_10", Count: 100, Duration: hist(durationBounds, 0.0021, map[int]uint64{2: 60, 3: 40})},
+			{Name: "write_10", Count: 50, CheckConditions: 1, Duration: hist(durationBounds, 0.2, map[int]uint64{6: 50})},
+			// Two opcodes the disk does not know: one "other" series.
+			{Name: "", Count: 2, CheckConditions: 2, Duration: hist(durationBounds, 2e-6, map[int]uint64{0: 2})},
+			{Name: "", Count: 1, CheckConditions: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})},
+		},
+		CheckConditions: [16]uint64{5: 3, 6: 1, 3: 1},
+		SenseCodes:      []target.SenseCode{{ASC: 0x2000, Count: 3}, {ASC: 0x2900, Count: 1}, {ASC: 0x1100, Count: 1}},
+		UnitAttentions:  1,
+		Transfers: transfers(
+			target.TransferStats{Commands: 100, Bytes: 100 * 4096, Size: hist(transferBounds, 100*4096, map[int]uint64{3: 100})},
+			target.TransferStats{Commands: 50, Bytes: 50 << 20, Size: hist(transferBounds, 50<<20, map[int]uint64{11: 50})}),
+		Segments:      hist(segmentBounds, 100+50*256, map[int]uint64{0: 100, 8: 50}),
+		Batch:         hist(batchBounds, 156, map[int]uint64{0: 120, 4: 2}),
+		Wakeups:       122,
+		Kicks:         122,
+		InFlight:      1,
+		RingHighWater: 65536,
+		TMRs:          []target.TMRCount{{Type: target.TMRAbortTask, Count: 2}},
+		Aborted:       1, AbortedRunning: 2,
+		Pads: 3, ZeroFillWrittenBytes: 8192, ZeroFillSkippedBytes: 1 << 20,
 	}
-	tape := metrics.Device{
-		Name: "tape0", Type: metrics.TypeTape, Subtype: "vtape", HBA: 2, UIO: "uio1",
-		Vendor: "IBM", Product: "ULT3580-TD8", Revision: "0001",
-		Transport: metrics.Transport{
-			Commands: []metrics.Command{
-				{Name: "write_6", Count: 10, Duration: hist(durationBounds, 0.01, map[int]uint64{5: 10})},
-				{Name: "read_6", Count: 4, CheckConditions: 2, Duration: hist(durationBounds, 0.004, map[int]uint64{4: 4})},
-			},
-			CheckConditions: [16]uint64{0: 1, 8: 1},
-			Read:            metrics.Transfer{Commands: 4, Bytes: 3 * 10240, Size: hist(transferBounds, 3*10240, map[int]uint64{5: 3})},
-			Write:           metrics.Transfer{Commands: 10, Bytes: 10 * 10240, Size: hist(transferBounds, 10*10240, map[int]uint64{5: 10})},
-			Segments:        hist(segmentBounds, 16, map[int]uint64{2: 4}),
-			Batch:           hist(batchBounds, 14, map[int]uint64{0: 14}),
-			Wakeups:         14,
-			Kicks:           14,
-		},
-		Ring: metrics.Ring{CommandRingBytes: 8<<20 - 128, DataAreaBytes: 64 << 20, ReadLen: true, Workers: 1},
-		Tape: &metrics.Tape{
+
+	// Behind the injector with no rule installed: the delay series are
+	// there from the start, at zero.
+	tp := status("tape0", "vtape", 2, "uio1", fakeFault{
+		h: fakeTape{id("IBM", "ULT3580-TD8", "0001"), tape.Stats{
 			Loaded: true, Barcode: "VSC001L8", LoadTime: time.Unix(1767225600, 500e6),
 			Object: 12, File: 2, UsedBytes: 1 << 20, CapacityBytes: 12e12,
 			FilemarksWritten: 2, Cleanings: 3, CleanNow: true, ILIEvents: 1, FilemarkEvents: 1, EODEvents: 1,
+		}},
+		st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
+	})
+	tp.Info.Ring = target.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 64 << 20, Flags: target.FlagReadLen, Workers: 1}
+	tp.Stats = target.DeviceStats{
+		Commands: []target.CommandStats{
+			{Name: "write_6", Count: 10, Duration: hist(durationBounds, 0.01, map[int]uint64{5: 10})},
+			{Name: "read_6", Count: 4, CheckConditions: 2, Duration: hist(durationBounds, 0.004, map[int]uint64{4: 4})},
 		},
-		// Behind the injector with no rule installed: the delay series
-		// are there from the start, at zero.
-		Fault: &metrics.Fault{Delays: hist(delayBounds, 0, nil)},
+		CheckConditions: [16]uint64{0: 1, 8: 1},
+		Transfers: transfers(
+			target.TransferStats{Commands: 4, Bytes: 3 * 10240, Size: hist(transferBounds, 3*10240, map[int]uint64{5: 3})},
+			target.TransferStats{Commands: 10, Bytes: 10 * 10240, Size: hist(transferBounds, 10*10240, map[int]uint64{5: 10})}),
+		Segments: hist(segmentBounds, 16, map[int]uint64{2: 4}),
+		Batch:    hist(batchBounds, 14, map[int]uint64{0: 14}),
+		Wakeups:  14,
+		Kicks:    14,
 	}
-	lib := metrics.Device{
-		Name: "lib0", Type: metrics.TypeChanger, Subtype: "vlibrary", HBA: 3, UIO: "uio2",
-		Vendor: "VSCSI", Product: "VLIBRARY", Revision: "0100",
-		Transport: metrics.Transport{
-			Commands: []metrics.Command{
-				{Name: "move_medium", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 0.006, map[int]uint64{4: 3})},
-			},
-			CheckConditions: [16]uint64{5: 1},
-		},
-		Ring: metrics.Ring{CommandRingBytes: 8<<20 - 128, DataAreaBytes: 64 << 20, Workers: 1},
-		Changer: &metrics.Changer{
-			Moves: []metrics.ChangerMove{
-				{From: "storage", To: "drive", Outcome: "ok", Count: 2, Seconds: 0.004},
-				{From: "storage", To: "storage", Outcome: "refused", Count: 1, Seconds: 0.0001},
-			},
-			Elements: []metrics.ChangerElements{
-				{Type: "transport", Count: 1}, {Type: "storage", Count: 20, Full: 18},
-				{Type: "mail", Count: 4, Full: 1}, {Type: "drive", Count: 2, Full: 2},
-			},
-			Imports: 1, Exports: 2,
-		},
+
+	var cs changer.Stats
+	cs.Moves = []changer.MoveCount{
+		{From: changer.Storage, To: changer.DataTransfer, Outcome: "ok", Count: 2, Seconds: 0.004},
+		{From: changer.Storage, To: changer.Storage, Outcome: "refused", Count: 1, Seconds: 0.0001},
 	}
-	return []metrics.Device{disk, tape, lib}
+	cs.Elements[changer.Transport], cs.Elements[changer.Storage], cs.Elements[changer.ImportExport], cs.Elements[changer.DataTransfer] = 1, 20, 4, 2
+	cs.Full[changer.Storage], cs.Full[changer.ImportExport], cs.Full[changer.DataTransfer] = 18, 1, 2
+	cs.Imports, cs.Exports = 1, 2
+	lib := status("lib0", "vlibrary", 3, "uio2", fakeChanger{id("VSCSI", "VLIBRARY", "0100"), cs})
+	lib.Info.Ring = target.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 64 << 20, Workers: 1}
+	lib.Stats = target.DeviceStats{
+		Commands: []target.CommandStats{
+			{Name: "move_medium", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 0.006, map[int]uint64{4: 3})},
+		},
+		CheckConditions: [16]uint64{5: 1},
+	}
+	return []target.DeviceStatus{dk, tp, lib}
 }
 
 func golden(t *testing.T, name string, c prometheus.Collector) {
@@ -195,19 +244,18 @@ func golden(t *testing.T, name string, c prometheus.Collector) {
 
 func TestCollectGolden(t *testing.T) {
 	src := fixture()
-	golden(t, "collector.prom", metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src })))
+	golden(t, "collector.prom", collector(src...))
 }
 
 // An unloaded drive reports medium_loaded 0 and nothing about a medium:
 // no barcode, position or fill.
 func TestCollectUnloadedTape(t *testing.T) {
-	src := []metrics.Device{{Name: "tape1", Type: metrics.TypeTape, Subtype: "vtape", Tape: &metrics.Tape{FilemarksWritten: 5}}}
-	golden(t, "unloaded_tape.prom", metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src })))
+	golden(t, "unloaded_tape.prom", collector(status("tape1", "vtape", 0, "", fakeTape{st: tape.Stats{FilemarksWritten: 5}})))
 }
 
 // No devices: vscsi_devices is still there, at 0 for both types.
 func TestCollectNoDevices(t *testing.T) {
-	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return nil }))
+	c := collector()
 	want := `# HELP vscsi_devices Number of devices served, by SCSI peripheral type.
 # TYPE vscsi_devices gauge
 vscsi_devices{type="changer"} 0
@@ -221,7 +269,7 @@ vscsi_devices{type="tape"} 0
 
 func TestCollectAndLint(t *testing.T) {
 	src := fixture()
-	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src }))
+	c := collector(src...)
 	problems, err := testutil.CollectAndLint(c)
 	if err != nil {
 		t.Fatal(err)
@@ -231,22 +279,22 @@ func TestCollectAndLint(t *testing.T) {
 	}
 }
 
-// Fault rules and sense codes as the daemon's adapter produces them for a
-// disk with a config rule and a tape drive with a runtime rule (its test,
-// in cmd/vscsid, checks that it produces these values): the rule IDs are
-// per device, the sense codes are named.
-func TestCollectAdaptedFaults(t *testing.T) {
-	d0 := metrics.Device{Name: "d0", Type: metrics.TypeDisk, Subtype: "vdisk", HBA: 1, UIO: "uio0",
-		Disk:  &metrics.Disk{Blocks: 2048, LogicalBlockSize: 512, PhysicalBlockSize: 512},
-		Fault: &metrics.Fault{Rules: []metrics.FaultRule{{ID: 1, Action: "sense", Matched: 1, Injected: 1}}, Delays: hist(delayBounds, 0, nil)},
-	}
-	d0.Transport.CheckConditions[3] = 1
-	d0.Transport.SenseCodes = []metrics.SenseCode{{Code: 0x1100, Count: 1}, {Code: 0x2900, Count: 1}}
-	t0 := metrics.Device{Name: "t0", Type: metrics.TypeTape, Subtype: "vtape", HBA: 2, UIO: "uio1",
-		Tape:  &metrics.Tape{Loaded: true, Barcode: "VSC001"},
-		Fault: &metrics.Fault{Rules: []metrics.FaultRule{{ID: 1, Action: "busy", Matched: 1, Injected: 1}}, Delays: hist(delayBounds, 0, nil)},
-	}
-	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return []metrics.Device{d0, t0} }))
+// Fault rules and sense codes of a disk with a config rule and a tape
+// drive with a runtime rule (cmd/vscsid's TestMetricsOfRealDevices builds
+// them with the real factories): the rule IDs are per device, the sense
+// codes are named.
+func TestCollectFaults(t *testing.T) {
+	d0 := status("d0", "vdisk", 1, "uio0", fakeFault{
+		h:     fakeDisk{st: disk.Stats{Blocks: 2048, LogicalBlockSize: 512, PhysicalBlockSize: 512}},
+		rules: []fault.RuleStats{{ID: 1, Action: "sense", Matched: 1, Injected: 1}}, st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
+	})
+	d0.Stats.CheckConditions[3] = 1
+	d0.Stats.SenseCodes = []target.SenseCode{{ASC: 0x1100, Count: 1}, {ASC: 0x2900, Count: 1}}
+	t0 := status("t0", "vtape", 2, "uio1", fakeFault{
+		h:     fakeTape{st: tape.Stats{Loaded: true, Barcode: "VSC001"}},
+		rules: []fault.RuleStats{{ID: 1, Action: "busy", Matched: 1, Injected: 1}}, st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
+	})
+	c := collector(d0, t0)
 	want := `# HELP vscsi_fault_injected_total Times an installed fault rule applied its action, by rule ID and action.
 # TYPE vscsi_fault_injected_total counter
 vscsi_fault_injected_total{action="busy",device="t0",rule="1"} 1
@@ -275,7 +323,7 @@ vscsi_fault_held_total{device="t0"} 0
 func TestPedantic(t *testing.T) {
 	src := fixture()
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src })))
+	reg.MustRegister(collector(src...))
 	if _, err := reg.Gather(); err != nil {
 		t.Fatal(err)
 	}
@@ -286,33 +334,33 @@ func TestPedantic(t *testing.T) {
 func TestCollectBadInput(t *testing.T) {
 	good := fixture()[0]
 	dup := good
-	badHist := metrics.Device{Name: "disk9", Type: metrics.TypeDisk}
-	badHist.Transport.Segments = stat.Histogram{Bounds: segmentBounds, Counts: []uint64{1}}
-	mixed := metrics.Device{Name: "disk8", Type: metrics.TypeDisk}
-	mixed.Transport.Commands = []metrics.Command{
+	badHist := status("disk9", "vdisk", 0, "", fakeDisk{})
+	badHist.Stats.Segments = stat.Histogram{Bounds: segmentBounds, Counts: []uint64{1}}
+	mixed := status("disk8", "vdisk", 0, "", fakeDisk{})
+	mixed.Stats.Commands = []target.CommandStats{
 		{Name: "", Count: 1, Duration: hist(durationBounds, 1, map[int]uint64{0: 1})},
 		{Name: "", Count: 1, Duration: hist(shortBounds, 1, map[int]uint64{0: 1})},
 	}
-	badLabel := metrics.Device{Name: "disk7\xff", Type: metrics.TypeDisk}
-	empty := metrics.Device{Type: metrics.TypeDisk}
-	dupRule := metrics.Device{Name: "disk6", Type: metrics.TypeDisk, Fault: &metrics.Fault{
-		Rules: []metrics.FaultRule{{ID: 2, Action: "busy"}, {ID: 2, Action: "delay"}},
-	}}
+	badLabel := status("disk7\xff", "vdisk", 0, "", fakeDisk{})
+	empty := status("", "vdisk", 0, "", fakeDisk{})
+	dupRule := status("disk6", "vdisk", 0, "", fakeFault{h: fakeDisk{},
+		rules: []fault.RuleStats{{ID: 2, Action: "busy"}, {ID: 2, Action: "delay"}},
+	})
 	for _, tc := range []struct {
 		name string
-		devs []metrics.Device
+		devs []target.DeviceStatus
 		want string
 	}{
-		{"duplicate name", []metrics.Device{good, dup}, `duplicate device name "disk0"`},
-		{"histogram shape", []metrics.Device{good, badHist}, "1 counts for 9 bounds"},
-		{"merge with other bounds", []metrics.Device{good, mixed}, "0 counts for 13 bounds"},
-		{"label not utf-8", []metrics.Device{good, badLabel}, "is not valid UTF-8: device dropped"},
-		{"empty name", []metrics.Device{good, empty}, "empty name"},
-		{"duplicate fault rule", []metrics.Device{good, dupRule}, `device "disk6": duplicate fault rule 2`},
+		{"duplicate name", []target.DeviceStatus{good, dup}, `duplicate device name "disk0"`},
+		{"histogram shape", []target.DeviceStatus{good, badHist}, "1 counts for 9 bounds"},
+		{"merge with other bounds", []target.DeviceStatus{good, mixed}, "0 counts for 13 bounds"},
+		{"label not utf-8", []target.DeviceStatus{good, badLabel}, "is not valid UTF-8: device dropped"},
+		{"empty name", []target.DeviceStatus{good, empty}, "empty name"},
+		{"duplicate fault rule", []target.DeviceStatus{good, dupRule}, `device "disk6": duplicate fault rule 2`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
-			reg.MustRegister(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return tc.devs })))
+			reg.MustRegister(collector(tc.devs...))
 			mfs, err := reg.Gather()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Gather error = %v, want one containing %q", err, tc.want)
@@ -348,7 +396,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		t.Skip("skipping, promtool not found (try: 'apt-get install -y prometheus')")
 	}
 	src := fixture()
-	reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src })))
+	reg, err := metrics.NewRegistry(collector(src...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,20 +429,20 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 
 func BenchmarkCollect8Devices(b *testing.B) {
 	base := fixture()
-	devs := make([]metrics.Device, 8)
+	devs := make([]target.DeviceStatus, 8)
 	for i := range devs {
 		devs[i] = base[i%2]
-		devs[i].Name = base[i%2].Name[:4] + string(rune('0'+i))
+		devs[i].Info.Name = base[i%2].Info.Name[:4] + string(rune('0'+i))
 	}
 	// A disk serves ~28 opcodes; give every device a full table.
 	for i := range devs {
-		cmds := make([]metrics.Command, 28)
+		cmds := make([]target.CommandStats, 28)
 		for j := range cmds {
-			cmds[j] = metrics.Command{Name: "cmd_" + string(rune('a'+j)), Count: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})}
+			cmds[j] = target.CommandStats{Name: "cmd_" + string(rune('a'+j)), Count: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})}
 		}
-		devs[i].Transport.Commands = cmds
+		devs[i].Stats.Commands = cmds
 	}
-	c := metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return devs }))
+	c := collector(devs...)
 	ch := make(chan prometheus.Metric, 4096)
 	b.ReportAllocs()
 	n := 0
@@ -413,12 +461,12 @@ func BenchmarkCollect8Devices(b *testing.B) {
 // text encoding.
 func BenchmarkScrape8Devices(b *testing.B) {
 	base := fixture()
-	devs := make([]metrics.Device, 8)
+	devs := make([]target.DeviceStatus, 8)
 	for i := range devs {
 		devs[i] = base[i%2]
-		devs[i].Name = base[i%2].Name[:4] + string(rune('0'+i))
+		devs[i].Info.Name = base[i%2].Info.Name[:4] + string(rune('0'+i))
 	}
-	reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return devs })))
+	reg, err := metrics.NewRegistry(collector(devs...))
 	if err != nil {
 		b.Fatal(err)
 	}

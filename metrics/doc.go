@@ -2,18 +2,20 @@
 // command counted, sized and timed per device, the TCMU ring's behaviour
 // and limits, disk geometry and tape drive state.
 //
-// The package knows nothing of TCMU or SCSI emulation. Producers (target,
-// disk, tape) keep atomic counters and hand out plain snapshot structs; a
-// small adapter in cmd/vscsid copies them into this package's Device
-// values and satisfies Source. Collector reads a Source at scrape time and
-// emits const metrics (node_exporter's pattern), so the command path has no
-// label lookups and removed devices vanish from the next scrape.
+// Producers (the transport, the disk, the drive, the changer, the fault
+// injector) keep atomic counters and hand out snapshots of their own
+// types; the Collector reads them at scrape time, the transport's
+// target.DeviceStatus of every device and the emulation's and fault
+// injector's snapshots found behind its handler (scsi.As), and emits const
+// metrics (node_exporter's pattern): the command path has no label
+// lookups, removed devices vanish from the next scrape, and no type
+// mirrors a producer's.
 //
 // Wiring, in cmd/vscsid:
 //
 //	webFlags := metrics.AddFlags(fs)
 //	...
-//	reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(snapshot)))
+//	reg, err := metrics.NewRegistry(metrics.NewCollector(tgt, metrics.Options{CmdTimeOut: &timeout}))
 //	g.Go(func() error { return metrics.Serve(ctx, reg, webFlags, slogLogger) })
 //
 // README.md in this directory lists every metric.

@@ -24,7 +24,7 @@ type family struct {
 func exported(t *testing.T) map[string]family {
 	t.Helper()
 	src := fixture()
-	reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src })))
+	reg, err := metrics.NewRegistry(collector(src...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
 func TestFixtureCoversEveryMetric(t *testing.T) {
 	got := exported(t)
 	ch := make(chan *prometheus.Desc, 256)
-	metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return nil })).Describe(ch)
+	collector().Describe(ch)
 	close(ch)
 	n := 0
 	for d := range ch {

@@ -113,8 +113,6 @@ var (
 		"Completion notifications written to the uio device.", lDevice)
 	descHighWater = desc(subRing, "high_water_bytes",
 		"Most command ring bytes ever found queued at once; near vscsi_ring_command_area_bytes, the kernel probably held commands back.", lDevice)
-	descRingFull = desc(subRing, "full_events_total",
-		"Times the ring was found too full for another command.", lDevice)
 	descCommandArea = desc(subRing, "command_area_bytes",
 		"Size of the TCMU command ring (mailbox cmdr_size).", lDevice)
 	descDataArea = desc(subRing, "data_area_bytes",
@@ -227,7 +225,7 @@ var allDescs = []*prometheus.Desc{
 	descCommands, descCommandDuration, descCommandCheckConditions, descCheckConditions,
 	descSenseCodes, descUnitAttentions, descTransferSize, descReadBytes, descWrittenBytes,
 	descSegments,
-	descInFlight, descBatch, descWakeups, descKicks, descHighWater, descRingFull,
+	descInFlight, descBatch, descWakeups, descKicks, descHighWater,
 	descCommandArea, descDataArea, descCapability, descWorkers, descTMRs, descAborted, descAbortedRunning,
 	descUnknownEntries, descPads, descZeroFilled, descZeroFill, descBadSense, descBidi,
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,

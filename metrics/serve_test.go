@@ -46,7 +46,7 @@ func serve(t *testing.T, args ...string) (stop func() error, errc <-chan error) 
 		t.Fatal(err)
 	}
 	src := fixture()
-	reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device { return src })))
+	reg, err := metrics.NewRegistry(collector(src...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,10 @@ func (d *Drive) memoryTemplate() MediumInfo {
 // gives the backstore the same one).
 func (d *Drive) UnitSerial() string { return d.serial() }
 
+// UnitIdentity is the standard INQUIRY identification (set at New, read
+// only after).
+func (d *Drive) UnitIdentity() scsi.Identity { return d.spc.Identity }
+
 // serial returns the configured or derived unit serial number.
 func (d *Drive) serial() string {
 	if d.cfg.Serial != "" {

@@ -99,13 +99,13 @@ func wrapFaults(h target.Handler, cmds scsi.CommandTable, fc FaultConfig, cmdTim
 	return fd, nil
 }
 
-// options are fc's fault options for a device with the command table
+// options are c's fault options for a device with the command table
 // cmds and attrib/cmd_time_out cmdTimeOut: the one reading of a fault
 // block, at attach (wrapFaults) and by --check-config (fault.Check).
-func (fc FaultConfig) options(cmds scsi.CommandTable, cmdTimeOut time.Duration) (fault.Options, error) {
-	opts := fault.Options{Commands: cmds, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: fc.Seed, Depth: fc.Depth}
+func (c FaultConfig) options(cmds scsi.CommandTable, cmdTimeOut time.Duration) (fault.Options, error) {
+	opts := fault.Options{Commands: cmds, CmdTimeout: cmdTimeOut, Aborts: transportAborts{}, Seed: c.Seed, Depth: c.Depth}
 	var err error
-	opts.Timing, opts.Rules, err = fc.parse()
+	opts.Timing, opts.Rules, err = c.parse()
 	return opts, err
 }
 

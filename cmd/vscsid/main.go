@@ -254,9 +254,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 
 	g, gctx := errgroup.WithContext(ctx)
 	if !o.noMetrics {
-		reg, err := metrics.NewRegistry(metrics.NewCollector(metrics.SourceFunc(func() []metrics.Device {
-			return snapshotDevices(tgt.Devices(), cfg)
-		})))
+		reg, err := metrics.NewRegistry(metrics.NewCollector(tgt, metricsOptions(cfg)))
 		if err != nil {
 			return errors.Join(err, tgt.Close())
 		}
@@ -383,6 +381,17 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 			}
 		}
 	}
+}
+
+// metricsOptions is what the collector needs of the config: the
+// cmd_time_out set on every device.
+func metricsOptions(cfg *Config) metrics.Options {
+	var o metrics.Options
+	if cfg.CmdTimeOut > 0 {
+		d := time.Duration(cfg.CmdTimeOut) * time.Second
+		o.CmdTimeOut = &d
+	}
+	return o
 }
 
 // typeOf is the type of a device of subtype (device.Kind.Type): the

@@ -222,6 +222,10 @@ func (c *Changer) serial() string {
 // UnitSerial is the unit serial number of VPD page 80h.
 func (c *Changer) UnitSerial() string { return c.serial() }
 
+// UnitIdentity is the standard INQUIRY identification (set at Open, read
+// only after).
+func (c *Changer) UnitIdentity() scsi.Identity { return c.spc.Identity }
+
 func (c *Changer) initSPC() {
 	h := fnv.New64a()
 	h.Write([]byte("vlibrary/" + c.serial()))
