@@ -36,7 +36,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-# The libraries (scsi, disk, tape, metrics, target/fault) and vscsictl's
+# The libraries (scsi, disk, tape, metrics, fault) and vscsictl's
 # media tools build anywhere; the kernel side builds too but fails at run
 # time off Linux ("TCMU needs Linux"). This keeps that true: vet (which
 # also type-checks the tests) for macOS, a build for FreeBSD and arm64.

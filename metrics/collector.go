@@ -9,12 +9,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // Collector is a prometheus.Collector that turns a Source's devices into

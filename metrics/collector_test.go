@@ -17,13 +17,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.prom golden files")
@@ -34,7 +34,7 @@ var (
 	transferBounds = pow(16, 512, 2)    // 512 B .. 16 MiB
 	segmentBounds  = pow(9, 1, 2)       // 1 .. 256
 	batchBounds    = pow(11, 1, 2)      // 1 .. 1024
-	delayBounds    = pow(14, 1e-6, 4)   // 1µs .. 67s (target/fault.DelayBounds)
+	delayBounds    = pow(14, 1e-6, 4)   // 1µs .. 67s (fault.DelayBounds)
 	shortBounds    = []float64{1, 2, 4} // for the merge tests
 )
 

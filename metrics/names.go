@@ -204,7 +204,7 @@ var (
 	descChangerExports = desc(subChgr, "exports_total",
 		"Cartridges the operator took out of a mail slot (vscsictl library export).", lDevice)
 
-	// Fault injection (target/fault).
+	// Fault injection (fault).
 	descFaultMatched = desc(subFault, "matched_total",
 		"Commands that passed an installed fault rule's filter, by rule ID and action.", lDevice, lRule, lAction)
 	descFaultInjected = desc(subFault, "injected_total",

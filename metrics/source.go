@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // The collector reads what the producers publish, node_exporter style:

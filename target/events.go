@@ -18,7 +18,7 @@ import (
 // live device. The call comes from the event loop, concurrently with
 // HandleCommand: the handler synchronises. Without them, a change is
 // refused with EOPNOTSUPP, and so is an error wrapping
-// errors.ErrUnsupported (a wrapper such as target/fault.Device implements
+// errors.ErrUnsupported (a wrapper such as fault.Device implements
 // them all and says so when what it wraps does not); any other error is
 // EINVAL. The configfs write then fails and the kernel keeps the old
 // value, for devices whose events the kernel waits for (made by another

@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
-	"github.com/vscsid/vscsid/target/fault"
 	"github.com/vscsid/vscsid/target/netlink"
 )
 

@@ -9,11 +9,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
-	"github.com/vscsid/vscsid/target/fault"
+	"github.com/vscsid/vscsid/fault"
 )
 
 // vscsictl fault: the fault rules and timing of a running device, over the
-// control socket (cmd/vscsid/faults.go). The grammar is target/fault's.
+// control socket (cmd/vscsid/faults.go). The grammar is fault's.
 
 var faultSubs = []subcommand{
 	{name: "list", args: "DEVICE [--json] [--socket PATH]", summary: "show the rules (with ID, matched, injected) and the timing",

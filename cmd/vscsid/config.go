@@ -13,9 +13,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/internal/device"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // defaultConfig is what `vscsid` serves with no --config: one fake_rw disk

@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // devices is what the daemon asks of the Target, the one registry of

@@ -8,7 +8,7 @@ import (
 	godbus "github.com/godbus/dbus/v5"
 	"go.uber.org/zap"
 
-	"github.com/vscsid/vscsid/target/dbus"
+	"github.com/vscsid/vscsid/cmd/internal/dbus"
 )
 
 // logger is the one logger type, named for brevity in signatures.

@@ -11,15 +11,15 @@ import (
 	"go.uber.org/zap"
 	"gopkg.in/yaml.v3"
 
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // FaultConfig is a device's `fault:` block: fault injection and timing
-// (package target/fault; deploy/fault-rules.example.yaml).
+// (package fault; deploy/fault-rules.example.yaml).
 type FaultConfig struct {
 	// Seed seeds prob= draws and timing jitter.
 	Seed uint64 `yaml:"seed"`

@@ -6,7 +6,7 @@
 # Needs dbus-daemon (Debian: dbus-daemon, from the dbus package).
 #
 # Who may own and call the names is checked by the Go tests of package
-# target/dbus (TestPolicy), which also run this file through dbus-daemon.
+# cmd/internal/dbus (TestPolicy), which also run this file through dbus-daemon.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v dbus-daemon >/dev/null || {

@@ -40,7 +40,7 @@
 // is no way to win that race reliably: next to tcmu-runner, create devices
 // with nl_reply_supported=-1 (targetcli: control=nl_reply_supported=-1),
 // and never answer events for subtypes we do not serve. The D-Bus side of
-// the coexistence is in package target/dbus.
+// the coexistence is in package cmd/internal/dbus.
 //
 // # Starting up: block_netlink and reset_netlink
 //

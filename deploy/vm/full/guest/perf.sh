@@ -94,7 +94,7 @@ perf_setup() {
 	mkdir -p "$PERF"
 	: >"$PERF/configs"
 	# tcmu-runner first, then vscsid registers its handlers with it: the
-	# coexistence order of target/dbus/doc.go. vscsid's devices are then
+	# coexistence order of cmd/internal/dbus/doc.go. vscsid's devices are then
 	# made with control=nl_reply_supported=-1.
 	systemctl stop vscsid
 	# vscsid with --web.pprof, for perf_profile; a binary from before the

@@ -9,14 +9,14 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/vscsid/vscsid/target/fault"
+	"github.com/vscsid/vscsid/fault"
 )
 
 // TestExampleFile keeps deploy/fault-rules.example.yaml valid: every rule
 // and timing of its devices installs on a device of the right kind, and
 // every rule in its scsi_debug table parses.
 func TestExampleFile(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/fault-rules.example.yaml")
+	data, err := os.ReadFile("../deploy/fault-rules.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

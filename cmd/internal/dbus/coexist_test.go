@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/vscsid/vscsid/target/dbus"
+	"github.com/vscsid/vscsid/cmd/internal/dbus"
 )
 
 // fakeRunner plays tcmu-runner's side of the HandlerManager1 protocol

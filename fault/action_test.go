@@ -11,9 +11,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 func unhex(t *testing.T, s string) []byte {

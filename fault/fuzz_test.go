@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // FuzzParseRule: any string is a rule or an error, never a panic; a rule

@@ -7,9 +7,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
-	"github.com/vscsid/vscsid/target/fault"
 	"github.com/vscsid/vscsid/target/targettest"
 )
 

@@ -15,10 +15,10 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/vscsid/vscsid/target/dbus"
+	"github.com/vscsid/vscsid/cmd/internal/dbus"
 )
 
-const policyFile = "../../deploy/dbus/org.kernel.TCMUService1.conf"
+const policyFile = "../../../deploy/dbus/org.kernel.TCMUService1.conf"
 
 // systemPolicy is the default context of Debian's /usr/share/dbus-1/system.conf
 // (dbus 1.14): nobody owns names or calls methods unless a service file

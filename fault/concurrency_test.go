@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // TestConcurrentManagement changes rules and timing from other goroutines

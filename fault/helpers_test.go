@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
-	"github.com/vscsid/vscsid/target/fault"
 	"github.com/vscsid/vscsid/target/targettest"
 )
 

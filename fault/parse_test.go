@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vscsid/vscsid/target/fault"
+	"github.com/vscsid/vscsid/fault"
 )
 
 func TestParseRuleCanonical(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // TestLBAIntersection checks lba=100+10 against every CDB size at the

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
-	"github.com/vscsid/vscsid/target/dbus"
+	"github.com/vscsid/vscsid/cmd/internal/dbus"
 )
 
 // recorder is a pair of handler callbacks that validate like a handler

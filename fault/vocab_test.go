@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/disk"
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 // realDevices returns a disk (with UNMAP) and a memory tape drive.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target/fault"
 )
 
 func timed(t *testing.T, h fault.Handler, kind scsi.CommandTable, timing string, cmdTimeout time.Duration, rules ...string) (*fault.Device, *fakeClock) {
