@@ -5,7 +5,7 @@
 // block limits, thin provisioning, write protect and write cache.
 //
 // A *Disk satisfies target.Handler structurally (HandleCommand) and
-// target.CommandNamer (CommandName); it does not import target. Commands
+// scsi.CommandNamer (CommandName); it does not import target. Commands
 // are dispatched through a fixed 256-entry table indexed by opcode, whose
 // names are the bounded `command` metric label values. The common SPC
 // commands (INQUIRY, REQUEST SENSE, MODE SENSE/SELECT, REPORT SUPPORTED

@@ -28,7 +28,7 @@ type geometry struct {
 }
 
 // Resize sets the capacity to size bytes: the backstore's attrib/dev_size
-// was written (target.Resizer). Only a disk whose capacity is dev_size
+// was written (scsi.Resizer). Only a disk whose capacity is dev_size
 // (a cfgstring without size= or blocks=, as targetcli creates it; see
 // Config.SizeFromDevSize) follows it; size must be a non-zero multiple of
 // the logical block size. The next command gets UNIT ATTENTION, CAPACITY
@@ -57,7 +57,7 @@ func (d *Disk) Resize(size uint64) error {
 }
 
 // SetWriteCache sets the WCE bit of the caching mode page, as
-// attrib/emulate_write_cache was written (target.WriteCacher). MODE
+// attrib/emulate_write_cache was written (scsi.WriteCacher). MODE
 // SELECT changes the same bit; a change made here raises UNIT ATTENTION,
 // MODE PARAMETERS CHANGED (SPC-5 5.14: the parameters changed through
 // another channel than this I_T nexus). The default and saved values stay
@@ -72,7 +72,7 @@ func (d *Disk) SetWriteCache(enabled bool) error {
 }
 
 // Reconfigure takes a new cfgstring for the live disk: attrib/dev_config
-// was written (target.Reconfigurer). It is parsed as strictly as at
+// was written (scsi.Reconfigurer). It is parsed as strictly as at
 // creation, and only the capacity may change (size= or blocks=, resized
 // as by Resize): every other key fixes the geometry or identity the
 // kernel and the initiator have already read, so changing it needs a new

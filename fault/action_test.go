@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -355,26 +356,28 @@ func TestSenseFormat(t *testing.T) {
 	}
 }
 
-// TestForwarding: CommandName, Close and Unwrap reach the wrapped handler;
-// the wrapper is concurrent only with a Depth above 1.
-func TestForwarding(t *testing.T) {
+// TestUnwrap: scsi.As finds the wrapped handler's optional operations
+// (command names, io.Closer) through Unwrap; the wrapper is concurrent
+// only with a Depth above 1.
+func TestUnwrap(t *testing.T) {
 	rec := &recorder{names: map[scsi.OpCode]string{0x28: "read_10"}}
 	d := newDevice(t, rec, fault.Options{})
-	if d.CommandName(0x28) != "read_10" || d.Unwrap() != fault.Handler(rec) {
-		t.Error("CommandName/Unwrap not forwarded")
+	if n, ok := scsi.As[scsi.CommandNamer](d); !ok || n.CommandName(0x28) != "read_10" || d.Unwrap() != fault.Handler(rec) {
+		t.Error("the recorder's CommandName is not found through the wrapper")
 	}
 	if d.Concurrent() != 0 {
 		t.Errorf("Device without Depth: Concurrent() = %d, want 0 (ring order)", d.Concurrent())
 	}
-	if err := d.Close(); err != nil {
-		t.Error(err)
-	}
 	tp := newTape(t)
 	dt := newDevice(t, tp, fault.Options{Commands: tapeCmds})
-	if dt.CommandName(0x08) != "read_6" {
-		t.Errorf("tape CommandName(0x08) = %q", dt.CommandName(0x08))
+	if n, ok := scsi.As[scsi.CommandNamer](dt); !ok || n.CommandName(0x08) != "read_6" {
+		t.Errorf("tape CommandName(0x08) not found through the wrapper")
 	}
-	if err := dt.Close(); err != nil {
+	c, ok := scsi.As[io.Closer](dt)
+	if !ok {
+		t.Fatal("the drive's Close is not found through the wrapper")
+	}
+	if err := c.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
 	if r, _ := run(dt, tur, 0); r.Status != scsi.StatusCheckCondition {

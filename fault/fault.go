@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -16,12 +15,6 @@ import (
 // Handler is scsi.Handler (and so target.Handler) under a local name: this
 // package does not import the transport.
 type Handler = scsi.Handler
-
-// CommandNamer is target.CommandNamer: op= resolves command names through
-// it, and Device forwards it.
-type CommandNamer interface {
-	CommandName(op scsi.OpCode) string
-}
 
 // Positioner is implemented by a tape drive that reports its logical
 // position: the partition, the logical object number (blocks and
@@ -40,19 +33,6 @@ type Positioner interface {
 type SenseFormatReporter interface {
 	CurrentSenseFormat() scsi.SenseFormat
 }
-
-// Reconfigurer, Resizer, WriteCacher and Resetter are target's optional
-// interfaces, restated: Device forwards them.
-type (
-	// Reconfigurer takes a new cfgstring.
-	Reconfigurer interface{ Reconfigure(cfgstring string) error }
-	// Resizer takes a new size.
-	Resizer interface{ Resize(size uint64) error }
-	// WriteCacher turns the write cache on or off.
-	WriteCacher interface{ SetWriteCache(enabled bool) error }
-	// Resetter learns of a LUN reset (a tape drive queues 29/00).
-	Resetter interface{ Reset() }
-)
 
 // HoldMargin is how long past cmd_time_out a timeout rule without a hold
 // time keeps a command: TCMU's timer fires up to a second late
@@ -123,15 +103,10 @@ type AbortReporter interface {
 // commands run.
 type Device struct {
 	h        Handler
-	namer    CommandNamer
+	namer    scsi.CommandNamer
 	pos      Positioner
 	ext      Extenter
 	fmtr     SenseFormatReporter
-	closer   io.Closer
-	reconf   Reconfigurer
-	resizer  Resizer
-	wcacher  WriteCacher
-	resetter Resetter
 	env      env
 	seed     uint64
 	maxDelay time.Duration // per-command delay cap, MaxInt64 = none
@@ -178,15 +153,10 @@ func New(h Handler, opts Options) (*Device, error) {
 		return nil, errors.New("fault: negative cmd_time_out")
 	}
 	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, aborts: opts.Aborts, format: opts.SenseFormat, maxDelay: math.MaxInt64}
-	d.namer, _ = h.(CommandNamer)
-	d.pos, _ = h.(Positioner)
-	d.ext, _ = h.(Extenter)
-	d.fmtr, _ = h.(SenseFormatReporter)
-	d.closer, _ = h.(io.Closer)
-	d.reconf, _ = h.(Reconfigurer)
-	d.resizer, _ = h.(Resizer)
-	d.wcacher, _ = h.(WriteCacher)
-	d.resetter, _ = h.(Resetter)
+	d.namer, _ = scsi.As[scsi.CommandNamer](h)
+	d.pos, _ = scsi.As[Positioner](h)
+	d.ext, _ = scsi.As[Extenter](h)
+	d.fmtr, _ = scsi.As[SenseFormatReporter](h)
 	d.env = env{kind: kind, cmds: opts.Commands, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
 		d.maxDelay = opts.CmdTimeout - min(time.Second, opts.CmdTimeout/2)
@@ -232,67 +202,10 @@ func (d *Device) MaxDelay() time.Duration {
 	return d.maxDelay
 }
 
-// Unwrap returns the wrapped handler.
+// Unwrap returns the wrapped handler: scsi.As finds its optional
+// operations (command names, LUN reset, reconfiguration, io.Closer)
+// through it, so Device does not forward them.
 func (d *Device) Unwrap() Handler { return d.h }
-
-// Reset forwards a LUN RESET to the wrapped handler if it is a Resetter.
-func (d *Device) Reset() {
-	if d.resetter != nil {
-		d.resetter.Reset()
-	}
-}
-
-// CommandName forwards to the wrapped handler's CommandNamer ("" without
-// one).
-func (d *Device) CommandName(op scsi.OpCode) string {
-	if d.namer == nil {
-		return ""
-	}
-	return d.namer.CommandName(op)
-}
-
-// Close closes the wrapped handler if it is an io.Closer.
-func (d *Device) Close() error {
-	if d.closer == nil {
-		return nil
-	}
-	return d.closer.Close()
-}
-
-// errNoReconfig is what the forwarders return when the wrapped handler
-// cannot take the change: target answers the kernel EOPNOTSUPP for it.
-func errNoReconfig(what string) error {
-	return fmt.Errorf("fault: the wrapped handler cannot change %s live: %w", what, errors.ErrUnsupported)
-}
-
-// Reconfigure forwards to the wrapped handler's Reconfigurer; without one
-// it returns an error wrapping errors.ErrUnsupported. Like every
-// forwarder, it may be called while commands run (the handler
-// synchronises).
-func (d *Device) Reconfigure(cfgstring string) error {
-	if d.reconf == nil {
-		return errNoReconfig("dev_config")
-	}
-	return d.reconf.Reconfigure(cfgstring)
-}
-
-// Resize forwards to the wrapped handler's Resizer, or returns an error
-// wrapping errors.ErrUnsupported.
-func (d *Device) Resize(size uint64) error {
-	if d.resizer == nil {
-		return errNoReconfig("dev_size")
-	}
-	return d.resizer.Resize(size)
-}
-
-// SetWriteCache forwards to the wrapped handler's WriteCacher, or returns
-// an error wrapping errors.ErrUnsupported.
-func (d *Device) SetWriteCache(enabled bool) error {
-	if d.wcacher == nil {
-		return errNoReconfig("emulate_write_cache")
-	}
-	return d.wcacher.SetWriteCache(enabled)
-}
 
 // ---- rule and timing management ----
 

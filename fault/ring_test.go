@@ -15,9 +15,8 @@ import (
 
 // The wrapper is what the transport serves.
 var (
-	_ target.Handler      = (*fault.Device)(nil)
-	_ target.CommandNamer = (*fault.Device)(nil)
-	_ fault.Handler       = target.Handler(nil)
+	_ target.Handler = (*fault.Device)(nil)
+	_ fault.Handler  = target.Handler(nil)
 )
 
 // TestThroughRing serves a faulty disk through the fake TCMU kernel: the

@@ -230,7 +230,7 @@ const MaxRules = 64
 type env struct {
 	kind       Kind
 	cmds       scsi.CommandTable
-	namer      CommandNamer
+	namer      scsi.CommandNamer
 	positioner bool
 	cmdTimeout time.Duration
 }

@@ -79,7 +79,7 @@ func TestCommandNamesAgreeAcrossDevices(t *testing.T) {
 	if both < 10 {
 		t.Errorf("only %d opcodes served by both", both)
 	}
-	for _, d := range []fault.CommandNamer{dk, dr} {
+	for _, d := range []scsi.CommandNamer{dk, dr} {
 		if got := d.CommandName(scsi.MaintenanceIn); got != "report_supported_opcodes" {
 			t.Errorf("%T: 0xa3 is %q, want report_supported_opcodes", d, got)
 		}

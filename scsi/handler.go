@@ -35,3 +35,43 @@ func As[T any](h Handler) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// The optional operations of a Handler: a logical unit implements those
+// that apply to it, and the transport and the daemon find them with As,
+// through any decorator, so a decorator (fault injection) need not forward
+// them.
+type (
+	// A CommandNamer names the commands of its command table
+	// (Table.Name): the bounded `command` label of the metrics and the
+	// op= of fault rules. CommandName returns "" for opcodes the handler
+	// does not support.
+	CommandNamer interface {
+		CommandName(op OpCode) string
+	}
+	// A Resetter learns of a LUN RESET (a tape drive queues UNIT
+	// ATTENTION 29/00 and restores its mode defaults). The transport
+	// calls Reset from the device's loop when a LUN RESET arrives, before
+	// it serves the commands queued after it, and only for handlers
+	// served in ring order.
+	Resetter interface {
+		Reset()
+	}
+	// A Reconfigurer accepts a new cfgstring (the part of dev_config
+	// after "<subtype>/"), validated as strictly as at creation.
+	Reconfigurer interface {
+		Reconfigure(cfgstring string) error
+	}
+	// A Resizer accepts a new capacity (dev_size), in bytes.
+	Resizer interface {
+		Resize(size uint64) error
+	}
+	// A WriteCacher turns the write cache on or off
+	// (emulate_write_cache).
+	WriteCacher interface {
+		SetWriteCache(enabled bool) error
+	}
+	// A UnitSerialer reports the unit serial number of its VPD page 80h.
+	UnitSerialer interface {
+		UnitSerial() string
+	}
+)

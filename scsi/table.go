@@ -220,7 +220,7 @@ func (t *Table[U]) Lookup(op OpCode) *Desc {
 }
 
 // Name is the name of op in the table's command set, "" if the table does
-// not serve it: the bounded `command` metric label (target.CommandNamer)
+// not serve it: the bounded `command` metric label (CommandNamer)
 // and the op= of fault rules. An opcode served with one service action is
 // named after it (0xa3 report_supported_opcodes); one served with several
 // after the opcode (0x9e service_action_in_16). It never allocates.

@@ -19,7 +19,7 @@ import (
 )
 
 // Drive is an emulated SSC tape drive: one logical unit that satisfies
-// target.Handler (HandleCommand) and target.CommandNamer (CommandName).
+// target.Handler (HandleCommand) and scsi.CommandNamer (CommandName).
 //
 // Concurrency: the transport delivers commands one at a time in ring order
 // and the drive relies on it (tape positioning is sequential). Load,
@@ -225,7 +225,7 @@ func (d *Drive) applySenseFormat() {
 // Personality returns the drive model.
 func (d *Drive) Personality() Personality { return d.pers }
 
-// CommandName implements target.CommandNamer: the snake_case name of op
+// CommandName implements scsi.CommandNamer: the snake_case name of op
 // in SSC (scsi.Table.Name: 0xa3 is report_supported_opcodes, the one
 // service action served), or "" for an opcode the drive does not support.
 // It is the bounded `command` metric label and the op= of fault rules.

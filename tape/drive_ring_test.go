@@ -38,8 +38,8 @@ func memoryDrive(t *testing.T, cfg string) *tape.Drive {
 
 // The drive satisfies the transport's interfaces without importing it.
 var (
-	_ target.Handler      = (*tape.Drive)(nil)
-	_ target.CommandNamer = (*tape.Drive)(nil)
+	_ target.Handler    = (*tape.Drive)(nil)
+	_ scsi.CommandNamer = (*tape.Drive)(nil)
 )
 
 // TestThroughRing sends what st sends through the fake kernel ring and

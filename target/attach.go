@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/netlink"
 )
 
@@ -140,7 +141,7 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 	m.info = DeviceInfo{DeviceConfig: dc, Origin: OriginAttached}
 	defer func() {
 		if err != nil {
-			if c, ok := h.(io.Closer); ok && m.dev == nil {
+			if c, ok := scsi.As[io.Closer](h); ok && m.dev == nil {
 				_ = c.Close()
 			}
 			if uerr := m.undo.run(); uerr != nil {

@@ -86,8 +86,8 @@ type Device struct {
 	n       Notifier
 	h       Handler
 	log     *zap.Logger
-	namer   CommandNamer
-	reset   Resetter // nil unless the handler implements it and runs in order
+	namer   scsi.CommandNamer
+	reset   scsi.Resetter // nil unless the handler implements it and runs in order
 	info    RingInfo
 	readLen bool
 	epoch   time.Time
@@ -161,9 +161,9 @@ func NewDevice(mem []byte, n Notifier, h Handler, log *zap.Logger) (*Device, err
 			MapSize:    uint64(len(mem)),
 		},
 	}
-	d.namer, _ = h.(CommandNamer)
-	d.reset, _ = h.(Resetter)
-	if ch, ok := h.(ConcurrentHandler); ok {
+	d.namer, _ = scsi.As[scsi.CommandNamer](h)
+	d.reset, _ = scsi.As[scsi.Resetter](h)
+	if ch, ok := scsi.As[ConcurrentHandler](h); ok {
 		if w := ch.Concurrent(); w > 1 {
 			if r.flags&FlagOOOC != 0 {
 				d.info.Workers = w
@@ -202,7 +202,7 @@ func (d *Device) Run(ctx context.Context) (err error) {
 		return errors.New("target: Device.Run called twice")
 	}
 	defer func() {
-		if c, ok := d.h.(io.Closer); ok {
+		if c, ok := scsi.As[io.Closer](d.h); ok {
 			if cerr := c.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("close handler: %w", cerr)
 			}

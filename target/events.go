@@ -11,35 +11,20 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/netlink"
 )
 
-// Optional interfaces a Handler implements to accept a RECONFIG event for a
-// live device. The call comes from the event loop, concurrently with
-// HandleCommand: the handler synchronises. Without them, a change is
-// refused with EOPNOTSUPP, and so is an error wrapping
-// errors.ErrUnsupported (a wrapper such as fault.Device implements
-// them all and says so when what it wraps does not); any other error is
-// EINVAL. The configfs write then fails and the kernel keeps the old
-// value, for devices whose events the kernel waits for (made by another
-// tool: the config file's have nl_reply_supported=-1, and the kernel
-// stores their new value whatever the handler says). Writing the value in
-// force is always accepted.
-type (
-	// A Reconfigurer accepts a new cfgstring (attrib/dev_config, the part
-	// after "<subtype>/"). It validates it as strictly as its Factory.
-	Reconfigurer interface {
-		Reconfigure(cfgstring string) error
-	}
-	// A Resizer accepts a new attrib/dev_size, in bytes.
-	Resizer interface {
-		Resize(size uint64) error
-	}
-	// A WriteCacher accepts a new attrib/emulate_write_cache.
-	WriteCacher interface {
-		SetWriteCache(enabled bool) error
-	}
-)
+// A RECONFIG event for a live device goes to the handler's
+// scsi.Reconfigurer, scsi.Resizer or scsi.WriteCacher, found with scsi.As
+// behind any decorator. The call comes from the event loop, concurrently
+// with HandleCommand: the handler synchronises. Without the interface, a
+// change is refused with EOPNOTSUPP, and so is an error wrapping
+// errors.ErrUnsupported; any other error is EINVAL. The configfs write
+// then fails and the kernel keeps the old value, for devices whose events
+// the kernel waits for (made by another tool: the config file's have
+// nl_reply_supported=-1, and the kernel stores their new value whatever
+// the handler says). Writing the value in force is always accepted.
 
 // eventConn is what Run needs of a *netlink.Conn.
 type eventConn interface {
@@ -336,7 +321,7 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 		if sub != cur.Subtype {
 			return refuse("dev_config", fmt.Errorf("subtype %q cannot become %q", cur.Subtype, sub))
 		}
-		r, ok := m.h.(Reconfigurer)
+		r, ok := scsi.As[scsi.Reconfigurer](m.h)
 		if !ok {
 			return refuse("dev_config", nil)
 		}
@@ -351,7 +336,7 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 		if *e.DevSize == cur.Size {
 			return 0
 		}
-		r, ok := m.h.(Resizer)
+		r, ok := scsi.As[scsi.Resizer](m.h)
 		if !ok {
 			return refuse("dev_size", nil)
 		}
@@ -376,7 +361,7 @@ func (t *Target) reconfig(hba int, name string, e netlink.Reconfig, log *zap.Log
 				return 0
 			}
 		}
-		r, ok := m.h.(WriteCacher)
+		r, ok := scsi.As[scsi.WriteCacher](m.h)
 		if !ok {
 			return refuse("emulate_write_cache", nil)
 		}

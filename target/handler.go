@@ -13,10 +13,12 @@ import (
 // in ring order and are never concurrent (unless the Handler is a
 // ConcurrentHandler).
 //
-// If a Handler also implements io.Closer, the device calls Close after the
-// loop has stopped (an optional interface, like http.Flusher). A decorator
-// (fault injection) that wraps another Handler exposes it with
-// Unwrap() Handler; scsi.As walks that chain.
+// If a Handler, or one it wraps, implements io.Closer, the device calls
+// Close after the loop has stopped (an optional interface, like
+// http.Flusher). A decorator (fault injection) that wraps another Handler
+// exposes it with Unwrap() Handler; scsi.As walks that chain, and finds
+// every optional interface (scsi.CommandNamer, scsi.Resetter, ...) that
+// way.
 type Handler = scsi.Handler
 
 // A ConcurrentHandler opts in to serving up to Concurrent() commands at
@@ -38,13 +40,6 @@ func (f HandlerFunc) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.
 	return f(ctx, cmd)
 }
 
-// CommandNamer is implemented by handlers that name the commands of their
-// command table (scsi.Table.Name); the name is the bounded `command` label of the metrics.
-// CommandName returns "" for opcodes the handler does not support.
-type CommandNamer interface {
-	CommandName(op scsi.OpCode) string
-}
-
 // DeviceConfig describes one TCMU device as the kernel (or our own config
 // file) created it.
 type DeviceConfig struct {
@@ -62,11 +57,3 @@ type DeviceConfig struct {
 // wrong (the error is reported to the operator or the kernel).
 type Factory func(cfg DeviceConfig, log *zap.Logger) (Handler, error)
 
-// Resetter is implemented by handlers that must learn of a LUN RESET (a
-// tape drive queues UNIT ATTENTION 29/00 and restores its mode defaults).
-// The device calls Reset from its loop when a LUN RESET TMR entry arrives
-// (attrib/tmr_notification=1), before it serves the commands queued after
-// it, and only for handlers served in ring order.
-type Resetter interface {
-	Reset()
-}

@@ -16,7 +16,7 @@ import (
 // per I_T nexus. Two things make them work for vscsid's devices:
 //
 //   - each backstore's wwn/vpd_unit_serial holds the serial number its
-//     handler reports in VPD page 80h (UnitSerialer), written before the
+//     handler reports in VPD page 80h (scsi.UnitSerialer), written before the
 //     LUN is exported (the kernel refuses it afterwards); LIO names a
 //     device's APTPL state <dbroot>/pr/aptpl_<unit serial>, so with an
 //     empty serial every device would share one file;
@@ -27,11 +27,6 @@ import (
 //     attaching of a device, since targetcli moves dbroot
 //     (/etc/rtslib-fb-target) the first time it runs.
 
-// A UnitSerialer reports the unit serial number of its VPD page 80h.
-type UnitSerialer interface {
-	UnitSerial() string
-}
-
 // maxUnitSerial is the longest serial the kernel takes
 // (INQUIRY_VPD_SERIAL_LEN - 1).
 const maxUnitSerial = 253
@@ -40,7 +35,7 @@ const maxUnitSerial = 253
 // wwn/vpd_unit_serial. A failure only costs persistent reservations
 // their own APTPL file, so it is logged, not returned.
 func (t *Target) setUnitSerial(obj string, h Handler, log *zap.Logger) {
-	us, ok := scsi.As[UnitSerialer](h)
+	us, ok := scsi.As[scsi.UnitSerialer](h)
 	if !ok {
 		return
 	}

@@ -160,7 +160,7 @@ func (s *stats) ringUsed(n uint32) {
 // CommandStats are the statistics of one operation code.
 type CommandStats struct {
 	OpCode scsi.OpCode
-	// Name is the handler's name for the opcode (target.CommandNamer), ""
+	// Name is the handler's name for the opcode (scsi.CommandNamer), ""
 	// when the handler has none or does not support the opcode.
 	Name            string
 	Count           uint64
@@ -227,7 +227,7 @@ type TMRCount struct {
 // Transfer returns the statistics of direction d.
 func (s *DeviceStats) Transfer(d Direction) TransferStats { return s.Transfers[d] }
 
-func (s *stats) snapshot(namer CommandNamer) DeviceStats {
+func (s *stats) snapshot(namer scsi.CommandNamer) DeviceStats {
 	var out DeviceStats
 	for op := range s.dur {
 		h := stat.Snapshot(DurationBounds, s.dur[op][:], float64(s.durSum[op].Load())/1e9)

@@ -361,7 +361,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	}
 	d, err := NewDevice(rd.Memory(), rd, h, dlog)
 	if err != nil {
-		if c, ok := h.(io.Closer); ok {
+		if c, ok := scsi.As[io.Closer](h); ok {
 			_ = c.Close()
 		}
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)

@@ -110,7 +110,7 @@ func (c FaultConfig) options(cmds scsi.CommandTable, cmdTimeOut time.Duration) (
 }
 
 func closeHandler(h target.Handler) error {
-	if c, ok := h.(io.Closer); ok {
+	if c, ok := scsi.As[io.Closer](h); ok {
 		return c.Close()
 	}
 	return nil

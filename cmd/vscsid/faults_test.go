@@ -142,7 +142,8 @@ func TestFaultOnDeletedDevice(t *testing.T) {
 func TestFaultWrapperKeepsTapeReset(t *testing.T) {
 	reg := &testRegistry{}
 	h := reg.add(t, reg.served("vtape"), target.DeviceConfig{Name: "t0", Subtype: "vtape", Config: "memory=1;barcode=M1"})
-	if _, ok := h.(target.Resetter); !ok {
+	rs, ok := scsi.As[scsi.Resetter](h)
+	if !ok {
 		t.Fatalf("%T hides the drive's Reset from the transport", h)
 	}
 	// The reset reaches the drive: it reports 29/00 again.
@@ -150,7 +151,7 @@ func TestFaultWrapperKeepsTapeReset(t *testing.T) {
 	for range 3 {
 		h.HandleCommand(ctx, testUnitReady)
 	}
-	h.(target.Resetter).Reset()
+	rs.Reset()
 	if r := h.HandleCommand(ctx, testUnitReady); r.Sense.Key != scsi.UnitAttention || r.Sense.ASC != scsi.PowerOnResetOrBusDeviceReset {
 		t.Errorf("TEST UNIT READY after a LUN reset through the wrapper: %+v, want UNIT ATTENTION 29/00", r)
 	}

@@ -52,7 +52,7 @@ var (
 )
 
 // Changer is an emulated SMC medium changer: one logical unit that
-// satisfies scsi.Handler and target.CommandNamer. Commands are served one
+// satisfies scsi.Handler and scsi.CommandNamer. Commands are served one
 // at a time (a mutex serialises them with the operator methods Import,
 // Export and Close). A command that moves a cartridge completes, the
 // drive loaded or unloaded and the inventory saved, before HandleCommand
@@ -306,7 +306,7 @@ func (c *Changer) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Respo
 // isClosed is the changer's scsi.Readiness, called by Serve under c.mu.
 func (c *Changer) isClosed() bool { return c.closed }
 
-// CommandName implements target.CommandNamer: the name of op in SMC
+// CommandName implements scsi.CommandNamer: the name of op in SMC
 // (scsi.SMC), or "" for an opcode the changer does not support.
 func (c *Changer) CommandName(op scsi.OpCode) string { return changerCommands.Name(op) }
 
