@@ -99,7 +99,7 @@ func TestThroughRing(t *testing.T) {
 }
 
 // BenchmarkThroughRing is a fake_rw READ(10) through the fake kernel ring
-// and target.Device: the whole per-command cost of the daemon except the
+// and tcmu.Device: the whole per-command cost of the daemon except the
 // syscalls (uio read/write). The data-area pages are the same from command
 // to command, as the kernel's are, so after the first one the zero fill is
 // skipped (scsi.ZeroPages).

@@ -79,7 +79,7 @@
 // 30 s, st 900 s; set it below cmd_time_out to see this path) runs SCSI
 // error handling, whose ABORT TASK reaches the ring as a TMR entry, which
 // the transport counts (vscsi_ring_task_management_requests_total). With
-// Options.Aborts (vscsid passes the transport's target.Aborted) the held
+// Options.Aborts (vscsid passes the transport's tcmu.Aborted) the held
 // command polls for that abort every 10 ms and ends when it comes, as a
 // real device drops an aborted task: the abort then completes at once and
 // sd retries, instead of both waiting for cmd_time_out (seen on 6.1 and
@@ -138,7 +138,7 @@
 //
 // HandleCommand is called by the device's loop, one command at a time,
 // unless Options.Depth is above 1 (disks only): then the Device is a
-// target.ConcurrentHandler and up to Depth commands are in service at
+// tcmu.ConcurrentHandler and up to Depth commands are in service at
 // once, on the transport's workers, with out-of-order completion. Their
 // delays (latency, jitter, delay= rules, the rate) overlap, as in a real
 // disk's queue and in scsi_debug's per-command delay, while the rules,

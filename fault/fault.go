@@ -68,12 +68,12 @@ type Options struct {
 	Clock Clock
 	// Aborts tells a held command (a timeout rule) that the initiator
 	// aborted it, so that it ends then, as a real device drops an
-	// aborted task: the transport's target.CanReportAborts and
-	// target.Aborted. Nil: a held command is held for its whole time.
+	// aborted task: the transport's tcmu.CanReportAborts and
+	// tcmu.Aborted. Nil: a held command is held for its whole time.
 	Aborts AbortReporter
 	// Depth is how many commands a disk serves at once (0 and 1: one at
 	// a time, in ring order). Above 1 the Device is a concurrent handler
-	// (target.ConcurrentHandler): the delays of that many commands (their
+	// (tcmu.ConcurrentHandler): the delays of that many commands (their
 	// latency, delay= rules and rate) run at the same time, as a real
 	// disk's queue overlaps them, while the wrapped handler still sees
 	// one command at a time. Disks only: a tape drive or a changer is
@@ -86,7 +86,7 @@ type Options struct {
 const MaxDepth = 256
 
 // AbortReporter is the transport's view of ABORT TASK for the command
-// being served under ctx (target.CanReportAborts, target.Aborted).
+// being served under ctx (tcmu.CanReportAborts, tcmu.Aborted).
 type AbortReporter interface {
 	CanReportAborts(ctx context.Context) bool
 	Aborted(ctx context.Context) bool
@@ -190,7 +190,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	return d, nil
 }
 
-// Concurrent implements target.ConcurrentHandler: the Depth it was made
+// Concurrent implements tcmu.ConcurrentHandler: the Depth it was made
 // with (0 with none, so the transport serves it in ring order).
 func (d *Device) Concurrent() int { return d.depth }
 

@@ -11,7 +11,7 @@ import (
 const delayBuckets = 14
 
 // DelayBounds are the upper bounds, in seconds, of the injected-delay
-// histogram: 1 µs × 4^i, 1 µs to 67 s, as target.DurationBounds.
+// histogram: 1 µs × 4^i, 1 µs to 67 s, as tcmu.DurationBounds.
 var DelayBounds = stat.Exponential(1e-6, 4, delayBuckets)
 
 // Stats are a device's fault and timing counters since New.

@@ -15,6 +15,7 @@ import (
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // Collector is a prometheus.Collector that turns a Source's devices into
@@ -117,7 +118,7 @@ func is[T any](h scsi.Handler) bool {
 	return ok
 }
 
-func collectTransport(ch chan<- prometheus.Metric, name string, t *target.DeviceStats) {
+func collectTransport(ch chan<- prometheus.Metric, name string, t *tcmu.DeviceStats) {
 	for _, c := range mergeCommands(t.Commands) {
 		counter(ch, descCommands, float64(c.Count), name, c.Name)
 		counter(ch, descCommandCheckConditions, float64(c.CheckConditions), name, c.Name)
@@ -134,7 +135,7 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *target.Device
 		counter(ch, descSenseCodes, float64(n), name, asc)
 	}
 	counter(ch, descUnitAttentions, float64(t.UnitAttentions), name)
-	read, write := t.Transfer(target.DirRead), t.Transfer(target.DirWrite)
+	read, write := t.Transfer(tcmu.DirRead), t.Transfer(tcmu.DirWrite)
 	histogram(ch, descTransferSize, read.Size, name, dirRead)
 	histogram(ch, descTransferSize, write.Size, name, dirWrite)
 	counter(ch, descReadBytes, float64(read.Bytes), name)
@@ -175,10 +176,10 @@ func (c *Collector) collectRing(ch chan<- prometheus.Metric, name string, info *
 	if r.DataSize > 0 {
 		gauge(ch, descDataArea, float64(r.DataSize), name)
 	}
-	gauge(ch, descCapability, b2f(r.Has(target.FlagOOOC)), name, CapOOOC)
-	gauge(ch, descCapability, b2f(r.Has(target.FlagReadLen)), name, CapReadLen)
-	gauge(ch, descCapability, b2f(r.Has(target.FlagTMR)), name, CapTMR)
-	gauge(ch, descCapability, b2f(r.Has(target.FlagKeepBuf)), name, CapKeepBuf)
+	gauge(ch, descCapability, b2f(r.Has(tcmu.FlagOOOC)), name, CapOOOC)
+	gauge(ch, descCapability, b2f(r.Has(tcmu.FlagReadLen)), name, CapReadLen)
+	gauge(ch, descCapability, b2f(r.Has(tcmu.FlagTMR)), name, CapTMR)
+	gauge(ch, descCapability, b2f(r.Has(tcmu.FlagKeepBuf)), name, CapKeepBuf)
 	gauge(ch, descWorkers, float64(max(r.Workers, 1)), name)
 	if info.BlockSize > 0 {
 		gauge(ch, descBlockSize, float64(info.BlockSize), name)
@@ -262,8 +263,8 @@ func collectFault(ch chan<- prometheus.Metric, name string, f fault.Stats, rules
 // entries of the same name added up, so that every command label value
 // occurs once. Histograms of merged entries must have the same bounds;
 // the merged Counts are a fresh slice (the input is not modified).
-func mergeCommands(cmds []target.CommandStats) []target.CommandStats {
-	out := make([]target.CommandStats, 0, len(cmds))
+func mergeCommands(cmds []tcmu.CommandStats) []tcmu.CommandStats {
+	out := make([]tcmu.CommandStats, 0, len(cmds))
 	idx := make(map[string]int, len(cmds))
 	for _, c := range cmds {
 		if c.Name == "" {

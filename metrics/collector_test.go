@@ -24,6 +24,7 @@ import (
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.prom golden files")
@@ -107,8 +108,8 @@ func status(name, subtype string, hba int, uio string, h scsi.Handler) target.De
 	}}
 }
 
-func transfers(read, write target.TransferStats) (t [3]target.TransferStats) {
-	t[target.DirRead], t[target.DirWrite] = read, write
+func transfers(read, write tcmu.TransferStats) (t [3]tcmu.TransferStats) {
+	t[tcmu.DirRead], t[tcmu.DirWrite] = read, write
 	return t
 }
 
@@ -139,9 +140,9 @@ func fixture() []target.DeviceStatus {
 	})
 	dk.Exports = []target.FabricLUNs{{Fabric: "iscsi", LUNs: 1}, {Fabric: "loopback", LUNs: 1}}
 	dk.Info.BlockSize = 512
-	dk.Info.Ring = target.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 1 << 30, Flags: target.FlagOOOC | target.FlagReadLen | target.FlagTMR}
-	dk.Stats = target.DeviceStats{
-		Commands: []target.CommandStats{
+	dk.Info.Ring = tcmu.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 1 << 30, Flags: tcmu.FlagOOOC | tcmu.FlagReadLen | tcmu.FlagTMR}
+	dk.Stats = tcmu.DeviceStats{
+		Commands: []tcmu.CommandStats{
 			{Name: "test_unit_ready", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 3e-6, map[int]uint64{1: 3})},
 			{Name: "read_10", Count: 100, Duration: hist(durationBounds, 0.0021, map[int]uint64{2: 60, 3: 40})},
 			{Name: "write_10", Count: 50, CheckConditions: 1, Duration: hist(durationBounds, 0.2, map[int]uint64{6: 50})},
@@ -150,18 +151,18 @@ func fixture() []target.DeviceStatus {
 			{Name: "", Count: 1, CheckConditions: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})},
 		},
 		CheckConditions: [16]uint64{5: 3, 6: 1, 3: 1},
-		SenseCodes:      []target.SenseCode{{ASC: 0x2000, Count: 3}, {ASC: 0x2900, Count: 1}, {ASC: 0x1100, Count: 1}},
+		SenseCodes:      []tcmu.SenseCode{{ASC: 0x2000, Count: 3}, {ASC: 0x2900, Count: 1}, {ASC: 0x1100, Count: 1}},
 		UnitAttentions:  1,
 		Transfers: transfers(
-			target.TransferStats{Commands: 100, Bytes: 100 * 4096, Size: hist(transferBounds, 100*4096, map[int]uint64{3: 100})},
-			target.TransferStats{Commands: 50, Bytes: 50 << 20, Size: hist(transferBounds, 50<<20, map[int]uint64{11: 50})}),
+			tcmu.TransferStats{Commands: 100, Bytes: 100 * 4096, Size: hist(transferBounds, 100*4096, map[int]uint64{3: 100})},
+			tcmu.TransferStats{Commands: 50, Bytes: 50 << 20, Size: hist(transferBounds, 50<<20, map[int]uint64{11: 50})}),
 		Segments:      hist(segmentBounds, 100+50*256, map[int]uint64{0: 100, 8: 50}),
 		Batch:         hist(batchBounds, 156, map[int]uint64{0: 120, 4: 2}),
 		Wakeups:       122,
 		Kicks:         122,
 		InFlight:      1,
 		RingHighWater: 65536,
-		TMRs:          []target.TMRCount{{Type: target.TMRAbortTask, Count: 2}},
+		TMRs:          []tcmu.TMRCount{{Type: tcmu.TMRAbortTask, Count: 2}},
 		Aborted:       1, AbortedRunning: 2,
 		Pads: 3, ZeroFillWrittenBytes: 8192, ZeroFillSkippedBytes: 1 << 20,
 	}
@@ -176,16 +177,16 @@ func fixture() []target.DeviceStatus {
 		}},
 		st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
 	})
-	tp.Info.Ring = target.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 64 << 20, Flags: target.FlagReadLen, Workers: 1}
-	tp.Stats = target.DeviceStats{
-		Commands: []target.CommandStats{
+	tp.Info.Ring = tcmu.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 64 << 20, Flags: tcmu.FlagReadLen, Workers: 1}
+	tp.Stats = tcmu.DeviceStats{
+		Commands: []tcmu.CommandStats{
 			{Name: "write_6", Count: 10, Duration: hist(durationBounds, 0.01, map[int]uint64{5: 10})},
 			{Name: "read_6", Count: 4, CheckConditions: 2, Duration: hist(durationBounds, 0.004, map[int]uint64{4: 4})},
 		},
 		CheckConditions: [16]uint64{0: 1, 8: 1},
 		Transfers: transfers(
-			target.TransferStats{Commands: 4, Bytes: 3 * 10240, Size: hist(transferBounds, 3*10240, map[int]uint64{5: 3})},
-			target.TransferStats{Commands: 10, Bytes: 10 * 10240, Size: hist(transferBounds, 10*10240, map[int]uint64{5: 10})}),
+			tcmu.TransferStats{Commands: 4, Bytes: 3 * 10240, Size: hist(transferBounds, 3*10240, map[int]uint64{5: 3})},
+			tcmu.TransferStats{Commands: 10, Bytes: 10 * 10240, Size: hist(transferBounds, 10*10240, map[int]uint64{5: 10})}),
 		Segments: hist(segmentBounds, 16, map[int]uint64{2: 4}),
 		Batch:    hist(batchBounds, 14, map[int]uint64{0: 14}),
 		Wakeups:  14,
@@ -201,9 +202,9 @@ func fixture() []target.DeviceStatus {
 	cs.Full[changer.Storage], cs.Full[changer.ImportExport], cs.Full[changer.DataTransfer] = 18, 1, 2
 	cs.Imports, cs.Exports = 1, 2
 	lib := status("lib0", "vlibrary", 3, "uio2", fakeChanger{id("VSCSI", "VLIBRARY", "0100"), cs})
-	lib.Info.Ring = target.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 64 << 20, Workers: 1}
-	lib.Stats = target.DeviceStats{
-		Commands: []target.CommandStats{
+	lib.Info.Ring = tcmu.RingInfo{CmdrSize: 8<<20 - 128, DataSize: 64 << 20, Workers: 1}
+	lib.Stats = tcmu.DeviceStats{
+		Commands: []tcmu.CommandStats{
 			{Name: "move_medium", Count: 3, CheckConditions: 1, Duration: hist(durationBounds, 0.006, map[int]uint64{4: 3})},
 		},
 		CheckConditions: [16]uint64{5: 1},
@@ -289,7 +290,7 @@ func TestCollectFaults(t *testing.T) {
 		rules: []fault.RuleStats{{ID: 1, Action: "sense", Matched: 1, Injected: 1}}, st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
 	})
 	d0.Stats.CheckConditions[3] = 1
-	d0.Stats.SenseCodes = []target.SenseCode{{ASC: 0x1100, Count: 1}, {ASC: 0x2900, Count: 1}}
+	d0.Stats.SenseCodes = []tcmu.SenseCode{{ASC: 0x1100, Count: 1}, {ASC: 0x2900, Count: 1}}
 	t0 := status("t0", "vtape", 2, "uio1", fakeFault{
 		h:     fakeTape{st: tape.Stats{Loaded: true, Barcode: "VSC001"}},
 		rules: []fault.RuleStats{{ID: 1, Action: "busy", Matched: 1, Injected: 1}}, st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
@@ -337,7 +338,7 @@ func TestCollectBadInput(t *testing.T) {
 	badHist := status("disk9", "vdisk", 0, "", fakeDisk{})
 	badHist.Stats.Segments = stat.Histogram{Bounds: segmentBounds, Counts: []uint64{1}}
 	mixed := status("disk8", "vdisk", 0, "", fakeDisk{})
-	mixed.Stats.Commands = []target.CommandStats{
+	mixed.Stats.Commands = []tcmu.CommandStats{
 		{Name: "", Count: 1, Duration: hist(durationBounds, 1, map[int]uint64{0: 1})},
 		{Name: "", Count: 1, Duration: hist(shortBounds, 1, map[int]uint64{0: 1})},
 	}
@@ -436,9 +437,9 @@ func BenchmarkCollect8Devices(b *testing.B) {
 	}
 	// A disk serves ~28 opcodes; give every device a full table.
 	for i := range devs {
-		cmds := make([]target.CommandStats, 28)
+		cmds := make([]tcmu.CommandStats, 28)
 		for j := range cmds {
-			cmds[j] = target.CommandStats{Name: "cmd_" + string(rune('a'+j)), Count: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})}
+			cmds[j] = tcmu.CommandStats{Name: "cmd_" + string(rune('a'+j)), Count: 1, Duration: hist(durationBounds, 1e-6, map[int]uint64{0: 1})}
 		}
 		devs[i].Stats.Commands = cmds
 	}

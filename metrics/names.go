@@ -296,7 +296,7 @@ func ascName(code uint16) string {
 }
 
 // tmrTypes are the TMR types exported from the start, at 0 (the names of
-// target.TMRType.String()).
+// tcmu.TMRType.String()).
 var tmrTypes = []string{
 	"abort_task", "abort_task_set", "clear_aca", "clear_task_set", "lun_reset",
 	"target_warm_reset", "target_cold_reset", "lun_reset_pro", "unknown",

@@ -9,11 +9,19 @@ import "context"
 // decorator's Unwrap() Handler has one signature everywhere.
 //
 // Commands for one logical unit are delivered in ring order and are never
-// concurrent unless the transport says otherwise (target.ConcurrentHandler).
+// concurrent unless the transport says otherwise (tcmu.ConcurrentHandler).
 // A Handler reports every SCSI outcome in the Response; it has no error
 // return. cmd and cmd.Data are valid only during the call.
 type Handler interface {
 	HandleCommand(ctx context.Context, cmd *Command) Response
+}
+
+// HandlerFunc adapts a function to the Handler interface.
+type HandlerFunc func(context.Context, *Command) Response
+
+// HandleCommand calls f(ctx, cmd).
+func (f HandlerFunc) HandleCommand(ctx context.Context, cmd *Command) Response {
+	return f(ctx, cmd)
 }
 
 // As reports whether h, or a Handler it wraps (a decorator's Unwrap()

@@ -12,6 +12,7 @@ import (
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 func hx(s string) []byte {
@@ -129,7 +130,7 @@ func TestThroughRing(t *testing.T) {
 // short block is lost (tcmu_handle_completion skips the gather).
 func TestThroughRingWithoutReadLen(t *testing.T) {
 	d := memoryDrive(t, "memory=1;barcode=RING02")
-	k := targettest.NewKernel(t, targettest.Config{NoFlags: target.FlagReadLen})
+	k := targettest.NewKernel(t, targettest.Config{NoFlags: tcmu.FlagReadLen})
 	k.Serve(d)
 	for range 2 {
 		k.Submit([]byte{0, 0, 0, 0, 0, 0}, targettest.NoData)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // A daemon that did not stop cleanly (SIGKILL, a crash, the watchdog)
@@ -106,7 +108,7 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	if err != nil {
 		return info, false, fmt.Errorf("%s handler: %w", spec.Subtype, err)
 	}
-	d, err := NewDevice(rd.Memory(), rd, h, dlog)
+	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
 	if err != nil {
 		_ = closeHandler(h)
 		return info, false, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/netlink"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // Origin says who created a device.
@@ -163,7 +164,7 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 		return info, fmt.Errorf("device %s: %w", objName, err)
 	}
 	m.undo.push("close "+uioN, rd.Close)
-	d, err := NewDevice(rd.Memory(), rd, h, dlog)
+	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
 	if err != nil {
 		return info, fmt.Errorf("device %s: %w", objName, err)
 	}
@@ -363,10 +364,10 @@ func (t *Target) release(m *managed, drain bool) error {
 			errs = append(errs, err)
 		}
 		deadline := time.Now().Add(drainTimeout)
-		for !m.dev.idle() && time.Now().Before(deadline) {
+		for !m.dev.Idle() && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if !m.dev.idle() {
+		if !m.dev.Idle() {
 			t.log.Warn("commands still in flight after the drain timeout; the next daemon resets the ring",
 				zap.String("device", m.info.Name), zap.Duration("timeout", drainTimeout))
 		}
@@ -381,17 +382,6 @@ func (t *Target) release(m *managed, drain bool) error {
 	}
 	t.log.Info("device detached", zap.String("device", m.info.Name), zap.Int("hba", m.info.HBA), zap.Bool("drained", drain))
 	return errors.Join(errs...)
-}
-
-// idle reports that every command the kernel put in the ring was
-// completed (cmd_head == cmd_tail). Safe from any goroutine.
-func (d *Device) idle() bool {
-	h, err := d.r.loadHead()
-	if err != nil {
-		return true
-	}
-	tl, err := d.r.loadTail()
-	return err == nil && h == tl
 }
 
 // errnoOf maps an attach or reconfigure error to the negative errno the

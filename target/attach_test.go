@@ -148,7 +148,7 @@ func TestAttachErrors(t *testing.T) {
 		if strings.Contains(dc.Config, "bad") {
 			return nil, errors.New("vdisk config: size: bad value")
 		}
-		return closer{HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), &closed}, nil
+		return closer{scsi.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), &closed}, nil
 	}
 	tg, err := New(opts)
 	if err != nil {

@@ -12,10 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -24,6 +22,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // fixture mimics configfs and sysfs in a temporary directory: attribute
@@ -288,8 +288,7 @@ func (f *fixture) WriteAttr(p, v string) error {
 		ring := f.rings[f.uios[filepath.Dir(obj)]]
 		f.mu.Unlock()
 		if ring != nil {
-			atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring.mem[mbCmdHeadOff])), 0)
-			atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring.mem[mbCmdTailOff])), 0)
+			targettest.ResetRing(ring.mem)
 		}
 	case strings.HasSuffix(r, "/enable") && v == "1" && objRE.MatchString(obj):
 		// tcmu_configure_device: register the uio device.
@@ -404,7 +403,10 @@ type fakeRing struct {
 	closed bool
 }
 
-func (f *fixture) open(path string, size int) (ringDev, error) {
+// fixtureRingSize is the command ring of the fixture's devices.
+const fixtureRingSize = 64<<10 - 128
+
+func (f *fixture) open(path string, size int) (tcmu.UIO, error) {
 	r := f.rel(path)
 	if err := f.record(fmt.Sprintf("open %s %#x", r, size)); err != nil {
 		return nil, err
@@ -412,12 +414,7 @@ func (f *fixture) open(path string, size int) (ringDev, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	words := make([]uint64, size/8)
-	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), size)
-	ne.PutUint16(mem[mbVersionOff:], MailboxVersion)
-	ne.PutUint16(mem[mbFlagsOff:], FlagOOOC|FlagReadLen|FlagTMR|FlagKeepBuf)
-	ne.PutUint32(mem[mbCmdrOffOff:], mbSize)
-	ne.PutUint32(mem[mbCmdrSizeOff:], 64<<10-mbSize)
+	mem := targettest.NewMailbox(size, targettest.AllFlags, fixtureRingSize)
 	fr := &fakeRing{f: f, name: r, mem: mem, events: make(chan struct{}, 1)}
 	f.mu.Lock()
 	f.rings[filepath.Base(r)] = fr
@@ -443,7 +440,7 @@ func (r *fakeRing) Close() error {
 
 func (f *fixture) options(log *zap.Logger) Options {
 	good := func(DeviceConfig, *zap.Logger) (Handler, error) {
-		return HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
+		return scsi.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
 	}
 	return Options{
 		Factories:     map[string]Factory{"vdisk": good, "vtape": good, "vlibrary": good},
@@ -512,7 +509,7 @@ func TestCreateAndClose(t *testing.T) {
 		Nexus:        wwn("initiator", "disk0"),
 		SCSI:         SCSIDevice{Address: "3:0:1:0", Type: 0, Block: "sda", Generic: "sg1"},
 	}
-	disk.Ring = RingInfo{}
+	disk.Ring = tcmu.RingInfo{}
 	if disk != want {
 		t.Errorf("info %+v\nwant %+v", disk, want)
 	}
@@ -536,7 +533,7 @@ func TestCreateAndClose(t *testing.T) {
 	if tape.SCSI != (SCSIDevice{Address: "4:0:1:0", Type: 1, Tape: "st0", Generic: "sg2"}) || tape.SCSI.String() != "/dev/nst0" {
 		t.Errorf("tape SCSI %+v", tape.SCSI)
 	}
-	if tape.Ring.CmdrSize != 64<<10-mbSize || !tape.Ring.Has(FlagReadLen) {
+	if tape.Ring.CmdrSize != fixtureRingSize || !tape.Ring.Has(tcmu.FlagReadLen) {
 		t.Errorf("tape ring %+v", tape.Ring)
 	}
 	lib, err := tg.Create(ctx, DeviceSpec{Name: "lib0", Subtype: "vlibrary", Config: "media=/x", Size: 1 << 30})
@@ -782,38 +779,33 @@ func TestDeviceFaultLoggedOnce(t *testing.T) {
 		}
 	}
 	r := f.rings["uio0"]
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&r.mem[mbCmdHeadOff])), 12) // misaligned cmd_head
+	targettest.SetHead(r.mem, 12) // misaligned cmd_head
 	r.events <- struct{}{}
 	deadline := time.Now().Add(5 * time.Second)
 	for tg.Devices()[0].Err == nil && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	ds := tg.Devices()
-	if !errors.Is(ds[0].Err, ErrRingCorrupt) || !ds[0].Stats.Failed || ds[1].Err != nil || ds[1].Stats.Failed {
+	if !errors.Is(ds[0].Err, tcmu.ErrRingCorrupt) || !ds[0].Stats.Failed || ds[1].Err != nil || ds[1].Stats.Failed {
 		t.Fatalf("devices: %+v / %+v", ds[0].Err, ds[1].Err)
 	}
 
 	// The failed device's ring is reset and every command now fails at
 	// once with HARDWARE ERROR 44/00 instead of timing out.
-	head := (*uint32)(unsafe.Pointer(&r.mem[mbCmdHeadOff]))
-	tail := (*uint32)(unsafe.Pointer(&r.mem[mbCmdTailOff]))
-	for atomic.LoadUint32(head) != 0 && time.Now().Before(deadline) {
+	for targettest.Head(r.mem) != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if !slices.Contains(f.Ops(), "write config/target/core/user_2/bad/action/reset_ring 2") {
 		t.Fatalf("ring not reset: %v", f.Ops())
 	}
-	e := r.mem[mbSize:]
-	ne.PutUint32(e, 120|opCmd) // TEST UNIT READY, no iovecs
-	ne.PutUint16(e[hdrCmdIDOff:], 9)
-	ne.PutUint64(e[reqCdbOffOff:], mbSize+112)
-	atomic.StoreUint32(head, 120)
+	n := targettest.PutTestUnitReady(r.mem, 0, 9)
+	targettest.SetHead(r.mem, n)
 	r.events <- struct{}{}
-	for atomic.LoadUint32(tail) != 120 && time.Now().Before(deadline) {
+	for targettest.Tail(r.mem) != n && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if e[rspStatusOff] != 0x02 || e[rspSenseOff+2] != 0x04 || e[rspSenseOff+12] != 0x44 {
-		t.Errorf("command to a failed device: status %#x sense % x", e[rspStatusOff], e[rspSenseOff:rspSenseOff+18])
+	if st, sense := targettest.Response(r.mem, 0); st != 0x02 || sense[2] != 0x04 || sense[12] != 0x44 {
+		t.Errorf("command to a failed device: status %#x sense % x", st, sense[:18])
 	}
 	f.rings["uio1"].events <- struct{}{} // the other device still serves
 	if err := tg.Close(); err != nil {
@@ -983,7 +975,7 @@ func TestCreateAdoptsIntactLeftover(t *testing.T) {
 		t.Errorf("adopt ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// The same SCSI device, the same node: st keeps /dev/nst0.
-	first.Ring, info.Ring = RingInfo{}, RingInfo{}
+	first.Ring, info.Ring = tcmu.RingInfo{}, tcmu.RingInfo{}
 	if info != first || info.SCSI.Tape != "st0" || info.Origin != OriginConfig {
 		t.Errorf("adopted %+v\nwant   %+v", info, first)
 	}

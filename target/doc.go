@@ -1,43 +1,14 @@
-// Package target is vscsid's TCMU transport: it makes the kernel's LIO
-// target (target_core_user, exported to this host through tcm_loop) send
-// SCSI commands to Go Handlers, and owns every syscall that takes.
-//
-// # Ring
-//
-// A TCMU device is one mmap of /dev/uioN: a mailbox (version 2, capability
-// flags, cmdr_off/cmdr_size, cmd_head written by the kernel, cmd_tail by
-// us), a command ring of variable-length entries (PAD, CMD, TMR), and a
-// data area the iovecs of the entries point into (include/uapi/linux/
-// target_core_user.h; abi.go mirrors it and abi_test.go pins it). The ring
-// code (ring.go, entry.go) is plain bytes plus atomics: cmd_head is loaded
-// with acquire semantics and cmd_tail stored with release semantics, and
-// every length, offset and iovec read from shared memory is checked before
-// use. An entry the kernel could not have written fails that device with
-// an error wrapping ErrRingCorrupt; it never panics and never stops
-// another device.
-//
-// # Device loop
-//
-// A Device has one owner goroutine (Run): Wait for the uio event, scan the
-// new entries (headers, TMRs), hand each command to the Handler in ring
-// order, write its status, sense and READ_LEN into the ring, move cmd_tail,
-// and Kick (a 4-byte write: the kernel reaps completions only then) once
-// per batch, or sooner when a batch runs long. A Handler that implements
-// ConcurrentHandler is served by several goroutines with out-of-order
-// completion when the kernel offers it; completions then "steal" the slot
-// at the tail, as the kernel reaps by the cmd_id stored in the slot. Tape
-// drives are never concurrent: SCSI tape semantics need ring order.
-//
-// Serving a command allocates nothing: the command, its Buffer and its
-// segment table are reused, statistics are atomic counters indexed by
-// opcode, sense key and bucket (stats.go), and the logger is consulted
+// Package target is vscsid's side of the kernel's LIO target: it creates,
+// adopts and removes TCMU user backstores in configfs, exports them
+// through tcm_loop and iSCSI, follows the kernel's TCM-USER netlink
+// e// opcode, sense key and bucket (stats.go), and the logger is consulted
 // only through Check at Debug level.
 //
 // # Lifecycle
 //
 // Target creates each configured device as a user backstore in configfs
-// (configfs.go), opens and maps its uio device (uio_linux.go), starts the
-// device loop, then exports it through its own tcm_loop target (loop.go)
+// (configfs.go), opens and maps its uio device (tcmu.OpenUIO), starts the
+// device loop (tcmu.Device), then exports it through its own tcm_loop target (loop.go)
 // and reports the sd/st/sg names the kernel gave it. Close undoes exactly
 // what was created, in reverse order, LUNs first while the devices are
 // still served. A lock file keeps a second daemon out.
@@ -87,15 +58,16 @@
 // # Testing
 //
 // Package targettest is an in-memory fake kernel with the same layout and
-// the same reaping rules; target's own tests, and those of the handlers,
-// run commands through a real Device over it. Everything that needs a
+// the same reaping rules; the transport's tests, and those of the
+// handlers, run commands through a real tcmu.Device over it, and target's
+// own fake configfs hands its devices targettest mailboxes. Everything that needs a
 // kernel (configfs semantics, uio, tcm_loop attach) is exercised by the
 // VM harness in deploy/vm.
 //
 // # Platforms
 //
-// TCMU is Linux's. The package builds everywhere (its ring, registry and
-// tests are plain Go), but off Linux opening a uio device and taking the
-// lock file fail with "TCMU needs Linux" (uio_others.go, lock_others.go),
-// so New fails there at once.
+// TCMU is Linux's. The package builds everywhere (its registry and tests
+// are plain Go), but off Linux opening a uio device and taking the lock
+// file fail with "TCMU needs Linux" (tcmu.OpenUIO, lock_others.go), so New
+// fails there at once.
 package target

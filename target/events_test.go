@@ -81,7 +81,7 @@ func (c *fakeConn) next(t *testing.T) reply {
 
 // reconfigurable is a handler that takes new cfgstrings starting with "ok".
 type reconfigurable struct {
-	HandlerFunc
+	scsi.HandlerFunc
 	mu  sync.Mutex
 	cfg string
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // A daemon that dies without Close (SIGKILL, a watchdog kill, a crash)
@@ -134,7 +135,7 @@ func (t *Target) serveLeftover(u *undo, name, obj string) error {
 		return err
 	}
 	u.push("close "+uioN, rd.Close)
-	d, err := NewDevice(rd.Memory(), rd, HandlerFunc(notReady), t.log.With(zap.String("device", name), zap.String("uio", uioN)))
+	d, err := tcmu.NewDevice(rd.Memory(), rd, scsi.HandlerFunc(notReady), t.log.With(zap.String("device", name), zap.String("uio", uioN)))
 	if err != nil {
 		return err
 	}

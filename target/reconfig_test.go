@@ -55,7 +55,7 @@ func TestReconfigDisk(t *testing.T) {
 		}),
 		// A handler without the optional interfaces (a tape drive).
 		"vtape": wrapped(tape.Commands(), func(DeviceConfig) (fault.Handler, error) {
-			return HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
+			return scsi.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }), nil
 		}),
 	}
 	tg, err := New(opts)

@@ -17,7 +17,7 @@ import (
 
 // named is a handler the tests can tell apart.
 type named struct {
-	HandlerFunc
+	scsi.HandlerFunc
 	name string
 }
 
@@ -108,7 +108,7 @@ func TestAsPlainAndNil(t *testing.T) {
 
 // serialed is a handler with a unit serial number.
 type serialed struct {
-	HandlerFunc
+	scsi.HandlerFunc
 	serial string
 }
 

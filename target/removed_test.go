@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/vscsid/vscsid/target/tcmu"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
@@ -18,7 +20,7 @@ import (
 // goneRing is a uio device the kernel unregistered: Wait fails with EIO
 // once gone is closed, as uio_read does after uio_unregister_device.
 type goneRing struct {
-	ringDev
+	tcmu.UIO
 	gone chan struct{}
 }
 
@@ -33,8 +35,8 @@ func (r goneRing) Wait(ctx context.Context) error {
 
 // goneOpener opens the fixture's rings as goneRings, handing each one's
 // close-to-unregister channel to keep.
-func (f *fixture) goneOpener(keep func(path string, gone chan struct{})) func(string, int) (ringDev, error) {
-	return func(path string, size int) (ringDev, error) {
+func (f *fixture) goneOpener(keep func(path string, gone chan struct{})) func(string, int) (tcmu.UIO, error) {
+	return func(path string, size int) (tcmu.UIO, error) {
 		rd, err := f.open(path, size)
 		if err != nil {
 			return nil, err

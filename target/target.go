@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // Errors of Target.
@@ -30,13 +31,6 @@ var (
 	// ErrClosed is returned by Create after Close.
 	ErrClosed = errors.New("target closed")
 )
-
-// ringDev is an open TCMU device: its mapping and its doorbell.
-type ringDev interface {
-	Notifier
-	Memory() []byte
-	Close() error
-}
 
 // Options configure a Target.
 type Options struct {
@@ -57,25 +51,25 @@ type Options struct {
 	// the error wraps, else EINVAL.
 	Errno func(error) unix.Errno
 
-	dial func() (eventConn, error)                    // default netlink.Dial
-	fs   fsys                                         // default osFS
-	open func(path string, size int) (ringDev, error) // default openUIO
+	dial func() (eventConn, error)                     // default netlink.Dial
+	fs   fsys                                          // default osFS
+	open func(path string, size int) (tcmu.UIO, error) // default tcmu.OpenUIO
 }
 
 // DeviceInfo describes a device the Target created.
 type DeviceInfo struct {
 	DeviceConfig
-	Origin Origin     // who created it: our config (Create) or another tool (Attach)
-	WWN    string     // the tcm_loop target port, naa.5001405...
-	Nexus  string     // the tcm_loop initiator port
-	SCSI   SCSIDevice // what the kernel attached
-	Ring   RingInfo   // the TCMU limits in force
+	Origin Origin        // who created it: our config (Create) or another tool (Attach)
+	WWN    string        // the tcm_loop target port, naa.5001405...
+	Nexus  string        // the tcm_loop initiator port
+	SCSI   SCSIDevice    // what the kernel attached
+	Ring   tcmu.RingInfo // the TCMU limits in force
 }
 
 // DeviceStatus is a device's description and counters at one instant.
 type DeviceStatus struct {
 	Info  DeviceInfo
-	Stats DeviceStats
+	Stats tcmu.DeviceStats
 	Err   error // why the device stopped serving, when Stats.Failed
 	// Exports are the LUNs that export the device, by fabric: its own
 	// tcm_loop LUN, and any that targetcli or another tool added (iSCSI).
@@ -96,7 +90,7 @@ type Target struct {
 	log       *zap.Logger
 	paths     Paths
 	fs        fsys
-	open      func(string, int) (ringDev, error)
+	open      func(string, int) (tcmu.UIO, error)
 	factories map[string]Factory
 	lock      io.Closer
 	ctx       context.Context
@@ -114,7 +108,7 @@ type Target struct {
 
 type managed struct {
 	info DeviceInfo // guarded by Target.mu once registered
-	dev  *Device
+	dev  *tcmu.Device
 	h    Handler
 	obj  string // the storage object's configfs directory
 	undo undo
@@ -131,7 +125,7 @@ type managed struct {
 	// open uio device. Together they let go of a device without touching
 	// configfs (a REMOVED event of one of ours).
 	stop func()
-	rd   ringDev
+	rd   tcmu.UIO
 	done chan struct{}
 	mu   sync.Mutex
 	err  error
@@ -182,7 +176,7 @@ func New(opts Options) (*Target, error) {
 		t.fs = osFS{}
 	}
 	if t.open == nil {
-		t.open = openUIO
+		t.open = tcmu.OpenUIO
 	}
 	if t.opts.AttachTimeout <= 0 {
 		t.opts.AttachTimeout = 10 * time.Second
@@ -359,7 +353,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	if err != nil {
 		return info, fmt.Errorf("device %s: %s handler: %w", spec.Name, spec.Subtype, err)
 	}
-	d, err := NewDevice(rd.Memory(), rd, h, dlog)
+	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
 	if err != nil {
 		if c, ok := scsi.As[io.Closer](h); ok {
 			_ = c.Close()
@@ -407,7 +401,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 // that stops it. A device that fails answers HARDWARE ERROR from then on
 // (failFast), unless its configfs object is gone: then it was removed,
 // and the loop ends quietly.
-func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
+func (t *Target) serve(m *managed, rd tcmu.UIO, dlog *zap.Logger) {
 	d, obj := m.dev, m.obj
 	dctx, stop := context.WithCancel(t.ctx)
 	go func() {
@@ -442,7 +436,7 @@ func (t *Target) serve(m *managed, rd ringDev, dlog *zap.Logger) {
 		}
 		m.setErr(err)
 		fields := []zap.Field{zap.Error(err)}
-		var pe *PanicError
+		var pe *tcmu.PanicError
 		if errors.As(err, &pe) {
 			fields = append(fields, zap.ByteString("stack", pe.Stack))
 		}
@@ -472,12 +466,12 @@ func internalFailure(context.Context, *scsi.Command) scsi.Response {
 // CONDITION and empties it (it is what a ring fault leaves unusable); a
 // new Device then answers every command. It returns when ctx is done or
 // that fails too.
-func (t *Target) failFast(ctx context.Context, obj string, rd ringDev, log *zap.Logger) error {
+func (t *Target) failFast(ctx context.Context, obj string, rd tcmu.UIO, log *zap.Logger) error {
 	p := filepath.Join(obj, "action", "reset_ring")
 	if err := t.fs.WriteAttr(p, "2"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write 2 to %s: %w", p, err)
 	}
-	d, err := NewDevice(rd.Memory(), rd, HandlerFunc(internalFailure), log)
+	d, err := tcmu.NewDevice(rd.Memory(), rd, scsi.HandlerFunc(internalFailure), log)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // devices is what the daemon asks of the Target, the one registry of
@@ -205,12 +206,12 @@ func (d *daemon) Stats(name string) (control.Stats, error) {
 }
 
 // statsOf summarises a device's counters for people.
-func statsOf(name string, s *target.DeviceStats) control.Stats {
+func statsOf(name string, s *tcmu.DeviceStats) control.Stats {
 	out := control.Stats{
 		Name:            name,
 		Commands:        []control.Command{},
-		ReadBytes:       s.Transfer(target.DirRead).Bytes,
-		WriteBytes:      s.Transfer(target.DirWrite).Bytes,
+		ReadBytes:       s.Transfer(tcmu.DirRead).Bytes,
+		WriteBytes:      s.Transfer(tcmu.DirWrite).Bytes,
 		CheckConditions: map[string]uint64{},
 		InFlight:        s.InFlight,
 		Aborted:         s.Aborted,

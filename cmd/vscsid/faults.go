@@ -16,6 +16,7 @@ import (
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // FaultConfig is a device's `fault:` block: fault injection and timing
@@ -59,8 +60,8 @@ const kernelCmdTimeOut = 30 * time.Second
 // transportAborts lets held commands end on ABORT TASK (fault.Options.Aborts).
 type transportAborts struct{}
 
-func (transportAborts) CanReportAborts(ctx context.Context) bool { return target.CanReportAborts(ctx) }
-func (transportAborts) Aborted(ctx context.Context) bool         { return target.Aborted(ctx) }
+func (transportAborts) CanReportAborts(ctx context.Context) bool { return tcmu.CanReportAborts(ctx) }
+func (transportAborts) Aborted(ctx context.Context) bool         { return tcmu.Aborted(ctx) }
 
 // withFaults puts the handlers of kind k behind a fault.Device with fc's
 // rules and timing (wrapFaults), so that faults can be added at runtime

@@ -121,7 +121,7 @@ func TestMetricsOfRealDevices(t *testing.T) {
 
 	// A device whose handler is not one of ours has no disk, tape or
 	// fault series, and no panic.
-	st[0].Handler = target.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Response{} })
+	st[0].Handler = scsi.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Response{} })
 	st[1].Handler = nil
 	for key := range gathered(t, c) {
 		for _, p := range []string{"vscsi_disk_", "vscsi_tape_", "vscsi_fault_"} {

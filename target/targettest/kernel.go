@@ -1,5 +1,5 @@
 // Package targettest is an in-memory fake of the kernel side of TCMU
-// (drivers/target/target_core_user.c), for testing target.Device and the
+// (drivers/target/target_core_user.c), for testing tcmu.Device and the
 // handlers served through it without a kernel.
 //
 // A Kernel lays out a mapping exactly as the kernel does: the mailbox at
@@ -14,7 +14,7 @@
 // the entry being reaped. A cmd_id that is not outstanding (a double
 // completion) breaks the ring as it does in the kernel, and fails the test.
 //
-// It implements target.Notifier with a channel, so a target.Device serves
+// It implements tcmu.Notifier with a channel, so a tcmu.Device serves
 // it directly:
 //
 //	k := targettest.Serve(t, handler)
@@ -34,12 +34,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // AllFlags are the capabilities a current kernel advertises (OOOC,
 // READ_LEN, TMR and KEEP_BUF: tcmu_configure_device sets all four).
-const AllFlags = target.FlagOOOC | target.FlagReadLen | target.FlagTMR | target.FlagKeepBuf
+const AllFlags = tcmu.FlagOOOC | tcmu.FlagReadLen | tcmu.FlagTMR | tcmu.FlagKeepBuf
 
 // Config sizes a Kernel. The zero value is a 64 KiB mapping region for
 // the ring (cmdr_size 65408, not a power of two) and a 4 MiB data area in
@@ -48,7 +48,7 @@ type Config struct {
 	RingSize  int    // cmdr_size in bytes, a multiple of 8 (default 64 KiB − 128)
 	DataSize  int    // data area bytes, a multiple of BlockSize (default 4 MiB)
 	BlockSize int    // data area block size (default 4096, the kernel's page-sized block)
-	NoFlags   uint16 // capabilities to leave out of AllFlags, e.g. target.FlagReadLen
+	NoFlags   uint16 // capabilities to leave out of AllFlags, e.g. tcmu.FlagReadLen
 	// NoTMRNotify leaves attrib/tmr_notification at 0: aborts are not
 	// announced in the ring.
 	NoTMRNotify bool
@@ -61,7 +61,7 @@ type Config struct {
 }
 
 // Kernel is the fake. Its methods are safe for concurrent use; Wait and
-// Kick are meant for the one target.Device serving it.
+// Kick are meant for the one tcmu.Device serving it.
 type Kernel struct {
 	t         testing.TB
 	mem       []byte
@@ -89,7 +89,7 @@ type Kernel struct {
 	pumpDone    int
 	pumpBad     int
 
-	dev     *target.Device
+	dev     *tcmu.Device
 	devDone chan struct{}
 	devErr  error
 	faultOK bool
@@ -139,7 +139,7 @@ func NewKernel(t testing.TB, cfg Config) *Kernel {
 	k.idUsed.set(0) // cmd_id 0 is never allocated
 	k.cond = sync.NewCond(&k.mu)
 	ne := binary.NativeEndian
-	ne.PutUint16(mem[0:], target.MailboxVersion)
+	ne.PutUint16(mem[0:], tcmu.MailboxVersion)
 	ne.PutUint16(mem[2:], k.flags)
 	ne.PutUint32(mem[4:], mbCmdrOff)
 	ne.PutUint32(mem[8:], k.ringSize)
@@ -171,7 +171,7 @@ func (k *Kernel) RingUsed() int {
 	return n
 }
 
-// Wait implements target.Notifier: it returns once Notify was called since
+// Wait implements tcmu.Notifier: it returns once Notify was called since
 // the previous Wait (uio event counter semantics: notifications coalesce).
 func (k *Kernel) Wait(ctx context.Context) error {
 	select {
@@ -182,7 +182,7 @@ func (k *Kernel) Wait(ctx context.Context) error {
 	}
 }
 
-// Kick implements target.Notifier: the kernel reaps completions.
+// Kick implements tcmu.Notifier: the kernel reaps completions.
 func (k *Kernel) Kick() error {
 	k.mu.Lock()
 	k.reapLocked()
@@ -208,25 +208,25 @@ func (k *Kernel) CorruptNextEntry(c Corruption) {
 }
 
 // Serve starts a device for h over a new Kernel with the default Config.
-func Serve(t testing.TB, h target.Handler) *Kernel {
+func Serve(t testing.TB, h tcmu.Handler) *Kernel {
 	t.Helper()
 	k := NewKernel(t, Config{})
 	k.Serve(h)
 	return k
 }
 
-// Serve starts a target.Device serving h on k in a new goroutine and stops
+// Serve starts a tcmu.Device serving h on k in a new goroutine and stops
 // it at the end of the test. A device failure fails the test unless
 // WaitFailed was called. It logs through zaptest at Info level.
-func (k *Kernel) Serve(h target.Handler) *target.Device {
+func (k *Kernel) Serve(h tcmu.Handler) *tcmu.Device {
 	k.t.Helper()
 	return k.ServeLogger(h, zaptest.NewLogger(k.t, zaptest.Level(zap.InfoLevel)))
 }
 
 // ServeLogger is Serve with a given logger (zap.NewNop() for benchmarks).
-func (k *Kernel) ServeLogger(h target.Handler, log *zap.Logger) *target.Device {
+func (k *Kernel) ServeLogger(h tcmu.Handler, log *zap.Logger) *tcmu.Device {
 	k.t.Helper()
-	d, err := target.NewDevice(k.mem, k, h, log)
+	d, err := tcmu.NewDevice(k.mem, k, h, log)
 	if err != nil {
 		k.t.Fatalf("targettest: NewDevice: %v", err)
 	}
@@ -255,7 +255,7 @@ func (k *Kernel) ServeLogger(h target.Handler, log *zap.Logger) *target.Device {
 }
 
 // Device is the device Serve started.
-func (k *Kernel) Device() *target.Device { return k.dev }
+func (k *Kernel) Device() *tcmu.Device { return k.dev }
 
 func (k *Kernel) deviceStats() any {
 	if k.dev == nil {

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // recTB records Errorf instead of failing, to test that the fake fails
@@ -185,13 +185,13 @@ func TestReapGathersLikeTheKernel(t *testing.T) {
 		data    int
 	}{
 		{"good", scsi.StatusGood, 0, 0, 0, 4096},
-		{"good read_len", scsi.StatusGood, target.UFlagReadLen, 100, 0, 100},
-		{"read_len 0 is unset", scsi.StatusGood, target.UFlagReadLen, 0, 0, 4096},
-		{"read_len beyond length clamps", scsi.StatusGood, target.UFlagReadLen, 9999, 0, 4096},
+		{"good read_len", scsi.StatusGood, tcmu.UFlagReadLen, 100, 0, 100},
+		{"read_len 0 is unset", scsi.StatusGood, tcmu.UFlagReadLen, 0, 0, 4096},
+		{"read_len beyond length clamps", scsi.StatusGood, tcmu.UFlagReadLen, 9999, 0, 4096},
 		{"check condition", scsi.StatusCheckCondition, 0, 0, 0, 0},
-		{"check condition read_len", scsi.StatusCheckCondition, target.UFlagReadLen, 10, 0, 10},
-		{"old kernel ignores read_len", scsi.StatusCheckCondition, target.UFlagReadLen, 10, target.FlagReadLen, 0},
-		{"unknown op", scsi.StatusGood, target.UFlagUnknownOp, 0, 0, 0},
+		{"check condition read_len", scsi.StatusCheckCondition, tcmu.UFlagReadLen, 10, 0, 10},
+		{"old kernel ignores read_len", scsi.StatusCheckCondition, tcmu.UFlagReadLen, 10, tcmu.FlagReadLen, 0},
+		{"unknown op", scsi.StatusGood, tcmu.UFlagUnknownOp, 0, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := NewKernel(t, Config{NoFlags: c.noFlags, Stale: 0xa5})
@@ -213,11 +213,11 @@ func TestReapGathersLikeTheKernel(t *testing.T) {
 					t.Fatal("gathered bytes are not the data area's")
 				}
 			}
-			wantSense := c.status == scsi.StatusCheckCondition && c.uflags&target.UFlagUnknownOp == 0
+			wantSense := c.status == scsi.StatusCheckCondition && c.uflags&tcmu.UFlagUnknownOp == 0
 			if (got.Sense != nil) != wantSense || (wantSense && (len(got.Sense) != 96 || got.Sense[0] != 0x70)) {
 				t.Errorf("sense % x", got.Sense)
 			}
-			if c.uflags&target.UFlagUnknownOp != 0 && got.Status != scsi.StatusCheckCondition {
+			if c.uflags&tcmu.UFlagUnknownOp != 0 && got.Status != scsi.StatusCheckCondition {
 				t.Errorf("UNKNOWN_OP status %v", got.Status)
 			}
 		})

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // The kernel's structures, restated from include/uapi/linux/target_core_user.h
@@ -353,7 +353,7 @@ func (k *Kernel) reapLocked() {
 			return
 		}
 		uflags := e[7]
-		if uflags&target.UFlagKeepBuf != 0 {
+		if uflags&tcmu.UFlagKeepBuf != 0 {
 			k.breakRing("cmd_id %d completed with KEEP_BUF, which the fake does not support", id)
 			return
 		}
@@ -369,15 +369,15 @@ func (k *Kernel) completeLocked(s *slot, e []byte, uflags uint8) {
 	c := Completion{ID: s.id, Status: scsi.Status(e[8]), Flags: uflags, Aborted: s.aborted}
 	readLen := s.length
 	gather := s.in
-	if uflags&target.UFlagUnknownOp != 0 {
+	if uflags&tcmu.UFlagUnknownOp != 0 {
 		c.Status = scsi.StatusCheckCondition // and no sense is copied
 		gather = false
 	} else {
 		valid := false
-		if uflags&target.UFlagReadLen != 0 {
+		if uflags&tcmu.UFlagReadLen != 0 {
 			c.ReadLen = ne.Uint32(e[12:])
 		}
-		if s.in && uflags&target.UFlagReadLen != 0 && k.flags&target.FlagReadLen != 0 && c.ReadLen != 0 {
+		if s.in && uflags&tcmu.UFlagReadLen != 0 && k.flags&tcmu.FlagReadLen != 0 && c.ReadLen != 0 {
 			valid = true
 			readLen = min(readLen, int(c.ReadLen))
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // Data describes a command's data transfer.
@@ -200,12 +200,12 @@ func (k *Kernel) waitProgress(timeout time.Duration) bool {
 // Abort aborts outstanding commands as an ABORT TASK would: the kernel
 // lists the ones still in the ring in a TMR entry (when tmr_notification is
 // on) and notifies the device. Their completions report Aborted.
-func (k *Kernel) Abort(ps ...*Pending) error { return k.TMR(target.TMRAbortTask, ps...) }
+func (k *Kernel) Abort(ps ...*Pending) error { return k.TMR(tcmu.TMRAbortTask, ps...) }
 
 // TMR queues a task management notification of type typ listing the
 // commands of ps that are still outstanding (tcmu_tmr_notify), and
 // notifies the device.
-func (k *Kernel) TMR(typ target.TMRType, ps ...*Pending) error {
+func (k *Kernel) TMR(typ tcmu.TMRType, ps ...*Pending) error {
 	k.mu.Lock()
 	var ids []uint16
 	for _, p := range ps {
@@ -214,7 +214,7 @@ func (k *Kernel) TMR(typ target.TMRType, ps ...*Pending) error {
 			ids = append(ids, p.id)
 		}
 	}
-	if !k.tmrNotify || k.flags&target.FlagTMR == 0 {
+	if !k.tmrNotify || k.flags&tcmu.FlagTMR == 0 {
 		k.mu.Unlock()
 		return nil
 	}

@@ -1,4 +1,4 @@
-package target_test
+package tcmu_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -97,7 +98,7 @@ func TestReadWriteRoundTrip(t *testing.T) {
 			if got := st.Segments.Counts; got[bucket] != 2 || st.Segments.Sum != float64(2*segs) {
 				t.Errorf("segments histogram %v sum %v: want both commands with %d segments", got, st.Segments.Sum, segs)
 			}
-			if r, w := st.Transfer(target.DirRead), st.Transfer(target.DirWrite); r.Bytes != 64<<10 || w.Bytes != 64<<10 || r.Commands != 1 || w.Commands != 1 {
+			if r, w := st.Transfer(tcmu.DirRead), st.Transfer(tcmu.DirWrite); r.Bytes != 64<<10 || w.Bytes != 64<<10 || r.Commands != 1 || w.Commands != 1 {
 				t.Errorf("transfer stats read %+v write %+v", r, w)
 			}
 		})
@@ -130,13 +131,13 @@ func TestReadLen(t *testing.T) {
 		wantRL    uint32
 	}{
 		{"good full", 0, 36, 36, scsi.Good, pattern(36, 1), 0, 0},
-		{"good short", 0, 10, 36, scsi.Good, pattern(10, 1), target.UFlagReadLen, 10},
+		{"good short", 0, 10, 36, scsi.Good, pattern(10, 1), tcmu.UFlagReadLen, 10},
 		{"good nothing written is zeroed", 0, 0, 36, scsi.Good, make([]byte, 36), 0, 0},
-		{"check condition with data", 0, 1000, 4096, ili, pattern(1000, 1), target.UFlagReadLen, 1000},
-		{"check condition full data", 0, 512, 512, ili, pattern(512, 1), target.UFlagReadLen, 512},
+		{"check condition with data", 0, 1000, 4096, ili, pattern(1000, 1), tcmu.UFlagReadLen, 1000},
+		{"check condition full data", 0, 512, 512, ili, pattern(512, 1), tcmu.UFlagReadLen, 512},
 		{"check condition no data", 0, 0, 4096, ili, nil, 0, 0},
-		{"no READ_LEN: good short is zero padded", target.FlagReadLen, 10, 36, scsi.Good, append(pattern(10, 1), make([]byte, 26)...), 0, 0},
-		{"no READ_LEN: check condition returns no data", target.FlagReadLen, 1000, 4096, ili, nil, 0, 0},
+		{"no READ_LEN: good short is zero padded", tcmu.FlagReadLen, 10, 36, scsi.Good, append(pattern(10, 1), make([]byte, 26)...), 0, 0},
+		{"no READ_LEN: check condition returns no data", tcmu.FlagReadLen, 1000, 4096, ili, nil, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,7 +353,7 @@ func TestOutOfOrderCompletion(t *testing.T) {
 }
 
 func TestOutOfOrderNeedsKernelSupport(t *testing.T) {
-	k := targettest.NewKernel(t, targettest.Config{NoFlags: target.FlagOOOC})
+	k := targettest.NewKernel(t, targettest.Config{NoFlags: tcmu.FlagOOOC})
 	g := newGated(4)
 	d := k.Serve(g)
 	if d.Info().Workers != 0 {
@@ -382,7 +383,7 @@ func TestOutOfOrderNeedsKernelSupport(t *testing.T) {
 func TestConcurrentStopCompletesInFlight(t *testing.T) {
 	k := targettest.NewKernel(t, targettest.Config{})
 	g := newGated(2)
-	d, err := target.NewDevice(k.Memory(), k, g, zaptest.NewLogger(t))
+	d, err := tcmu.NewDevice(k.Memory(), k, g, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +454,7 @@ func TestTMRAbortsQueuedCommand(t *testing.T) {
 				if !slices.Equal(b.lbas, []uint32{1, 3}) {
 					t.Errorf("handler served LBAs %v, want [1 3]: the aborted command must not run", b.lbas)
 				}
-				if st.Aborted != 1 || len(st.TMRs) != 1 || st.TMRs[0] != (target.TMRCount{Type: target.TMRAbortTask, Count: 1}) {
+				if st.Aborted != 1 || len(st.TMRs) != 1 || st.TMRs[0] != (tcmu.TMRCount{Type: tcmu.TMRAbortTask, Count: 1}) {
 					t.Errorf("stats Aborted %d TMRs %v", st.Aborted, st.TMRs)
 				}
 				if len(st.Commands) != 1 || st.Commands[0].Count != 2 {
@@ -473,7 +474,7 @@ func TestTMRForRunningCommandCompletesNormally(t *testing.T) {
 	p1, _ := k.Queue(read10(1, 1), targettest.DataIn(512))
 	k.Notify()
 	<-b.started
-	if err := k.TMR(target.TMRLUNReset, p1); err != nil {
+	if err := k.TMR(tcmu.TMRLUNReset, p1); err != nil {
 		t.Fatal(err)
 	}
 	close(b.release)
@@ -484,7 +485,7 @@ func TestTMRForRunningCommandCompletesNormally(t *testing.T) {
 	if c := k.Submit(read10(2, 1), targettest.DataIn(512)); c.Status != scsi.StatusGood {
 		t.Fatalf("after TMR: %v", c.Status)
 	}
-	if st := k.Device().Stats(); st.Aborted != 0 || len(st.TMRs) != 1 || st.TMRs[0].Type != target.TMRLUNReset {
+	if st := k.Device().Stats(); st.Aborted != 0 || len(st.TMRs) != 1 || st.TMRs[0].Type != tcmu.TMRLUNReset {
 		t.Errorf("stats: aborted %d TMRs %v", st.Aborted, st.TMRs)
 	}
 }
@@ -497,7 +498,7 @@ func TestTMRAloneIsReaped(t *testing.T) {
 	p, _ := k.Queue(read10(1, 1), targettest.DataIn(512))
 	k.Notify()
 	p.Wait()
-	if err := k.TMR(target.TMRLUNReset, p); err != nil {
+	if err := k.TMR(tcmu.TMRLUNReset, p); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -534,7 +535,7 @@ func TestCorruptEntryFailsOnlyItsDevice(t *testing.T) {
 			}
 			bad.Notify()
 			err = bad.WaitFailed(5 * time.Second)
-			if !errors.Is(err, target.ErrRingCorrupt) {
+			if !errors.Is(err, tcmu.ErrRingCorrupt) {
 				t.Fatalf("device error %v, want ErrRingCorrupt", err)
 			}
 			t.Logf("device failed: %v", err)
@@ -565,7 +566,7 @@ func TestUnknownOpcodeIsFlaggedAndSkipped(t *testing.T) {
 		t.Fatalf("command after the unknown entry: %v", c.Status)
 	}
 	c := p.Wait()
-	if c.Flags&target.UFlagUnknownOp == 0 || c.Status != scsi.StatusCheckCondition {
+	if c.Flags&tcmu.UFlagUnknownOp == 0 || c.Status != scsi.StatusCheckCondition {
 		t.Fatalf("unknown entry: flags %#x status %v, want UNKNOWN_OP and (kernel-made) CHECK CONDITION", c.Flags, c.Status)
 	}
 	if st := k.Device().Stats(); st.UnknownEntries != 1 {
@@ -599,10 +600,10 @@ func TestStats(t *testing.T) {
 	if cs.OpCode != scsi.Read10 || cs.Name != "read_10" || cs.Count != 3 || cs.Duration.Count != 3 || cs.CheckConditions != 0 {
 		t.Errorf("command stats %+v", cs)
 	}
-	if len(cs.Duration.Counts) != len(target.DurationBounds)+1 {
+	if len(cs.Duration.Counts) != len(tcmu.DurationBounds)+1 {
 		t.Errorf("duration buckets %d", len(cs.Duration.Counts))
 	}
-	r := st.Transfer(target.DirRead)
+	r := st.Transfer(tcmu.DirRead)
 	// 12288 bytes falls in the (8192, 16384] bucket: index 5.
 	if r.Commands != 3 || r.Bytes != 3*12288 || r.Size.Counts[5] != 3 || r.Size.Sum != 3*12288 {
 		t.Errorf("read transfer %+v", r)
@@ -615,8 +616,8 @@ func TestStats(t *testing.T) {
 		t.Errorf("gauges: inflight %d kicks %d wakeups %d ring high water %d", st.InFlight, st.Kicks, st.Wakeups, st.RingHighWater)
 	}
 	st2 := k2.Device().Stats()
-	if st2.CheckConditions[scsi.UnitAttention] != 1 || st2.UnitAttentions != 1 || st2.Commands[0].CheckConditions != 1 || st2.Transfer(target.DirNone).Commands != 1 ||
-		len(st2.SenseCodes) != 1 || st2.SenseCodes[0] != (target.SenseCode{ASC: 0x2900, Count: 1}) {
+	if st2.CheckConditions[scsi.UnitAttention] != 1 || st2.UnitAttentions != 1 || st2.Commands[0].CheckConditions != 1 || st2.Transfer(tcmu.DirNone).Commands != 1 ||
+		len(st2.SenseCodes) != 1 || st2.SenseCodes[0] != (tcmu.SenseCode{ASC: 0x2900, Count: 1}) {
 		t.Errorf("unit attention stats %+v", st2)
 	}
 }
@@ -633,7 +634,7 @@ func TestStatsSenseCodes(t *testing.T) {
 		k.Submit([]byte{0x00, 0, 0, 0, 0, 0}, targettest.NoData)
 		k.Submit([]byte{0x00, 0, 0, 0, 0, 0}, targettest.NoData)
 		st := k.Device().Stats()
-		if len(st.SenseCodes) != 1 || st.SenseCodes[0] != (target.SenseCode{ASC: tt.want, Count: 2}) {
+		if len(st.SenseCodes) != 1 || st.SenseCodes[0] != (tcmu.SenseCode{ASC: tt.want, Count: 2}) {
 			t.Errorf("ASC %04x: sense codes %+v, want %04x twice", uint16(tt.asc), st.SenseCodes, uint16(tt.want))
 		}
 	}
@@ -643,10 +644,10 @@ func TestNewDeviceValidatesMailbox(t *testing.T) {
 	k := targettest.NewKernel(t, targettest.Config{})
 	mem := k.Memory()
 	mem[0] = 1 // version 1
-	if _, err := target.NewDevice(mem, k, fill{}, zap.NewNop()); !errors.Is(err, target.ErrRingCorrupt) {
+	if _, err := tcmu.NewDevice(mem, k, fill{}, zap.NewNop()); !errors.Is(err, tcmu.ErrRingCorrupt) {
 		t.Fatalf("version 1 mailbox: %v", err)
 	}
-	if _, err := target.NewDevice(mem[:64], k, fill{}, zap.NewNop()); !errors.Is(err, target.ErrRingCorrupt) {
+	if _, err := tcmu.NewDevice(mem[:64], k, fill{}, zap.NewNop()); !errors.Is(err, tcmu.ErrRingCorrupt) {
 		t.Fatalf("short mapping: %v", err)
 	}
 }
@@ -670,7 +671,7 @@ func TestHandlerPanicFailsDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 		k.Notify()
-		var pe *target.PanicError
+		var pe *tcmu.PanicError
 		if err := k.WaitFailed(5 * time.Second); !errors.As(err, &pe) || pe.Value != "handler bug" || len(pe.Stack) == 0 {
 			t.Fatalf("%T: device error %v, want a PanicError with a stack", h, err)
 		}
@@ -687,7 +688,7 @@ func (c *closer) Close() error { c.closed.Store(true); return nil }
 func TestRunClosesHandler(t *testing.T) {
 	k := targettest.NewKernel(t, targettest.Config{})
 	h := &closer{}
-	d, err := target.NewDevice(k.Memory(), k, h, zap.NewNop())
+	d, err := tcmu.NewDevice(k.Memory(), k, h, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,10 +716,10 @@ func TestLUNResetReachesResetter(t *testing.T) {
 	k := targettest.NewKernel(t, targettest.Config{})
 	h := &resettable{}
 	k.Serve(h)
-	if err := k.TMR(target.TMRAbortTask); err != nil {
+	if err := k.TMR(tcmu.TMRAbortTask); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.TMR(target.TMRLUNReset); err != nil {
+	if err := k.TMR(tcmu.TMRLUNReset); err != nil {
 		t.Fatal(err)
 	}
 	// A command after the TMRs makes the device scan them.

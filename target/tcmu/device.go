@@ -1,4 +1,4 @@
-package target
+package tcmu
 
 import (
 	"context"
@@ -174,6 +174,17 @@ func NewDevice(mem []byte, n Notifier, h Handler, log *zap.Logger) (*Device, err
 		}
 	}
 	return d, nil
+}
+
+// Idle reports that every command the kernel put in the ring was
+// completed (cmd_head == cmd_tail). Safe from any goroutine.
+func (d *Device) Idle() bool {
+	h, err := d.r.loadHead()
+	if err != nil {
+		return true
+	}
+	tl, err := d.r.loadTail()
+	return err == nil && h == tl
 }
 
 // Info returns the ring limits in force.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package target
+package tcmu
 
 import (
 	"context"
@@ -143,7 +143,7 @@ func TestOpenUIOMapsAndUnmaps(t *testing.T) {
 	if err := os.WriteFile(p, make([]byte, 2*4096), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := openUIO(p, 2*4096)
+	rd, err := OpenUIO(p, 2*4096)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestOpenUIOMapsAndUnmaps(t *testing.T) {
 	if b[4096] != 0x5a {
 		t.Error("mapping was not shared")
 	}
-	if _, err := openUIO(filepath.Join(t.TempDir(), "missing"), 4096); err == nil {
+	if _, err := OpenUIO(filepath.Join(t.TempDir(), "missing"), 4096); err == nil {
 		t.Error("opened a missing device")
 	}
 }

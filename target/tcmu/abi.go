@@ -1,4 +1,4 @@
-package target
+package tcmu
 
 // The TCMU shared-memory ABI, mirrored from include/uapi/linux/target_core_user.h
 // (TCMU_VERSION "2.0"). The layout is the one a 64-bit kernel writes: struct

@@ -1,6 +1,6 @@
 //go:build linux
 
-package target
+package tcmu
 
 import (
 	"context"
@@ -43,10 +43,10 @@ type uio struct {
 	stop    func() bool
 }
 
-// openUIO opens path and maps exactly size bytes of it from offset 0: the
-// kernel refuses any other length (tcmu_mmap). Only one process may have a
-// TCMU uio device open (EBUSY).
-func openUIO(path string, size int) (ringDev, error) {
+// OpenUIO opens the TCMU device's uio node path and maps exactly size
+// bytes of it from offset 0: the kernel refuses any other length
+// (tcmu_mmap). Only one process may have a TCMU uio device open (EBUSY).
+func OpenUIO(path string, size int) (UIO, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open uio %s: %w", path, err)

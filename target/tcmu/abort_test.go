@@ -1,4 +1,4 @@
-package target_test
+package tcmu_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
-// poller holds every command until target.Aborted says the initiator
+// poller holds every command until tcmu.Aborted says the initiator
 // aborted it (or 5 s pass), as the fault wrapper's no-response rule does.
 type poller struct {
 	started   chan struct{}
@@ -28,11 +28,11 @@ func (p *poller) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Resp
 	}
 	p.inHandler.Store(true)
 	defer p.inHandler.Store(false)
-	p.canReport.Store(target.CanReportAborts(ctx))
+	p.canReport.Store(tcmu.CanReportAborts(ctx))
 	p.started <- struct{}{}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if target.Aborted(ctx) {
+		if tcmu.Aborted(ctx) {
 			p.sawAbort.Add(1)
 			return scsi.Response{Status: scsi.StatusTaskAborted}
 		}
@@ -49,7 +49,7 @@ func (p *poller) Reset() {
 }
 
 func TestAbortedWhileRunning(t *testing.T) {
-	for _, typ := range []target.TMRType{target.TMRAbortTask, target.TMRLUNReset} {
+	for _, typ := range []tcmu.TMRType{tcmu.TMRAbortTask, tcmu.TMRLUNReset} {
 		t.Run(typ.String(), func(t *testing.T) {
 			k := targettest.NewKernel(t, targettest.Config{})
 			h := &poller{started: make(chan struct{}, 4)}
@@ -85,7 +85,7 @@ func TestAbortedWhileRunning(t *testing.T) {
 			if st.AbortedRunning != 2 || st.Aborted != 0 {
 				t.Errorf("AbortedRunning %d Aborted %d, want 2 and 0", st.AbortedRunning, st.Aborted)
 			}
-			if typ == target.TMRLUNReset {
+			if typ == tcmu.TMRLUNReset {
 				if h.resets.Load() != 1 || h.resetIn.Load() {
 					t.Errorf("LUN RESET: %d resets, during HandleCommand %v; want 1, after it returned", h.resets.Load(), h.resetIn.Load())
 				}
@@ -95,7 +95,7 @@ func TestAbortedWhileRunning(t *testing.T) {
 }
 
 func TestAbortedOutsideADevice(t *testing.T) {
-	if target.Aborted(context.Background()) || target.CanReportAborts(context.Background()) {
+	if tcmu.Aborted(context.Background()) || tcmu.CanReportAborts(context.Background()) {
 		t.Error("a context not from a Device reports aborts")
 	}
 }

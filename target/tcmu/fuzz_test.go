@@ -1,4 +1,4 @@
-package target_test
+package tcmu_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 const fuzzRing = 1200 // cmdr_size of the fuzzed mapping
@@ -77,19 +77,19 @@ func FuzzRing(f *testing.F) {
 		copy(mem[128:128+fuzzRing], ringBytes)
 		binary.NativeEndian.PutUint32(mem[12:], head)
 		binary.NativeEndian.PutUint32(mem[64:], tail)
-		d, err := target.NewDevice(mem, oneShot{}, target.HandlerFunc(scribble), zap.NewNop())
+		d, err := tcmu.NewDevice(mem, oneShot{}, scsi.HandlerFunc(scribble), zap.NewNop())
 		if err != nil {
-			if !errors.Is(err, target.ErrRingCorrupt) {
+			if !errors.Is(err, tcmu.ErrRingCorrupt) {
 				t.Fatalf("NewDevice: %v", err)
 			}
 			return
 		}
 		err = d.Run(context.Background())
-		var pe *target.PanicError
+		var pe *tcmu.PanicError
 		if errors.As(err, &pe) {
 			t.Fatalf("device panicked: %v\n%s", pe.Value, pe.Stack)
 		}
-		if !errors.Is(err, target.ErrRingCorrupt) && !errors.Is(err, errStop) {
+		if !errors.Is(err, tcmu.ErrRingCorrupt) && !errors.Is(err, errStop) {
 			t.Fatalf("Run: %v", err)
 		}
 	})

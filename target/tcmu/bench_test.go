@@ -1,4 +1,4 @@
-package target_test
+package tcmu_test
 
 import (
 	"context"
@@ -49,6 +49,6 @@ func benchRead(b *testing.B, h target.Handler) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
-func BenchmarkRead4K(b *testing.B) { benchRead(b, target.HandlerFunc(zeroRead)) }
+func BenchmarkRead4K(b *testing.B) { benchRead(b, scsi.HandlerFunc(zeroRead)) }
 
 func BenchmarkRead4KConcurrent(b *testing.B) { benchRead(b, concurrentZero{4}) }

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package target
-
-func openUIO(path string, size int) (ringDev, error) { return nil, errUnsupported }
