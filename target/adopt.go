@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
-
-	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // A daemon that did not stop cleanly (SIGKILL, a crash, the watchdog)
@@ -32,9 +30,8 @@ import (
 // change to them needs a stop of vscsid (which removes the device) and a
 // start.
 //
-// Adopting takes the ring over (takeOverRing), then opens and serves it.
-// The new Handler
-// starts from power-on: a tape drive reports UNIT ATTENTION 29/00, so st
+// Adopting brings the ring up with a take-over (bringUp with reopen). The
+// new Handler starts from power-on: a tape drive reports UNIT ATTENTION 29/00, so st
 // knows the position may be lost. Close then removes the adopted device
 // like one it created.
 func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bool, err error) {
@@ -87,35 +84,14 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	})
 	m.undo.push("remove "+obj, func() error { return f.Rmdir(obj) })
 	m.served = len(m.undo)
-	if err := t.takeOverRing(obj); err != nil {
-		return info, false, err
-	}
-	size, err := uioMapSize(f, t.paths.SysFS, uioN)
-	if err != nil {
-		return info, false, err
-	}
-	rd, err := t.open(filepath.Join(t.paths.Dev, uioN), size)
-	if err != nil {
-		return info, false, err
-	}
-	m.undo.push("close "+uioN, rd.Close)
 	dc := DeviceConfig{Name: spec.Name, HBA: hba, Subtype: spec.Subtype, Config: spec.Config, Size: spec.Size, BlockSize: spec.BlockSize, UIO: uioN}
 	if dc.BlockSize == 0 {
 		dc.BlockSize = 512
 	}
-	dlog := t.log.With(zap.String("device", spec.Name), zap.Int("hba", hba), zap.String("uio", uioN), zap.String("subtype", spec.Subtype))
-	h, err := factory(dc, dlog)
+	dlog, err := t.bringUp(m, dc, factory, true)
 	if err != nil {
-		return info, false, fmt.Errorf("%s handler: %w", spec.Subtype, err)
-	}
-	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
-	if err != nil {
-		_ = closeHandler(h)
 		return info, false, err
 	}
-	m.dev, m.h = d, h
-	m.info.DeviceConfig = dc
-	t.serve(m, rd, dlog)
 	for _, p := range []string{naaDir, tpg, lun} {
 		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
 	}
@@ -140,19 +116,12 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 			sd, _ = probeSCSI(f, t.paths.SysFS, addr)
 		}
 	}
-	m.info = DeviceInfo{DeviceConfig: dc, WWN: filepath.Base(naaDir), Nexus: strings.TrimSpace(nexus), SCSI: sd, Ring: d.Info()}
+	m.info = DeviceInfo{DeviceConfig: dc, WWN: filepath.Base(naaDir), Nexus: strings.TrimSpace(nexus), SCSI: sd, Ring: m.info.Ring}
 	t.mu.Lock()
 	t.devs = append(t.devs, m)
 	t.mu.Unlock()
 	dlog.Info("device re-attached in place", zap.String("node", sd.String()), zap.String("address", sd.Address))
 	return m.info, true, nil
-}
-
-func closeHandler(h Handler) error {
-	if c, ok := h.(interface{ Close() error }); ok {
-		return c.Close()
-	}
-	return nil
 }
 
 // runFrom runs the steps pushed from index i on, in reverse, and drops

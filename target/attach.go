@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -16,9 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/netlink"
-	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // Origin says who created a device.
@@ -124,12 +121,7 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 			dc.BlockSize = uint32(n)
 		}
 	}
-	dlog := t.log.With(zap.String("device", objName), zap.Int("hba", hba), zap.String("uio", uioN), zap.String("subtype", subtype))
-	h, err := factory(dc, dlog)
-	if err != nil {
-		return info, fmt.Errorf("device %s: %s handler: %w", objName, subtype, err)
-	}
-	m := &managed{done: make(chan struct{}), h: h, obj: obj}
+	m := &managed{done: make(chan struct{}), obj: obj}
 	// The kernel waits for netlink replies about this device only if its
 	// nl_reply_supported (final once enabled) is > 0; a reply it does not
 	// wait for is logged at KERN_ERR ("completion could not find
@@ -139,38 +131,18 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 			m.noReply = true
 		}
 	}
-	m.info = DeviceInfo{DeviceConfig: dc, Origin: OriginAttached}
+	m.info.Origin = OriginAttached
 	defer func() {
 		if err != nil {
-			if c, ok := scsi.As[io.Closer](h); ok && m.dev == nil {
-				_ = c.Close()
-			}
 			if uerr := m.undo.run(); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("roll back: %w", uerr))
 			}
 		}
 	}()
-	if reopen {
-		if err := t.takeOverRing(obj); err != nil {
-			return info, fmt.Errorf("device %s: %w", objName, err)
-		}
-	}
-	size, err := uioMapSize(f, t.paths.SysFS, uioN)
+	dlog, err := t.bringUp(m, dc, factory, reopen)
 	if err != nil {
 		return info, fmt.Errorf("device %s: %w", objName, err)
 	}
-	rd, err := t.open(filepath.Join(t.paths.Dev, uioN), size)
-	if err != nil {
-		return info, fmt.Errorf("device %s: %w", objName, err)
-	}
-	m.undo.push("close "+uioN, rd.Close)
-	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
-	if err != nil {
-		return info, fmt.Errorf("device %s: %w", objName, err)
-	}
-	m.dev = d
-	m.info.Ring = d.Info()
-	t.serve(m, rd, dlog)
 	// targetcli sets target/dbroot (rtslib: /etc/rtslib-fb-target) when it
 	// first runs, after New prepared the old one: LIO fails PERSISTENT
 	// RESERVE OUT with APTPL (LTFS registers at every open) without

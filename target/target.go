@@ -331,16 +331,6 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	if err != nil {
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
-	size, err := uioMapSize(f, t.paths.SysFS, uioN)
-	if err != nil {
-		return info, fmt.Errorf("device %s: %w", spec.Name, err)
-	}
-	rd, err := t.open(filepath.Join(t.paths.Dev, uioN), size)
-	if err != nil {
-		return info, fmt.Errorf("device %s: %w", spec.Name, err)
-	}
-	m.undo.push("close "+uioN, rd.Close)
-
 	dc := DeviceConfig{
 		Name: spec.Name, HBA: hba, Subtype: spec.Subtype, Config: spec.Config,
 		Size: spec.Size, BlockSize: spec.BlockSize, UIO: uioN,
@@ -348,23 +338,13 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	if dc.BlockSize == 0 {
 		dc.BlockSize = 512
 	}
-	dlog := t.log.With(zap.String("device", spec.Name), zap.Int("hba", hba), zap.String("uio", uioN), zap.String("subtype", spec.Subtype))
-	h, err := factory(dc, dlog)
+	m.obj = obj
+	dlog, err := t.bringUp(m, dc, factory, false)
 	if err != nil {
-		return info, fmt.Errorf("device %s: %s handler: %w", spec.Name, spec.Subtype, err)
-	}
-	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
-	if err != nil {
-		if c, ok := scsi.As[io.Closer](h); ok {
-			_ = c.Close()
-		}
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
-	m.dev, m.h, m.obj = d, h, obj
-	m.info.DeviceConfig = dc
-	t.setUnitSerial(obj, h, dlog)
+	t.setUnitSerial(obj, m.h, dlog)
 	t.preparePR() // targetcli may have moved target/dbroot since New
-	t.serve(m, rd, dlog)
 	var naa, nexus, addr string
 	var scsi SCSIDevice
 	if !spec.NoLoopback {
@@ -385,7 +365,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		}
 		dlog.Info("device exported over iSCSI", zap.String("iqn", spec.ISCSI.IQN), zap.Strings("portals", spec.ISCSI.Portals), zap.Int("acls", len(spec.ISCSI.ACLs)))
 	}
-	m.info = DeviceInfo{DeviceConfig: dc, WWN: naa, Nexus: nexus, SCSI: scsi, Ring: d.Info()}
+	m.info = DeviceInfo{DeviceConfig: dc, WWN: naa, Nexus: nexus, SCSI: scsi, Ring: m.info.Ring}
 	t.mu.Lock()
 	t.devs = append(t.devs, m)
 	t.mu.Unlock()
