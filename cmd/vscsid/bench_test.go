@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/targettest"
@@ -16,13 +17,13 @@ import (
 // wrapper (withFaults), with no rule or timing installed. Compare with
 // disk's BenchmarkRead4K/BenchmarkWrite4K (the bare handler).
 func benchWired(b *testing.B, cdb scsi.CDB) {
-	benchWiredWith(b, FaultConfig{}, cdb)
+	benchWiredWith(b, config.Fault{}, cdb)
 }
 
 // benchWiredWith runs cdb against a store-mode disk d0 behind a fault
 // wrapper with fc.
-func benchWiredWith(b *testing.B, fc FaultConfig, cdb scsi.CDB) {
-	h, err := withFaults(mustKind("vdisk"), nil, fc, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
+func benchWiredWith(b *testing.B, fc config.Fault, cdb scsi.CDB) {
+	h, err := withFaults(mustKind("vdisk"), nil, fc, config.KernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G;mode=store"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func BenchmarkWiredWrite4K(b *testing.B) {
 // With rules installed that do not match (an LBA range elsewhere), the
 // cost of evaluating them.
 func BenchmarkWiredRead4KRules(b *testing.B) {
-	fc := FaultConfig{Rules: []string{"op=read;lba=100000+10;sense=medium_error", "op=write;every=1000000;busy"}}
+	fc := config.Fault{Rules: []string{"op=read;lba=100000+10;sense=medium_error", "op=write;every=1000000;busy"}}
 	benchWiredWith(b, fc, scsi.CDB{0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0})
 }
 
@@ -62,7 +63,7 @@ func BenchmarkWiredRead4KRules(b *testing.B) {
 // transport's duration histogram for READ(10) (what
 // vscsi_scsi_command_duration_seconds shows) against the configured 2 ms.
 func BenchmarkLatency2ms(b *testing.B) {
-	h, err := withFaults(mustKind("vdisk"), nil, FaultConfig{Timing: "latency=2ms"}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
+	h, err := withFaults(mustKind("vdisk"), nil, config.Fault{Timing: "latency=2ms"}, config.KernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func BenchmarkLatency1msDepth1(b *testing.B)  { benchDepth(b, 1) }
 func BenchmarkLatency1msDepth32(b *testing.B) { benchDepth(b, 32) }
 
 func benchDepth(b *testing.B, depth int) {
-	h, err := withFaults(mustKind("vdisk"), nil, FaultConfig{Timing: "latency=1ms", Depth: depth}, kernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
+	h, err := withFaults(mustKind("vdisk"), nil, config.Fault{Timing: "latency=1ms", Depth: depth}, config.KernelCmdTimeOut)(target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1G"}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}

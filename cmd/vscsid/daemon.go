@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/scsi"
@@ -34,7 +35,7 @@ type devices interface {
 // wrap the unix.Errno that D-Bus reports and the control socket turns
 // into an HTTP status (withErrno).
 type daemon struct {
-	cfg *Config // the config file: Create uses its cmd_time_out and co.
+	cfg *config.Config // the config file: Create uses its cmd_time_out and co.
 	tgt devices
 	env *handlerEnv // what the handlers of devices it creates reach
 	log *zap.Logger
@@ -163,8 +164,8 @@ func (d *daemon) Devices() []control.Device {
 // Create makes a device as if the config file had it; it lasts until
 // Remove or the daemon stops (add it to the config file to keep it).
 func (d *daemon) Create(ctx context.Context, req control.CreateDevice) (control.Device, error) {
-	dc := DeviceConfig{Name: req.Name, Type: req.Type, Config: req.Config, HWMaxSectors: req.HWMaxSectors}
-	p, err := dc.check()
+	dc := config.Device{Name: req.Name, Type: req.Type, Config: req.Config, HWMaxSectors: req.HWMaxSectors}
+	p, err := dc.Check()
 	if err != nil {
 		return control.Device{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}

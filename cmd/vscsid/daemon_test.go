@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/target"
 )
 
@@ -62,12 +63,12 @@ func (r *testRegistry) Remove(name string) error {
 // daemon is the daemon over r.
 func (r *testRegistry) daemon(t *testing.T) *daemon {
 	r.env.setDevices(r)
-	return &daemon{cfg: &Config{}, tgt: r, env: &r.env, log: zaptest.NewLogger(t)}
+	return &daemon{cfg: &config.Config{}, tgt: r, env: &r.env, log: zaptest.NewLogger(t)}
 }
 
 // served is the factory of a device other tools create (targetcli); a
 // library finds its drives in r.
 func (r *testRegistry) served(typ string) target.Factory {
 	r.env.setDevices(r)
-	return withFaults(mustKind(typ), &r.env, FaultConfig{}, kernelCmdTimeOut)
+	return withFaults(mustKind(typ), &r.env, config.Fault{}, config.KernelCmdTimeOut)
 }

@@ -8,6 +8,7 @@ import (
 	godbus "github.com/godbus/dbus/v5"
 	"go.uber.org/zap"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/cmd/internal/dbus"
 )
 
@@ -19,8 +20,8 @@ type logger = *zap.Logger
 // cfgstring needs no size=), and changemedium for tape drives.
 func dbusHandlers(d *daemon) []dbus.Handler {
 	var out []dbus.Handler
-	for _, name := range typeNames() {
-		k, _ := kindOf(name)
+	for _, name := range config.TypeNames() {
+		k, _ := config.KindOf(name)
 		h := dbus.Handler{
 			Subtype:     name,
 			ConfigDesc:  k.Desc,

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/disk"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/scsi"
@@ -27,7 +28,7 @@ devices:
       timing: "latency=1ms"
       rules: ["op=read;lba=10+2;sense=medium_error", "every=100;busy"]
 `
-	c, err := parseConfig([]byte(good))
+	c, err := config.Parse([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ devices:
 		{`rules:`, `rule:`, "field rule not found in fault"},
 	} {
 		bad := strings.Replace(good, tc.old, tc.new, 1)
-		if _, err := parseConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := config.Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s → %s: %v, want an error about %q", tc.old, tc.new, err, tc.want)
 		}
 	}
@@ -52,7 +53,7 @@ func read10(lba uint32) *scsi.Command {
 }
 
 func TestFaultWrapper(t *testing.T) {
-	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
+	cfg := &config.Config{CmdTimeOut: 60, Devices: []config.Device{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &config.Fault{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
 	reg := &testRegistry{}
 	h := reg.add(t, deviceSpec(cfg, nil, cfg.Devices[0], device.Params{}).Factory, target.DeviceConfig{Name: "d0", Subtype: "vdisk", Config: "size=1M"})
 	ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 	"github.com/vscsid/vscsid/internal/device"
@@ -113,8 +114,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 		fmt.Fprint(&out, usage)
 		fs.PrintDefaults()
 		fmt.Fprintf(&out, "\nDevice types and their cfgstring keys:\n\n")
-		for _, n := range typeNames() {
-			k, _ := kindOf(n)
+		for _, n := range config.TypeNames() {
+			k, _ := config.KindOf(n)
 			fmt.Fprintf(&out, "%s\n\n", k.Desc)
 		}
 	}
@@ -168,10 +169,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err := fmt.Fprintln(stdout, "vscsid", version)
 		return err
 	case o.printConfig:
-		_, err := stdout.Write(defaultConfig)
+		_, err := stdout.Write(config.Default)
 		return err
 	}
-	cfg, err := loadConfig(ctx, o.config)
+	cfg, err := config.Load(ctx, o.config)
 	if err != nil {
 		return err
 	}
@@ -212,8 +213,8 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error {
-	if err := chapNeedsCapability(cfg, o.capEff, o.capEffOK); err != nil {
+func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger) error {
+	if err := config.CHAPNeedsCapability(cfg, o.capEff, o.capEffOK); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(o.paths.Lock), 0o755); err != nil {
@@ -224,8 +225,8 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 	// get theirs through their DeviceSpec (deviceSpec).
 	env := &handlerEnv{}
 	factories := map[string]target.Factory{}
-	for _, k := range kinds {
-		factories[k.Subtype] = withFaults(k, env, FaultConfig{}, kernelCmdTimeOut)
+	for _, k := range config.Kinds {
+		factories[k.Subtype] = withFaults(k, env, config.Fault{}, config.KernelCmdTimeOut)
 	}
 	tgt, err := target.New(target.Options{
 		Factories: factories,
@@ -241,7 +242,7 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 
 	// Create the devices; any failure removes what was created and fails.
 	for _, d := range cfg.Devices {
-		k, _ := kindOf(d.Type)
+		k, _ := config.KindOf(d.Type)
 		p, _ := k.Check(d.Config) // validated by loadConfig
 		info, err := tgt.Create(ctx, deviceSpec(cfg, env, d, p))
 		if err != nil {
@@ -312,19 +313,19 @@ func serve(ctx context.Context, o *options, cfg *Config, log *zap.Logger) error 
 
 // deviceSpec is what Target.Create needs for d, a device of the config
 // file (or one vscsictl creates) whose cfgstring check gave p.
-func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p device.Params) target.DeviceSpec {
-	var fc FaultConfig
+func deviceSpec(cfg *config.Config, env *handlerEnv, d config.Device, p device.Params) target.DeviceSpec {
+	var fc config.Fault
 	if d.Fault != nil {
 		fc = *d.Fault
 	}
-	cmdTimeOut := kernelCmdTimeOut
+	cmdTimeOut := config.KernelCmdTimeOut
 	if cfg.CmdTimeOut > 0 {
 		cmdTimeOut = time.Duration(cfg.CmdTimeOut) * time.Second
 	}
-	kind, _ := kindOf(d.Type) // checked by DeviceConfig.check
+	kind, _ := config.KindOf(d.Type) // checked by DeviceConfig.check
 	// Cannot fail: parseConfig checked the exports of the config's
 	// devices, and those vscsictl makes have none (tcm_loop only).
-	loopback, iscsi, err := d.exports(cfg)
+	loopback, iscsi, err := d.Exports(cfg)
 	if err != nil {
 		loopback, iscsi = true, nil
 	}
@@ -338,7 +339,7 @@ func deviceSpec(cfg *Config, env *handlerEnv, d DeviceConfig, p device.Params) t
 		BlockSize:         p.BlockSize,
 		MaxSectors:        uint32(d.HWMaxSectors),
 		CmdTimeOut:        time.Duration(cfg.CmdTimeOut) * time.Second,
-		MaxDataAreaMB:     d.dataAreaMB(cfg),
+		MaxDataAreaMB:     d.DataAreaMB(cfg),
 		NoTMRNotification: cfg.TMRNotify != nil && !*cfg.TMRNotify,
 		Factory:           withFaults(kind, env, fc, cmdTimeOut),
 	}
@@ -385,7 +386,7 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 
 // metricsOptions is what the collector needs of the config: the
 // cmd_time_out set on every device.
-func metricsOptions(cfg *Config) metrics.Options {
+func metricsOptions(cfg *config.Config) metrics.Options {
 	var o metrics.Options
 	if cfg.CmdTimeOut > 0 {
 		d := time.Duration(cfg.CmdTimeOut) * time.Second
@@ -397,6 +398,6 @@ func metricsOptions(cfg *Config) metrics.Options {
 // typeOf is the type of a device of subtype (device.Kind.Type): the
 // metrics `type` label and vscsictl's TYPE column.
 func typeOf(subtype string) string {
-	k, _ := kindOf(subtype)
+	k, _ := config.KindOf(subtype)
 	return k.Type
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/internal/device"
 )
 
@@ -43,7 +44,7 @@ func TestHelpExitCodes(t *testing.T) {
 
 // mustKind is the kind of subtype, for tests.
 func mustKind(subtype string) device.Kind {
-	k, ok := kindOf(subtype)
+	k, ok := config.KindOf(subtype)
 	if !ok {
 		panic("no kind " + subtype)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/scsi"
@@ -17,9 +18,9 @@ var testUnitReady = &scsi.Command{CDB: scsi.CDB{0x00, 0, 0, 0, 0, 0}, Data: scsi
 // drive t0 (a runtime rule, as vscsictl fault adds it) through the real
 // factories, runs a few commands through them, and returns their status
 // as the Target would give it.
-func metricsFixture(t *testing.T) ([]target.DeviceStatus, *Config) {
+func metricsFixture(t *testing.T) ([]target.DeviceStatus, *config.Config) {
 	t.Helper()
-	cfg := &Config{CmdTimeOut: 60, Devices: []DeviceConfig{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &FaultConfig{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
+	cfg := &config.Config{CmdTimeOut: 60, Devices: []config.Device{{Name: "d0", Type: "vdisk", Config: "size=1M", Fault: &config.Fault{Rules: []string{"op=read;lba=10+2;sense=medium_error"}}}}}
 	reg := &testRegistry{}
 	ctx := context.Background()
 

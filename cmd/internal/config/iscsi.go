@@ -1,19 +1,17 @@
-package main
+package config
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vscsid/vscsid/target"
 )
 
-// ISCSIConfig is the iSCSI export of config-file devices: at the top of
+// ISCSI is the iSCSI export of config-file devices: at the top of
 // the config the defaults of every device whose export lists iscsi, in a
 // device what differs for it.
-type ISCSIConfig struct {
+type ISCSI struct {
 	// IQNPrefix names the targets: a device's target is
 	// <prefix>:<device name>, lower case, '_' as '-' (top level only).
 	IQNPrefix string `yaml:"iqn_prefix"`
@@ -22,11 +20,11 @@ type ISCSIConfig struct {
 	// Portals: "IP:port"; none means 0.0.0.0:3260.
 	Portals []string `yaml:"portals"`
 	// ACLs: the initiators that may log in, with their CHAP secrets.
-	ACLs []ISCSIACLConfig `yaml:"acls"`
+	ACLs []ISCSIACL `yaml:"acls"`
 }
 
-// ISCSIACLConfig is one initiator of an ISCSIConfig.
-type ISCSIACLConfig struct {
+// ISCSIACL is one initiator of an ISCSI.
+type ISCSIACL struct {
 	Initiator      string `yaml:"initiator"`
 	CHAPUser       string `yaml:"chap_user"`
 	CHAPPassword   string `yaml:"chap_password"`
@@ -43,9 +41,9 @@ const (
 	fabricISCSI    = "iscsi"
 )
 
-// exports resolves d's export list and iSCSI settings against the
+// Exports resolves d's export list and iSCSI settings against the
 // config's: whether it is on tcm_loop, and its iSCSI target if any.
-func (d DeviceConfig) exports(c *Config) (loopback bool, e *target.ISCSIExport, err error) {
+func (d Device) Exports(c *Config) (loopback bool, e *target.ISCSIExport, err error) {
 	fabrics := d.Export
 	if len(fabrics) == 0 {
 		fabrics = []string{fabricLoopback}
@@ -65,11 +63,11 @@ func (d DeviceConfig) exports(c *Config) (loopback bool, e *target.ISCSIExport, 
 		}
 		return loopback, nil, nil
 	}
-	var top ISCSIConfig
+	var top ISCSI
 	if c != nil && c.ISCSI != nil {
 		top = *c.ISCSI
 	}
-	own := ISCSIConfig{}
+	own := ISCSI{}
 	if d.ISCSI != nil {
 		own = *d.ISCSI
 		if own.IQNPrefix != "" {
@@ -109,19 +107,19 @@ func (d DeviceConfig) exports(c *Config) (loopback bool, e *target.ISCSIExport, 
 // capSysAdmin is CAP_SYS_ADMIN's bit in /proc's capability masks.
 const capSysAdmin = 21
 
-// chapNeedsCapability refuses a config whose iSCSI ACLs carry CHAP
+// CHAPNeedsCapability refuses a config whose iSCSI ACLs carry CHAP
 // secrets when the process cannot set them: the kernel's iSCSI target
 // writes an ACL's auth/userid and auth/password only for a caller with
 // CAP_SYS_ADMIN, and the systemd unit bounds vscsid to CAP_NET_ADMIN.
 // Refusing before any device is made says so once, instead of a device
 // half-exported with EPERM. capEff is the effective set; ok false means
 // it is unknown (no /proc), and nothing is refused.
-func chapNeedsCapability(c *Config, capEff uint64, ok bool) error {
+func CHAPNeedsCapability(c *Config, capEff uint64, ok bool) error {
 	if !ok || capEff&(1<<capSysAdmin) != 0 {
 		return nil
 	}
 	for _, d := range c.Devices {
-		_, e, err := d.exports(c)
+		_, e, err := d.Exports(c)
 		if err != nil || e == nil || len(e.ACLs) == 0 || e.ACLs[0].UserID == "" {
 			continue
 		}
@@ -130,20 +128,4 @@ func chapNeedsCapability(c *Config, capEff uint64, ok bool) error {
 			"(/etc/systemd/system/vscsid.service.d/iscsi-chap.conf, then systemctl daemon-reload), or list the ACLs without chap_user", d.Name)
 	}
 	return nil
-}
-
-// effectiveCaps reads the process's effective capability set from
-// /proc/self/status; ok is false where there is none.
-func effectiveCaps() (capEff uint64, ok bool) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, found := strings.CutPrefix(l, "CapEff:"); found {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
 }

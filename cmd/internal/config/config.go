@@ -1,4 +1,9 @@
-package main
+// Package config is vscsid's config file: its schema (Config, Device,
+// Fault, ISCSI), the built-in default, every check --check-config makes
+// (the devices' cfgstrings with their kinds' grammars, fault blocks bound
+// to the kinds' command tables, iSCSI exports, TCMU limits), and the
+// registry of device kinds the daemon serves (Kinds).
+package config
 
 import (
 	"bytes"
@@ -18,13 +23,13 @@ import (
 	"github.com/vscsid/vscsid/internal/device"
 )
 
-// defaultConfig is what `vscsid` serves with no --config: one fake_rw disk
+// Default is what `vscsid` serves with no --config: one fake_rw disk
 // and one tape drive with a cartridge, so the daemon alone does something
 // useful. deploy/vscsid.yaml is a different, fuller example (four devices,
 // every setting commented) to install as /etc/vscsid/vscsid.yaml.
 //
 //go:embed default.yaml
-var defaultConfig []byte
+var Default []byte
 
 // Config is the daemon's YAML configuration.
 type Config struct {
@@ -42,13 +47,13 @@ type Config struct {
 	TMRNotify *bool `yaml:"tmr_notification"`
 	// ISCSI holds the iSCSI settings of the devices whose export lists
 	// iscsi (iscsi.go).
-	ISCSI *ISCSIConfig `yaml:"iscsi"`
+	ISCSI *ISCSI `yaml:"iscsi"`
 	// Devices are created at start and removed at stop.
-	Devices []DeviceConfig `yaml:"devices"`
+	Devices []Device `yaml:"devices"`
 }
 
-// DeviceConfig is one device of the config file.
-type DeviceConfig struct {
+// Device is one device of the config file.
+type Device struct {
 	Name string `yaml:"name"`
 	Type string `yaml:"type"` // vdisk | vtape | vlibrary
 	// Config is the handler's cfgstring: "key=value;key=value", or in YAML
@@ -59,16 +64,16 @@ type DeviceConfig struct {
 	// device (0: the config's).
 	MaxDataAreaMB int `yaml:"max_data_area_mb"`
 	// Fault is the device's fault injection and timing, if any.
-	Fault *FaultConfig `yaml:"fault"`
+	Fault *Fault `yaml:"fault"`
 	// Export lists the fabrics the device is shown on: loopback (this
 	// host, tcm_loop; the default) and iscsi (other hosts).
 	Export []string `yaml:"export"`
 	// ISCSI overrides the config's iscsi settings for this device.
-	ISCSI *ISCSIConfig `yaml:"iscsi"`
+	ISCSI *ISCSI `yaml:"iscsi"`
 }
 
 // UnmarshalYAML accepts config as a string or a mapping.
-func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
+func (d *Device) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
@@ -79,7 +84,7 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 			}
 		}
 	}
-	type plain DeviceConfig
+	type plain Device
 	var raw struct {
 		plain  `yaml:",inline"`
 		Config yaml.Node `yaml:"config"`
@@ -87,7 +92,7 @@ func (d *DeviceConfig) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&raw); err != nil {
 		return err
 	}
-	*d = DeviceConfig(raw.plain)
+	*d = Device(raw.plain)
 	switch raw.Config.Kind {
 	case 0:
 	case yaml.ScalarNode:
@@ -151,10 +156,10 @@ func readConfigFileBlocking(path string) ([]byte, error) {
 	return data, nil
 }
 
-// loadConfig reads and validates a config file; path "" means the embedded
+// Load reads and validates a config file; path "" means the embedded
 // default.
-func loadConfig(ctx context.Context, path string) (*Config, error) {
-	data := defaultConfig
+func Load(ctx context.Context, path string) (*Config, error) {
+	data := Default
 	src := "default config"
 	if path != "" {
 		var err error
@@ -164,7 +169,7 @@ func loadConfig(ctx context.Context, path string) (*Config, error) {
 		}
 		src = path
 	}
-	c, err := parseConfig(data)
+	c, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
@@ -186,7 +191,9 @@ const (
 	maxHWMaxSectors = maxDataAreaMB << 20 / 512
 )
 
-func parseConfig(data []byte) (*Config, error) {
+// Parse reads and validates a config file's bytes: every check of
+// --check-config, the devices' cfgstrings and fault blocks included.
+func Parse(data []byte) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -216,13 +223,13 @@ func parseConfig(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("devices[%d]: name %q is used twice", i, d.Name)
 		}
 		names = append(names, d.Name)
-		if _, err := d.check(); err != nil {
+		if _, err := d.Check(); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
 		if err := d.dataAreaFits(&c); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
-		_, e, err := d.exports(&c)
+		_, e, err := d.Exports(&c)
 		if err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
@@ -233,15 +240,15 @@ func parseConfig(data []byte) (*Config, error) {
 			iqns, iqnOwners = append(iqns, e.IQN), append(iqnOwners, i)
 		}
 	}
-	if c.ISCSI != nil && !slices.ContainsFunc(c.Devices, func(d DeviceConfig) bool { return slices.Contains(d.Export, fabricISCSI) }) {
+	if c.ISCSI != nil && !slices.ContainsFunc(c.Devices, func(d Device) bool { return slices.Contains(d.Export, fabricISCSI) }) {
 		return nil, errors.New("iscsi settings, but no device lists iscsi in its export")
 	}
 	return &c, nil
 }
 
-// dataAreaMB is d's TCMU data area in MiB: its own, else the config's;
+// DataAreaMB is d's TCMU data area in MiB: its own, else the config's;
 // 0 means the kernel default.
-func (d DeviceConfig) dataAreaMB(c *Config) int {
+func (d Device) DataAreaMB(c *Config) int {
 	if d.MaxDataAreaMB > 0 {
 		return d.MaxDataAreaMB
 	}
@@ -255,8 +262,8 @@ const kernelDataAreaMB = 1024
 // cannot fit its data area: TCMU fails a command larger than the whole
 // data area with INVALID FIELD IN CDB, so the initiator would be told it
 // may send what the device then refuses.
-func (d DeviceConfig) dataAreaFits(c *Config) error {
-	mb := d.dataAreaMB(c)
+func (d Device) dataAreaFits(c *Config) error {
+	mb := d.DataAreaMB(c)
 	if mb == 0 {
 		mb = kernelDataAreaMB
 	}
@@ -267,15 +274,15 @@ func (d DeviceConfig) dataAreaFits(c *Config) error {
 	return nil
 }
 
-// check validates one device, all but the uniqueness of its name, and
+// Check validates one device, all but the uniqueness of its name, and
 // returns what its cfgstring gives Target.Create.
-func (d DeviceConfig) check() (device.Params, error) {
+func (d Device) Check() (device.Params, error) {
 	if err := cfgstring.DeviceName(d.Name); err != nil {
 		return device.Params{}, fmt.Errorf("name: %w", err)
 	}
-	k, ok := kindOf(d.Type)
+	k, ok := KindOf(d.Type)
 	if !ok {
-		return device.Params{}, fmt.Errorf("type %q: want one of %s", d.Type, strings.Join(typeNames(), ", "))
+		return device.Params{}, fmt.Errorf("type %q: want one of %s", d.Type, strings.Join(TypeNames(), ", "))
 	}
 	if err := cfgstring.CheckChars(d.Config); err != nil {
 		return device.Params{}, fmt.Errorf("config: %w", err)
@@ -303,8 +310,8 @@ func (d DeviceConfig) check() (device.Params, error) {
 // (op= names, what rules may address, the timing models it takes), so
 // that op=reed, lba= on a tape or a tape timing model on a disk are
 // refused by --check-config and not only at attach. No device is built.
-func (d DeviceConfig) checkFaults(k device.Kind) error {
-	opts, err := d.Fault.options(k.Commands, kernelCmdTimeOut)
+func (d Device) checkFaults(k device.Kind) error {
+	opts, err := d.Fault.Options(k.Commands, KernelCmdTimeOut)
 	if err == nil {
 		err = fault.Check(opts)
 	}
