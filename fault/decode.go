@@ -63,18 +63,6 @@ var classNames = []struct {
 	{"media", classRead | classWrite | classVerify},
 }
 
-// Extenter is implemented by a handler that says what a command's CDB
-// addresses (disk.Disk, tape.Drive): lba= rules, the prefix transfer of a
-// disk READ or WRITE hit by a medium error, block= rules over fixed-block
-// tape transfers, the INFORMATION of injected tape sense and the tape
-// timing model need it. The package decodes no CDB fields itself: without
-// an Extenter no command has an extent, so lba= rules never match and
-// injected tape sense has no residue. Extent must be cheap, must not
-// allocate and must accept any CDB bytes.
-type Extenter interface {
-	Extent(cdb scsi.CDB) (scsi.Extent, bool)
-}
-
 // cmdInfo is what the rules and the timing models need from one CDB.
 type cmdInfo struct {
 	op    uint8
@@ -94,11 +82,13 @@ type cmdInfo struct {
 	loadBit  bool // tape LOAD UNLOAD: LOAD (byte 4 bit 0)
 }
 
-// decode fills c from cdb, the command table's entry for its opcode (class
-// and IMMED bit) and the handler's extent of it; it never panics
+// decode fills c from cdb and the command table's entry for its opcode:
+// class, IMMED bit and extent (what lba= and block= filters, the prefix
+// transfer of a disk READ or WRITE hit by a medium error, the INFORMATION
+// of injected tape sense and the tape timing model read); it never panics
 // (a short CDB has no extent, so range filters do not match it and the
 // handler rejects it).
-func decode(kind Kind, cmds scsi.CommandTable, ex Extenter, cdb scsi.CDB, c *cmdInfo) {
+func decode(kind Kind, cmds scsi.CommandTable, cdb scsi.CDB, c *cmdInfo) {
 	op := cdb.OpCode()
 	c.op = uint8(op)
 	d := cmds.Lookup(op)
@@ -110,10 +100,10 @@ func decode(kind Kind, cmds scsi.CommandTable, ex Extenter, cdb scsi.CDB, c *cmd
 	if kind == Tape && cdb.OpCode() == scsi.LoadUnload {
 		c.loadBit = cdb.Byte(4)&0x01 != 0
 	}
-	if ex == nil || d.Class == 0 {
+	if d.Class == 0 || d.Extent == nil {
 		return
 	}
-	e, ok := ex.Extent(cdb)
+	e, ok := d.Extent(cdb)
 	if !ok {
 		return
 	}

@@ -18,8 +18,8 @@
 // A Rule (ParseRule; grammar in RuleDesc) is a filter, a gate and one
 // action. The filter selects commands by operation (a class, a command name
 // of the handler, or an opcode), by LBA range for disks (of READ, WRITE,
-// WRITE AND VERIFY, VERIFY and WRITE SAME, as the handler decodes the CDB:
-// Extenter), and by tape
+// VERIFY and WRITE SAME, as the kind's command table decodes the CDB:
+// scsi.Desc.Extent), and by tape
 // position (partition, file number, logical object range, asked of the
 // handler through Positioner). The gate counts matching commands: every=N
 // (every Nth, as scsi_debug's every_nth), after=N (let the first N pass),

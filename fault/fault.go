@@ -105,7 +105,6 @@ type Device struct {
 	h        Handler
 	namer    scsi.CommandNamer
 	pos      Positioner
-	ext      Extenter
 	fmtr     SenseFormatReporter
 	env      env
 	seed     uint64
@@ -155,7 +154,6 @@ func New(h Handler, opts Options) (*Device, error) {
 	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, aborts: opts.Aborts, format: opts.SenseFormat, maxDelay: math.MaxInt64}
 	d.namer, _ = scsi.As[scsi.CommandNamer](h)
 	d.pos, _ = scsi.As[Positioner](h)
-	d.ext, _ = scsi.As[Extenter](h)
 	d.fmtr, _ = scsi.As[SenseFormatReporter](h)
 	d.env = env{kind: kind, cmds: opts.Commands, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
@@ -395,7 +393,7 @@ var (
 // is called and returns with cmu held; sleep lets go of it meanwhile).
 func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clock) scsi.Response {
 	var c cmdInfo
-	decode(d.env.kind, d.env.cmds, d.ext, cmd.CDB, &c)
+	decode(d.env.kind, d.env.cmds, cmd.CDB, &c)
 	var (
 		pos      position
 		delay    time.Duration

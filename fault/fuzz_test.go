@@ -30,7 +30,6 @@ func FuzzParseRule(f *testing.F) {
 		}
 		for _, kind := range []scsi.CommandTable{diskCmds, tapeCmds} {
 			h := &positioned{}
-			h.kind = kind
 			d, err := fault.New(h, fault.Options{Commands: kind, Clock: &nopClock{}, CmdTimeout: time.Second, Rules: []fault.Rule{r}})
 			if err != nil {
 				continue

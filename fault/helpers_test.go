@@ -2,8 +2,6 @@ package fault_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,8 +21,6 @@ type recorder struct {
 	resp  scsi.Response
 	names map[scsi.OpCode]string
 	onCmd func(scsi.CDB) // called for every command
-	// kind picks whose CDB decoding Extent borrows (newDevice sets it)
-	kind scsi.CommandTable
 	// position, for the Positioner variant
 	part         int
 	object, file uint64
@@ -73,30 +69,6 @@ func (r *recorder) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Resp
 
 func (r *recorder) CommandName(op scsi.OpCode) string { return r.names[op] }
 
-// Extent is the real disk's or tape drive's (fault decodes no CDB).
-func (r *recorder) Extent(cdb scsi.CDB) (scsi.Extent, bool) {
-	extOnce.Do(func() {
-		dk, dr := realDevices(nopTB{})
-		extDisk, extTape = dk, dr
-	})
-	if r.kind == tapeCmds {
-		return extTape.Extent(cdb)
-	}
-	return extDisk.Extent(cdb)
-}
-
-var (
-	extOnce          sync.Once
-	extDisk, extTape fault.Extenter
-)
-
-// nopTB builds the shared devices outside any one test.
-type nopTB struct{ testing.TB }
-
-func (nopTB) Helper()           {}
-func (nopTB) Cleanup(func())    {}
-func (nopTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
-
 // positioned is a recorder that reports a tape position.
 type positioned struct{ recorder }
 
@@ -137,12 +109,6 @@ func newDevice(t testing.TB, h fault.Handler, o fault.Options, rules ...string) 
 	}
 	if o.Commands == nil {
 		o.Commands = diskCmds // the default of these tests: a disk
-	}
-	switch r := h.(type) {
-	case *recorder:
-		r.kind = o.Commands
-	case *positioned:
-		r.kind = o.Commands
 	}
 	d, err := fault.New(h, o)
 	if err != nil {

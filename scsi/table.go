@@ -51,6 +51,11 @@ type Desc struct {
 	Medium bool
 	Class  Class
 	Immed  Bit // the IMMED bit, if the command has one
+	// Extent decodes what the CDB addresses on the medium (fault rules'
+	// lba= and block= filters, traces); nil for a command that addresses
+	// nothing. It must accept any CDB bytes, return false for one too
+	// short, and not allocate.
+	Extent func(CDB) (Extent, bool)
 }
 
 // Usage returns the Desc of the command whose CDB usage bitmap (SPC-5
@@ -76,6 +81,9 @@ func (d Desc) WithClass(c Class) Desc { d.Class = c; return d }
 
 // WithImmed is d with its IMMED bit at bit mask of CDB byte b.
 func (d Desc) WithImmed(b, mask uint8) Desc { d.Immed = Bit{Byte: b, Mask: mask}; return d }
+
+// WithExtent is d whose extent f decodes.
+func (d Desc) WithExtent(f func(CDB) (Extent, bool)) Desc { d.Extent = f; return d }
 
 // WithTimeout is d with the nominal timeout REPORT SUPPORTED OPERATION
 // CODES reports, in seconds.
@@ -117,6 +125,7 @@ type CommandTable interface {
 	Set() CommandSet
 	Lookup(op OpCode) *Desc
 	Name(op OpCode) string
+	Extent(cdb CDB) (Extent, bool)
 	All() iter.Seq[*Desc]
 }
 
@@ -217,6 +226,17 @@ func (t *Table[U]) Lookup(op OpCode) *Desc {
 		return nil
 	}
 	return &t.ops[i-1].Desc
+}
+
+// Extent decodes what cdb addresses on the medium, by its command's entry
+// (Desc.Extent); false for a command the table does not serve, one that
+// addresses nothing, or a CDB too short for it. It never allocates.
+func (t *Table[U]) Extent(cdb CDB) (Extent, bool) {
+	d := t.Lookup(cdb.OpCode())
+	if d == nil || d.Extent == nil || len(cdb) == 0 {
+		return Extent{}, false
+	}
+	return d.Extent(cdb)
 }
 
 // Name is the name of op in the table's command set, "" if the table does

@@ -23,7 +23,7 @@ func (u *unit) ready() (scsi.Sense, bool) {
 }
 
 var testTable = scsi.NewTable(scsi.SBC, scsi.Readiness[*unit]{Closed: (*unit).isClosed, NotReady: (*unit).ready}, []scsi.Op[*unit]{
-	{Desc: scsi.Usage(0x28, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04).WithMedium().WithClass(scsi.ClassRead),
+	{Desc: scsi.Usage(0x28, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0x04).WithMedium().WithClass(scsi.ClassRead).WithExtent(read10Extent),
 		Run: func(u *unit, _ *scsi.Command) error { u.ran = append(u.ran, "read_10"); return u.err }},
 	{Desc: scsi.Usage(0x12, 0x01, 0xff, 0xff, 0xff, 0x04),
 		Respond: func(u *unit, _ *scsi.Command) scsi.Response { u.ran = append(u.ran, "inquiry"); return scsi.Good }},
@@ -37,6 +37,10 @@ var testTable = scsi.NewTable(scsi.SBC, scsi.Readiness[*unit]{Closed: (*unit).is
 	{Desc: scsi.Usage(0xa3, 0x0c, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04).WithSA(scsi.SAReportSupportedOpCodes),
 		Run: func(u *unit, _ *scsi.Command) error { u.ran = append(u.ran, "report_supported_opcodes"); return nil }},
 }...)
+
+func read10Extent(c scsi.CDB) (scsi.Extent, bool) {
+	return scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint16(7))}, len(c) >= 10
+}
 
 func cdbOf(op byte, n int, set map[int]byte) scsi.CDB {
 	c := make(scsi.CDB, n)
@@ -135,6 +139,14 @@ func TestTableNames(t *testing.T) {
 	}
 	if want := []scsi.OpCode{0x00, 0x12, 0x28, 0x9e, 0x9e, 0xa3}; !slices.Equal(ops, want) {
 		t.Errorf("All: % x, want % x", ops, want)
+	}
+	if e, ok := testTable.Extent(cdbOf(0x28, 10, map[int]byte{5: 9, 8: 2})); !ok || e.LBA != 9 || e.Blocks != 2 {
+		t.Errorf("Extent(READ(10) LBA 9, 2 blocks) = %+v %v", e, ok)
+	}
+	for _, c := range []scsi.CDB{cdbOf(0x28, 9, nil), cdbOf(0x12, 6, nil), cdbOf(0x2a, 10, nil), {}} {
+		if e, ok := testTable.Extent(c); ok {
+			t.Errorf("Extent(% x) = %+v, want none (short, no extent, not served, empty)", c, e)
+		}
 	}
 	// Commands adds the core commands LIO answers, in opcode order.
 	cmds := testTable.Commands()

@@ -153,12 +153,11 @@ const (
 // put24 stores v big-endian in three bytes.
 func put24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v) }
 
-// Extent implements fault.Extenter: the count field of READ(6), WRITE(6),
-// WRITE FILEMARKS(6) and SPACE(6/16) as the drive decodes it (the position
-// it starts from is the drive's, Stats or a Positioner). ok is false for
-// another opcode or a CDB shorter than the command.
-func (d *Drive) Extent(cdb scsi.CDB) (scsi.Extent, bool) { return sscExtent(cdb) }
-
+// sscExtent is the extent of the READ, WRITE, WRITE FILEMARKS and SPACE
+// entries of the command table: the TRANSFER LENGTH (blocks when FIXED,
+// else bytes), the filemark count, or the signed SPACE count, and where
+// the length field sits. ok is false for another opcode or a CDB shorter
+// than the command.
 func sscExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
 	switch c.OpCode() {
 	case scsi.Read6, scsi.Write6:
