@@ -230,7 +230,7 @@ func TestTapeEarlyWarningAndPosition(t *testing.T) {
 			t.Fatalf("write %d: %+v", i, r)
 		}
 		if i > 3 {
-			want := "f0 00 40 00000000 0a 00000000 00 02 00 000000" // NO SENSE, EOM, 00/02, INFORMATION 0
+			want := "70 00 40 00000000 0a 00000000 00 02 00 000000" // NO SENSE, EOM, 00/02, VALID=0: as the drive reports it
 			if got := r.Sense.Append(nil); r.Status != scsi.StatusCheckCondition || !bytes.Equal(got, unhex(t, want)) {
 				t.Fatalf("write %d: %v % x, want early warning", i, r.Status, got)
 			}

@@ -384,9 +384,8 @@ func (d *Device) sleep(ctx context.Context, clk Clock, dur time.Duration) error 
 }
 
 var (
-	busy         = scsi.Response{Status: scsi.StatusBusy}
-	taskSetFull  = scsi.Response{Status: scsi.StatusTaskSetFull}
-	earlyWarning = scsi.Sense{Key: scsi.NoSense, ASC: scsi.EndOfPartitionMediumDetected, EOM: true, Valid: true}
+	busy        = scsi.Response{Status: scsi.StatusBusy}
+	taskSetFull = scsi.Response{Status: scsi.StatusTaskSetFull}
 )
 
 // handle serves cmd under the plan p, sleeping on clk (with depth > 1, it
@@ -592,7 +591,7 @@ func (d *Device) post(p *plan, armed uint64, r scsi.Response) scsi.Response {
 		case actEarlyWarning:
 			if b.st.written.Load() >= b.act.bytes {
 				b.st.injected.Add(1)
-				s := earlyWarning
+				s := scsi.EarlyWarning
 				s.Format = d.senseFormat()
 				return scsi.CheckCondition(s)
 			}

@@ -75,6 +75,14 @@ type Sense struct {
 	Deferred bool // deferred error: response code 0x71/0x73 instead of 0x70/0x72
 }
 
+// EarlyWarning is the sense of a tape write (or WRITE FILEMARKS) that
+// succeeded inside the early-warning zone (SSC-5 4.2.5): NO SENSE,
+// END-OF-PARTITION/MEDIUM DETECTED 00/02, EOM, VALID=0. st reads VALID=0
+// (or INFORMATION 0) as "everything was written", returns the count, and
+// gives ENOSPC on the next write. The drive reports it, and so does a
+// fault rule that injects it.
+var EarlyWarning = Sense{Key: NoSense, ASC: EndOfPartitionMediumDetected, EOM: true}
+
 // SenseBufferSize is TCMU's sense buffer size (TCMU_SENSE_BUFFERSIZE).
 const SenseBufferSize = 96
 

@@ -69,12 +69,8 @@ func iliSense(residue int64) scsi.Sense {
 }
 
 // earlyWarningSense: the write (or write filemarks) succeeded inside the
-// early-warning zone. NO SENSE, END-OF-PARTITION/MEDIUM DETECTED 00/02, EOM
-// bit, VALID=0: st reads "VALID=0 or INFORMATION=0" as "everything was
-// written", returns the count, and gives ENOSPC on the next write.
-func earlyWarningSense() scsi.Sense {
-	return scsi.Sense{Key: scsi.NoSense, ASC: scsi.EndOfPartitionMediumDetected, EOM: true}
-}
+// early-warning zone (scsi.EarlyWarning).
+func earlyWarningSense() scsi.Sense { return scsi.EarlyWarning }
 
 // overflowSense: physical end of partition; nothing more was written.
 // VOLUME OVERFLOW 00/02, EOM bit, INFORMATION = what was not written
