@@ -53,9 +53,10 @@
 //	             ERROR (the data, if any, is returned with it via READ_LEN).
 //	early_warning_after= yes; once the bytes the drive took from tape
 //	             WRITEs reach the threshold, successful WRITE and WRITE
-//	             FILEMARKS answer CHECK CONDITION NO SENSE, EOM, 00/02 with
-//	             INFORMATION 0: st treats that as "all written at early
-//	             warning" and returns ENOSPC once on the next write.
+//	             FILEMARKS answer CHECK CONDITION NO SENSE, EOM, 00/02,
+//	             VALID=0 (scsi.EarlyWarning, as the drive reports it): st
+//	             treats that as "all written at early warning" and returns
+//	             ENOSPC once on the next write.
 //
 // The INFORMATION field: on a disk, MEDIUM ERROR and HARDWARE ERROR carry
 // the first failing LBA (the command's LBA or the start of the rule's
