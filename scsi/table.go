@@ -89,10 +89,6 @@ func (d Desc) WithExtent(f func(CDB) (Extent, bool)) Desc { d.Extent = f; return
 // CODES reports, in seconds.
 func (d Desc) WithTimeout(seconds uint32) Desc { d.Timeout = seconds; return d }
 
-// Name is the command's name in cs (CommandSet.CommandName): the
-// `command` metric label and the op= of fault rules.
-func (d *Desc) Name(cs CommandSet) string { return d.CommandInfo.Name(cs) }
-
 // Op is one entry of a command table: the command's description and the
 // method of U that runs it. Exactly one of Run and Respond is set: Run
 // returns an error, which Serve turns into the response (ResponseFor: a

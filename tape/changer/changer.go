@@ -310,11 +310,6 @@ func (c *Changer) isClosed() bool { return c.closed }
 // (scsi.SMC), or "" for an opcode the changer does not support.
 func (c *Changer) CommandName(op scsi.OpCode) string { return changerCommands.Name(op) }
 
-// CommandName is the name of op in SMC (scsi.SMC), or "" for an opcode
-// no changer supports: the names fault rules and metrics use, known
-// before a changer is opened.
-func CommandName(op scsi.OpCode) string { return changerCommands.Name(op) }
-
 // Reset is the LUN RESET task management function: UNIT ATTENTION 29/00,
 // PREVENT MEDIUM REMOVAL cleared, D_SENSE back to the configuration's.
 func (c *Changer) Reset() {
