@@ -384,15 +384,15 @@ func TestSetTiming(t *testing.T) {
 }
 
 // TestRealClock: the default clock sleeps at least the delay and wakes on
-// cancellation.
+// cancellation. Only a device's first sleep has a lower bound: later ones
+// ask for less by the lateness the clock has learnt, which depends on how
+// busy the machine was (their mean is TestOvershootConverges's business).
 func TestRealClock(t *testing.T) {
 	d := newDevice(t, &recorder{}, fault.Options{Timing: fault.MustParseTiming("latency=2ms")})
 	start := time.Now()
-	for range 3 {
-		run(d, tur, 0)
-	}
-	if el := time.Since(start); el < 6*time.Millisecond {
-		t.Errorf("3 commands with 2ms latency took %v", el)
+	run(d, tur, 0)
+	if el := time.Since(start); el < 2*time.Millisecond {
+		t.Errorf("the first command with 2ms latency took %v", el)
 	}
 	d = newDevice(t, &recorder{}, fault.Options{Timing: fault.MustParseTiming("latency=1h")})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,6 +3,7 @@ package tape
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/vscsid/vscsid/scsi"
@@ -35,8 +36,13 @@ func (h *harness) wantAlerts(what string, want ...uint16) {
 
 // TestCleaning: a drive asks for cleaning after cleanafter loads, a CLN
 // cartridge cleans it (NOT READY 30/03 meanwhile, then unloaded), and a
-// cleaning cartridge used cleaninglife times is expired.
-func TestCleaning(t *testing.T) {
+// cleaning cartridge used cleaninglife times is expired. It runs in a
+// synctest bubble: the cleaning's 50 ms are the bubble's clock, which moves
+// only when every goroutine in it waits, so that the checks made during a
+// cleaning see it in progress however slow the machine is.
+func TestCleaning(t *testing.T) { synctest.Test(t, testCleaning) }
+
+func testCleaning(t *testing.T) {
 	h := newHarness(t, "cleanafter=2;cleaninglife=2;cleantime=50ms")
 	d := h.d
 	h.wantAlerts("one load")
@@ -69,9 +75,15 @@ func TestCleaning(t *testing.T) {
 		if err := d.Load("T00003"); !errors.Is(err, ErrMediumPresent) {
 			t.Errorf("load during the cleaning: %v", err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for d.Stats().Barcode != "" && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		time.Sleep(49 * time.Millisecond)
+		synctest.Wait()
+		if s := d.Stats(); s.Barcode != "CLN001L1" {
+			t.Fatalf("cleaning: done after 49 of its 50 ms: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if s := d.Stats(); s.Barcode != "" {
+			t.Fatalf("cleaning: not done after its 50 ms: %+v", s)
 		}
 		h.wantSense(cdb(0, 0, 0, 0, 0, 0), scsi.NotReady, scsi.MediumNotPresent)
 		if s := d.Stats(); s.Cleanings != uint64(use) {

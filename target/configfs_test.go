@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +51,9 @@ type fixture struct {
 	uios     map[string]string // storage object → uioN
 	exported map[string]int    // storage object → LUN links to it (tcm_loop and iSCSI)
 	rings    map[string]*fakeRing
+	// sawObject, when set, is told of each Exists that found a path
+	// (tests that must act once a device loop has seen its object).
+	sawObject atomic.Pointer[func(path string)]
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -309,8 +313,14 @@ func (f *fixture) WriteAttr(p, v string) error {
 
 func (f *fixture) ReadAttr(p string) (string, error)  { return osFS{}.ReadAttr(p) }
 func (f *fixture) ReadDir(p string) ([]string, error) { return osFS{}.ReadDir(p) }
-func (f *fixture) Exists(p string) bool               { return osFS{}.Exists(p) }
-func (f *fixture) IsLink(p string) bool               { return osFS{}.IsLink(p) }
+func (f *fixture) Exists(p string) bool {
+	ok := osFS{}.Exists(p)
+	if fn := f.sawObject.Load(); ok && fn != nil {
+		(*fn)(p)
+	}
+	return ok
+}
+func (f *fixture) IsLink(p string) bool { return osFS{}.IsLink(p) }
 
 func (f *fixture) Symlink(target, link string) error {
 	r := f.rel(link)

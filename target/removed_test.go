@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,7 +90,8 @@ func TestRemovedByAnotherToolEndsQuietly(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(10 * time.Millisecond) // a late Error for "removed" would show now
+	// The removed device's loop has ended: whatever it logs, it has.
+	<-tg.devs[slices.IndexFunc(tg.devs, func(m *managed) bool { return m.info.Name == "removed" })].done
 	for _, e := range logs.FilterLevelExact(zapcore.ErrorLevel).All() {
 		if e.ContextMap()["device"] != "faulty" {
 			t.Errorf("Error logged for %v: %s", e.ContextMap()["device"], e.Message)
@@ -122,9 +125,19 @@ func TestRemovedRingFailsBeforeObjectGoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	close(gone)
-	time.Sleep(200 * time.Millisecond) // the directory is still there
+	// The loop's ring fails; the directory goes only once the loop has
+	// seen it still there.
 	obj := filepath.Join(f.paths.ConfigFS, "target", "core", "user_"+strconv.Itoa(info.HBA), "late")
+	seen := make(chan struct{})
+	var once sync.Once
+	saw := func(p string) {
+		if p == obj {
+			once.Do(func() { close(seen) })
+		}
+	}
+	f.sawObject.Store(&saw)
+	close(gone)
+	<-seen
 	if err := os.RemoveAll(obj); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/vscsid/vscsid/tape"
@@ -133,6 +134,8 @@ func (c *crashRun) run(ops int, g *gen) {
 // (Create fsyncs, which makes hundreds of runs slow on real disks).
 func openTemplate(t *testing.T, opts Options) *Image {
 	key := fmt.Sprint(opts)
+	templatesMu.Lock()
+	defer templatesMu.Unlock()
 	b, ok := templates[key]
 	if !ok {
 		dir := t.TempDir()
@@ -148,7 +151,12 @@ func openTemplate(t *testing.T, opts Options) *Image {
 	return openBytes(t, b)
 }
 
-var templates = map[string][]byte{}
+// templates are fresh images by options, made once (the crash seeds run
+// in parallel).
+var (
+	templatesMu sync.Mutex
+	templates   = map[string][]byte{}
+)
 
 // durable returns the object count and the end offset (absolute) of the
 // test partition that the newest valid superblock of b vouches for.
@@ -226,6 +234,7 @@ func crashSeeds(_ *testing.T) int {
 func TestCrashCut(t *testing.T) {
 	for seed := range uint64(crashSeeds(t)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel() // each seed has its own image
 			c := newCrashRun(t, seed)
 			g := newGen(seed+1000, 16<<10)
 			c.run(40+c.r.IntN(40), g)
@@ -272,6 +281,7 @@ func TestCrashPageLoss(t *testing.T) {
 	const page = 4096
 	for seed := range uint64(crashSeeds(t)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel() // each seed has its own image
 			c := newCrashRun(t, seed+50_000)
 			g := newGen(seed+2000, 16<<10)
 			c.run(40+c.r.IntN(40), g)

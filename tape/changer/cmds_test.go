@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/vscsid/vscsid/scsi"
@@ -545,8 +546,12 @@ func TestOpenCloseImportExport(t *testing.T) {
 
 // TestCleaningCartridge: a CLN cartridge is reported as cleaning medium
 // (MEDIUM TYPE 2); moved into a drive it cleans it, and the drive then
-// holds it unloaded until the transport takes it back.
-func TestCleaningCartridge(t *testing.T) {
+// holds it unloaded until the transport takes it back. The drives' 30 ms
+// cleaning runs on a synctest bubble's clock, so that the checks made
+// during it see it in progress however slow the machine is.
+func TestCleaningCartridge(t *testing.T) { synctest.Test(t, testCleaningCartridge) }
+
+func testCleaningCartridge(t *testing.T) {
 	l := newLab(t, "slots=2;mailslots=0;drives=tape0", "A00001", "CLN001L1")
 	st := l.ok(res(2, true, 0, 2, false, 1024), 1024)
 	const d0, d1 = 16, 16 + 52 // descriptors of slots 1000h (A00001) and 1001h (CLN001L1)
@@ -562,10 +567,13 @@ func TestCleaningCartridge(t *testing.T) {
 	if dt[16+2]&flagFull == 0 || dt[16+9] != sValid|typeCleaning {
 		t.Errorf("drive element during the cleaning: % x", dt[16:16+12])
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for d.Stats().Cleanings == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	time.Sleep(29 * time.Millisecond)
+	synctest.Wait()
+	if s := d.Stats(); s.Cleanings != 0 || s.Barcode != "CLN001L1" {
+		t.Fatalf("drive after 29 of the cleaning's 30 ms: %+v", s)
 	}
+	time.Sleep(time.Millisecond)
+	synctest.Wait()
 	if s := d.Stats(); s.Cleanings != 1 || s.Barcode != "" {
 		t.Fatalf("drive after the cleaning: %+v", s)
 	}
