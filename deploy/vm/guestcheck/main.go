@@ -5,6 +5,7 @@
 //
 //	guestcheck prom-value FILE SELECTOR
 //	guestcheck prom-delta BEFORE AFTER SELECTOR
+//	guestcheck go-test BINARY [ARGS]
 //
 // FILE, BEFORE and AFTER are scrapes of vscsid's /metrics (the Prometheus
 // text exposition format). SELECTOR is a PromQL series selector with
@@ -12,10 +13,17 @@
 // vscsi_scsi_commands_total{device="d0",command="read_10"}. prom-value
 // prints the sum of the samples the selector matches; prom-delta prints
 // that sum in AFTER minus that sum in BEFORE. A series absent from a scrape
-// counts 0, but the metric itself must be in the scrape (a sample, or its
-// HELP or TYPE line), so that a misspelt name is an error, not a 0. Sums
-// are printed as integers when they are whole. Exit status 2 on a usage
-// error, 1 on any other (unreadable or malformed scrape, bad selector).
+// counts 0, but the metric must have a series in the scrape (client_golang
+// writes no metric without one), so that a misspelt name is an error, not
+// a 0. Scrapes are read with expfmt (deploy/vm/internal/prom). Sums are
+// printed as integers when they are whole.
+//
+// go-test runs a Go test binary (go test -c) of the kernel-facing tests
+// with VSCSID_KERNEL_TESTS=1 and prints a PASS, FAIL or SKIP line per
+// top-level test (gotest.go).
+//
+// Exit status 2 on a usage error, 1 on any other (unreadable or malformed
+// scrape, bad selector, a test binary that cannot start).
 package main
 
 import (
@@ -24,6 +32,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/prom"
 )
 
 func main() {
@@ -40,7 +50,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR"
+const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR | go-test BINARY [ARGS]"
 
 func run(args []string, w io.Writer) error {
 	if len(args) == 0 {
@@ -49,23 +59,25 @@ func run(args []string, w io.Writer) error {
 	var v float64
 	switch {
 	case args[0] == "prom-value" && len(args) == 3:
-		sel, err := parseSelector(args[2])
+		sel, err := prom.ParseSelector(args[2])
 		if err != nil {
 			return err
 		}
-		if v, err = sumFile(args[1], sel); err != nil {
+		if v, err = selectFile(args[1], sel); err != nil {
 			return err
 		}
+	case args[0] == "go-test":
+		return goTest(args[1:], w)
 	case args[0] == "prom-delta" && len(args) == 4:
-		sel, err := parseSelector(args[3])
+		sel, err := prom.ParseSelector(args[3])
 		if err != nil {
 			return err
 		}
-		before, err := sumFile(args[1], sel)
+		before, err := selectFile(args[1], sel)
 		if err != nil {
 			return err
 		}
-		after, err := sumFile(args[2], sel)
+		after, err := selectFile(args[2], sel)
 		if err != nil {
 			return err
 		}
@@ -77,17 +89,12 @@ func run(args []string, w io.Writer) error {
 	return err
 }
 
-func sumFile(path string, sel selector) (float64, error) {
-	f, err := os.Open(path)
+func selectFile(path string, sel prom.Selector) (float64, error) {
+	s, err := prom.ParseFile(path)
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
-	s, err := parseScrape(f)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	v, err := s.sum(sel)
+	v, err := s.Select(sel)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}

@@ -34,9 +34,9 @@ devices:
 EOF
 artefact /etc/vscsid/metrics.yaml
 
-# The figures come from guestcheck (deploy/vm/guestcheck): a parser of the
-# exposition format and PromQL series selectors (equality matchers), as the
-# host's metrics-test queries Prometheus. A label matches exactly, and a
+# The figures come from guestcheck (deploy/vm/guestcheck): scrapes read by
+# Prometheus's own parser (expfmt) and PromQL series selectors (equality
+# matchers), as the host's metrics-test queries Prometheus. A label matches exactly, and a
 # metric missing from the scrape (a misspelt name) is an error, not a 0.
 # mval FILE SELECTOR: the sum of the samples SELECTOR matches in a scrape.
 mval() { "$GUESTCHECK" prom-value "$1" "$2"; }

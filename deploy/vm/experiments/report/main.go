@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/prom"
 )
 
 // Run is one measured workload.
@@ -26,8 +28,8 @@ type Run struct {
 	Name   string
 	KV     map[string]string
 	Extra  []string // keys beyond the standard ones, in order
-	Before Scrape
-	After  Scrape
+	Before prom.Scrape
+	After  prom.Scrape
 	Output string
 }
 
@@ -214,15 +216,10 @@ func run(in, out, transports string) error {
 	return os.WriteFile(filepath.Join(out, "report.md"), []byte(md), 0o644)
 }
 
-func loadScrape(path string) (Scrape, error) {
-	f, err := os.Open(path)
+func loadScrape(path string) (prom.Scrape, error) {
+	s, err := prom.ParseFile(path)
 	if err != nil {
 		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	s, err := ParseProm(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(s) == 0 {
 		return nil, fmt.Errorf("%s: empty scrape", path)

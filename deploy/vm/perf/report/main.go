@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/vscsid/vscsid/deploy/vm/internal/chart"
+	"github.com/vscsid/vscsid/deploy/vm/internal/prom"
 )
 
 // The workloads in the suite's order (perf.sh PERF_WORKLOADS) and the
@@ -218,46 +219,20 @@ func load(in string) (*results, error) {
 }
 
 // readZeroFill reads vscsi_ring_zero_fill_bytes_total from a scrape;
-// devices that filled nothing are left out.
+// devices that filled nothing are left out. No scrape (an older run, a
+// failed scrape) is no section.
 func readZeroFill(path string) map[string][2]float64 {
-	raw, err := os.ReadFile(path)
+	s, err := prom.ParseFile(path)
 	if err != nil {
 		return nil
 	}
 	out := map[string][2]float64{}
-	const name = "vscsi_ring_zero_fill_bytes_total{"
-	for _, l := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(l, name)
-		if !ok {
-			continue
+	for outcome, i := range map[string]int{"written": 0, "skipped": 1} {
+		for dev, v := range s.By("vscsi_ring_zero_fill_bytes_total", map[string]string{"outcome": outcome}, "device") {
+			z := out[dev]
+			z[i] = v
+			out[dev] = z
 		}
-		labels, val, ok := strings.Cut(rest, "} ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if err != nil {
-			continue
-		}
-		var dev, outcome string
-		for _, kv := range strings.Split(labels, ",") {
-			k, q, _ := strings.Cut(kv, "=")
-			q = strings.Trim(q, `"`)
-			switch k {
-			case "device":
-				dev = q
-			case "outcome":
-				outcome = q
-			}
-		}
-		z := out[dev]
-		switch outcome {
-		case "written":
-			z[0] = v
-		case "skipped":
-			z[1] = v
-		}
-		out[dev] = z
 	}
 	for d, z := range out {
 		if z[0]+z[1] == 0 {

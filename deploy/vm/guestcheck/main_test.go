@@ -19,7 +19,6 @@ vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="65536"} 5
 vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="+Inf"} 5
 vscsi_scsi_transfer_bytes_sum{device="d0",direction="read"} 1.5e+06
 vscsi_scsi_transfer_bytes_count{device="d0",direction="read"} 5
-# TYPE vscsi_scsi_command_check_conditions_total counter
 odd{path="a\"b\\c,d}"} 1
 `
 
@@ -55,8 +54,10 @@ func TestRun(t *testing.T) {
 		{[]string{"prom-value", b, `vscsi_scsi_transfer_bytes_bucket{device="d0", le="+Inf"}`}, "5"},
 		{[]string{"prom-value", b, `vscsi_scsi_transfer_bytes_sum{device="d0"}`}, "1500000"},
 		{[]string{"prom-value", b, `odd{path="a\"b\\c,d}"}`}, "1"},
-		// A metric with a TYPE line and no series is 0, not an error.
-		{[]string{"prom-value", b, `vscsi_scsi_command_check_conditions_total{device="d0"}`}, "0"},
+		// A metric with a series, none of them matching, is 0, not an error.
+		{[]string{"prom-value", b, `vscsi_scsi_commands_total{device="d9"}`}, "0"},
+		// le compares as a number.
+		{[]string{"prom-value", b, `vscsi_scsi_transfer_bytes_bucket{le="3.2768e+04"}`}, "2"},
 		{[]string{"prom-delta", b, a, `vscsi_scsi_commands_total{device="d0",command="read_10"}`}, "100"},
 		{[]string{"prom-delta", b, a, `vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="32768"}`}, "-2"},
 		{[]string{"prom-delta", b, a, `vscsi_scsi_transfer_bytes_sum{device="d0"}`}, "-1.4999995e+06"},
