@@ -6,8 +6,15 @@ set -o errexit -o nounset -o pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPO_DIR=$(cd "$VM_DIR/../.." && pwd)
-CACHE_DIR=${VM_CACHE_DIR:-$VM_DIR/cache}
+# Downloads, extracted packages, debootstrapped roots and the LTFS build are
+# kept outside the checkout (as Go keeps its build cache), so that a fresh
+# clone, CI's included, reuses them; VM_CACHE_DIR names another place.
+# Everything in it is keyed by what made it (package versions, the package
+# list, the LTFS source's hash) and is rebuilt when that changes.
+CACHE_DIR=${VM_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-$VM_DIR}/.cache}/vscsid/vm}
 OUT_DIR=${VM_OUT_DIR:-$VM_DIR/out}
+# vCPUs of every guest (TCG runs each on a host thread).
+VM_SMP=${VM_SMP:-2}
 SUITES="bookworm trixie sid"
 DEFAULT_SUITE=bookworm
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin:/usr/local/go/bin
@@ -183,6 +190,10 @@ guest_paths() {
 # scenarios and the guestcheck helper, built here: static, like vscsid)
 # from the work tree. The kernel unpacks it over the base initramfs when the
 # two are concatenated.
+# KERNEL_TEST_PKGS are the packages whose tests run against the guest's
+# kernel (they skip themselves elsewhere unless VSCSID_KERNEL_TESTS=1).
+KERNEL_TEST_PKGS="./target/netlink"
+
 pack_harness() {
 	local out=$1 stage go
 	stage=$(mktemp -d)
@@ -190,6 +201,14 @@ pack_harness() {
 	go=$(go_cmd)
 	(cd "$REPO_DIR" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 "$go" build -trimpath -ldflags="-s -w" \
 		-o "$stage/vmtest/guestcheck" ./deploy/vm/guestcheck) || { rm -rf "$stage"; log "go build ./deploy/vm/guestcheck failed"; return 1; }
+	# The Go tests that need a real kernel (configfs, uio, netlink), as
+	# test binaries the smoke scenario runs (guestcheck go-test).
+	local pkg
+	mkdir -p "$stage/vmtest/gotest"
+	for pkg in $KERNEL_TEST_PKGS; do
+		(cd "$REPO_DIR" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 "$go" test -c -trimpath -ldflags="-s -w" \
+			-o "$stage/vmtest/gotest/$(basename "$pkg").test" "$pkg") || { rm -rf "$stage"; log "go test -c $pkg failed"; return 1; }
+	done
 	install -m 755 "$VM_DIR/guest/init" "$stage/init"
 	install -m 644 "$VM_DIR/guest/lib.sh" "$stage/vmtest/lib.sh"
 	install -m 644 "$VM_DIR/guest/exp.sh" "$stage/vmtest/exp.sh"
@@ -284,5 +303,6 @@ guest_verdict() {
 		if [ -s "$dir/qemu.out" ]; then sed 's/^/  qemu: /' "$dir/qemu.out" >&2; fi
 	fi
 	echo "$p passed, $f failed"
+	VERDICT_PASS=$p VERDICT_FAIL=$f # for a caller that sums several guests
 	[ -z "$problem" ] && [ "$f" -eq 0 ] && [ "$RES_VERDICT" = PASS ]
 }
