@@ -53,4 +53,24 @@ check tool-mt-st "$MT" --version
 check tool-gnu-tar "$TAR" --version
 check tool-lsscsi lsscsi --version
 
+# The Go tests that need this kernel (configfs, uio, netlink), built by the
+# host as test binaries (go test -c): a line per test, named after its
+# package. A SKIP is a note (the test says why); a binary that ran no test
+# is a failure.
+for bin in /vmtest/gotest/*.test; do
+	[ -e "$bin" ] || { fail go-test-binaries "no test binaries in /vmtest/gotest"; break; }
+	pkg=$(basename "$bin" .test)
+	timeout 120 "$GUESTCHECK" go-test "$bin" >"$W/gotest-$pkg.out" 2>"$W/gotest-$pkg.log" ||
+		fail "go-$pkg" "guestcheck go-test $bin: exit $? (see the artefact gotest-$pkg.log)"
+	while read -r verdict name why; do
+		name=${name%:}
+		case $verdict in
+		PASS) why=${why#(} && pass "go-$pkg-$name" "${why%)}" ;;
+		FAIL) fail "go-$pkg-$name" "$why" ;;
+		SKIP) note "go test $pkg: $name skipped: $why" ;;
+		esac
+	done <"$W/gotest-$pkg.out"
+	artefact "$W/gotest-$pkg.log"
+done
+
 kernel_clean kernel-log-clean

@@ -18,7 +18,7 @@ ISCSI_PASS=vscsi-secret-1
 ISCSI_MEDIA=/var/lib/vscsid/iscsi
 
 # iscsi_export NAME SUBTYPE: a target iqn...:NAME with the default portal
-# (0.0.0.0:3260), the backstore as LUN 0 and an ACL with CHAP for
+# (0.0.0.0:3260, or [::0]:3260), the backstore as LUN 0 and an ACL with CHAP for
 # ISCSI_INI. Prints the target's IQN.
 iscsi_export() {
 	local iqn=iqn.2026-12.io.github.vscsid:$1
@@ -317,7 +317,9 @@ iscsi_run() {
 		return
 	fi
 	pass iscsi-targetcli "$idisk, $itape"
-	expect_output iscsi-portal '0\.0\.0\.0:3260' tc "/iscsi/$itape/tpg1/portals" ls
+	# The default portal listens on every address: 0.0.0.0:3260 with
+	# bookworm's targetcli, [::0]:3260 (IPv6 and IPv4) with newer ones.
+	expect_output iscsi-portal '(0\.0\.0\.0|\[::0\]):3260' tc "/iscsi/$itape/tpg1/portals" ls
 	expect_output iscsi-discovery "127\\.0\\.0\\.1:3260,1 $itape" iscsiadm -m discovery -t sendtargets -p 127.0.0.1
 	# Without CHAP the login is refused.
 	check_sh iscsi-login-needs-chap "! iscsiadm -m node -T $idisk -p 127.0.0.1 --login"

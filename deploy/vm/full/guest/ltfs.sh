@@ -182,7 +182,8 @@ ltfs_senses() {
 	case $p in hp-*) allowed="$allowed mode_sense_10 log_sense" ;; esac
 	bad=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
 		awk '$1 !~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change|no_additional_sense_information|filemark_detected|end_of_data_detected|invalid_field_in_cdb)$/ { print $1 }')
-	bad="$bad $(vscsictl stats "$dev" --json 2>/dev/null | python3 -c '
+	local others ua
+	others=$(vscsictl stats "$dev" --json 2>/dev/null | python3 -c '
 import json, sys
 allowed, before = sys.argv[1].split(), sys.argv[2]
 try:
@@ -195,8 +196,19 @@ for c in json.load(sys.stdin)["commands"]:
         print("%s:%d" % (c["name"], n), file=sys.stderr)
         if c["name"] not in allowed:
             print("%s:%d" % (c["name"], n))
-' "$allowed" "/tmp/ltfs-$dev.stats" 2>/tmp/ltfs-$dev.bycmd | tr '\n' ' ')"
+' "$allowed" "/tmp/ltfs-$dev.stats" 2>/tmp/ltfs-$dev.bycmd | tr '\n' ' ')
 	note "$name: commands with CHECK CONDITION during the scenario: $(tr '\n' ' ' <"/tmp/ltfs-$dev.bycmd")"
+	# A unit attention goes to whichever command comes first. On 7.x
+	# kernels nothing consumes the drive's power-on and medium-change unit
+	# attentions before LTFS opens it, so its first commands (REPORT
+	# SUPPORTED OPERATION CODES, then SEND DIAGNOSTIC for the dump LTFS
+	# takes on an unexpected sense) report them: as many CHECK CONDITIONs
+	# outside the list as there were unit attentions are those.
+	ua=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
+		awk '$1 ~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change)$/ { n += $2 } END { print n + 0 }')
+	if [ "$(echo "$others" | tr ' ' '\n' | awk -F: '{ n += $2 } END { print n + 0 }')" -gt "$ua" ]; then
+		bad="$bad $others"
+	fi
 	bad=$(echo $bad)
 	if [ -z "$bad" ]; then
 		pass "ltfs-$name-expected-senses"

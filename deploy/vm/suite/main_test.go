@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPlan(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := plan(options{slots: 2, suite: "bookworm", newest: "sid", cuts: 3, host: true, newestFull: true, root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*part{}
+	for _, p := range ps {
+		if names[p.name] != nil {
+			t.Errorf("part %s twice", p.name)
+		}
+		names[p.name] = p
+	}
+	for _, want := range []string{"unit", "deploy-check", "build-bookworm", "build-sid", "build-full",
+		"bookworm-smoke", "bookworm-tape", "bookworm-metrics", "bookworm-powercut", "sid-tape",
+		"full-core", "full-tools", "full-iscsi", "full-ltfs", "two-hosts",
+		"build-full-sid", "full-sid-clients"} {
+		if names[want] == nil {
+			t.Errorf("no part %s", want)
+		}
+	}
+	if names["bookworm-demo"] != nil || names["bookworm-exp-seed000"] != nil || names["bookworm-kill9-100"] != nil {
+		t.Error("demo, an experiment or a scenario marked vm-test-all: no is a part")
+	}
+	for _, p := range ps {
+		for _, a := range p.after {
+			if names[a] == nil {
+				t.Errorf("%s waits for %s, which is not a part", p.name, a)
+			}
+		}
+		if p.slots < 1 || p.slots > 2 {
+			t.Errorf("%s: %d slots", p.name, p.slots)
+		}
+		vm := strings.HasPrefix(p.cmd[0], "deploy/vm/")
+		if vm != (len(p.env) == 1) {
+			t.Errorf("%s: env %v", p.name, p.env)
+		}
+	}
+	if !slices.Equal(names["bookworm-disk"].env, []string{"VM_SMP=2"}) || !slices.Equal(names["bookworm-tape"].env, []string{"VM_SMP=1"}) {
+		t.Errorf("VM_SMP: disk %v, tape %v", names["bookworm-disk"].env, names["bookworm-tape"].env)
+	}
+
+	only, err := selectParts(ps, []string{"full-core", "sid-smoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range only {
+		got = append(got, p.name)
+	}
+	if !slices.Equal(got, []string{"build-bookworm", "build-full", "build-sid", "sid-smoke", "full-core"}) {
+		t.Errorf("-only full-core,sid-smoke: %v", got)
+	}
+	if _, err := selectParts(ps, []string{"nope"}); err == nil {
+		t.Error("-only nope: no error")
+	}
+}
+
+// fake is a part running a shell snippet.
+func fake(name, script string, after ...string) *part {
+	return &part{name: name, cmd: []string{"sh", "-c", script}, after: after, slots: 1, est: 1, results: true}
+}
+
+func runParts(t *testing.T, slots int, ps ...*part) (*scheduler, string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	var out strings.Builder
+	s := &scheduler{parts: ps, slots: slots, root: dir, logDir: dir, out: &out, start: time.Now()}
+	s.run(context.Background())
+	code := s.report()
+	return s, out.String(), code
+}
+
+func TestSchedulerVerdicts(t *testing.T) {
+	ok := "echo PASS g/a; echo PASS g/b; echo '2 passed, 0 failed'"
+	_, out, code := runParts(t, 2,
+		fake("build", "echo building; exit 1"),
+		fake("needs-build", ok, "build"),
+		fake("good", ok),
+		fake("disagrees", "echo PASS g/a; echo '2 passed, 0 failed'"),
+		fake("fails", "echo PASS g/a; echo 'FAIL g/b: why'; echo '1 passed, 1 failed'; exit 1"),
+		fake("silent", "true"),
+	)
+	if code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	for _, want := range []string{
+		"FAIL suite/build: exit: exit status 1",
+		"needs-build                1        -       0s       0s  FAILED: not run: a part it needs failed",
+		"good                       1",
+		"FAIL suite/disagrees: its closing line \"2 passed, 0 failed\" disagrees with its 1 PASS and 0 FAIL lines",
+		"FAIL suite/fails: exit: exit status 1",
+		"FAIL suite/silent: no checks reported",
+		"6 parts in",
+		"\n4 passed, 5 failed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "==== good (") || !strings.Contains(out, "PASS g/b\n2 passed, 0 failed\n") {
+		t.Errorf("a part's output is not printed whole:\n%s", out)
+	}
+}
+
+func TestSchedulerOrderAndSlots(t *testing.T) {
+	// Two slots: a part waits for its build; the two-slot part never
+	// shares; no more than two slots are ever busy.
+	log := filepath.Join(t.TempDir(), "order")
+	rec := func(name string) string {
+		return "echo start " + name + " >>" + log + "; sleep 0.05; echo end " + name + " >>" + log + "; echo PASS x/" + name + "; echo '1 passed, 0 failed'"
+	}
+	build := fake("build", rec("build"))
+	build.est = 5
+	long := fake("long", rec("long"), "build")
+	long.est = 100
+	wide := fake("wide", rec("wide"))
+	wide.est, wide.slots = 50, 2
+	short := fake("short", rec("short"))
+	short.est = 60
+	s, out, code := runParts(t, 2, short, wide, build, long)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if build.prio != 105 || long.prio != 100 || short.prio != 60 {
+		t.Errorf("priorities: build %d long %d short %d", build.prio, long.prio, short.prio)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if i, j := slices.Index(lines, "end build"), slices.Index(lines, "start long"); i < 0 || j < i {
+		t.Errorf("long started before its build ended: %v", lines)
+	}
+	running := 0
+	for _, l := range lines {
+		switch {
+		case l == "start wide":
+			if running != 0 {
+				t.Errorf("wide started beside %d parts: %v", running, lines)
+			}
+			running += 2
+		case l == "end wide":
+			running -= 2
+		case strings.HasPrefix(l, "start"):
+			running++
+		default:
+			running--
+		}
+		if running > 2 {
+			t.Errorf("more than 2 slots busy: %v", lines)
+		}
+	}
+	_ = s
+}
+
+// The ready parts in the order they start: the head of the longest chain
+// first, although a longer part alone is ready.
+func TestReadyOrder(t *testing.T) {
+	build, long, short := fake("build", ""), fake("long", "", "build"), fake("short", "")
+	build.est, long.est, short.est = 5, 100, 60
+	s := &scheduler{parts: []*part{short, long, build}}
+	s.setPriorities()
+	var got []string
+	for _, p := range s.ready() {
+		got = append(got, p.name)
+	}
+	if !slices.Equal(got, []string{"build", "short"}) {
+		t.Errorf("ready: %v", got)
+	}
+}
