@@ -6,7 +6,7 @@ SUITE     ?= bookworm
 # breaks st or TCMU shows the day it lands; NEWEST= (empty) skips it.
 NEWEST    ?= sid
 # Parts of the suite side by side (deploy/vm/suite -j; default: the
-# machine's CPUs).
+# machine's CPUs plus one).
 JOBS      ?=
 SUITE_ARGS = -suite $(SUITE) -newest "$(NEWEST)" $(if $(JOBS),-j $(JOBS))
 FUZZTIME  ?= 10s
@@ -90,9 +90,9 @@ bench:
 
 # The VM suite: real Debian kernels under qemu with vscsid inside. Its
 # parts (deploy/vm/suite: the guest builds, a boot per scenario, the power
-# cuts, the newest kernel's scenarios, the full guest in three boots, the
-# two-host pair) run side by side, one guest per CPU, and it ends with a
-# table of the parts and their times.
+# cuts, the newest kernel's scenarios, the full guest in four boots, the
+# two-host pair) run side by side, one guest per CPU and one more, and it
+# ends with a table of the parts and their times.
 vm-test:
 	$(GO) run ./deploy/vm/suite -no-host $(SUITE_ARGS)
 
