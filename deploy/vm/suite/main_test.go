@@ -76,19 +76,19 @@ func fake(name, script string, after ...string) *part {
 	return &part{name: name, cmd: []string{"sh", "-c", script}, after: after, slots: 1, est: 1, results: true}
 }
 
-func runParts(t *testing.T, slots int, ps ...*part) (*scheduler, string, int) {
+func runParts(t *testing.T, slots int, ps ...*part) (string, int) {
 	t.Helper()
 	dir := t.TempDir()
 	var out strings.Builder
 	s := &scheduler{parts: ps, slots: slots, root: dir, logDir: dir, out: &out, start: time.Now()}
 	s.run(context.Background())
 	code := s.report()
-	return s, out.String(), code
+	return out.String(), code
 }
 
 func TestSchedulerVerdicts(t *testing.T) {
 	ok := "echo PASS g/a; echo PASS g/b; echo '2 passed, 0 failed'"
-	_, out, code := runParts(t, 2,
+	out, code := runParts(t, 2,
 		fake("build", "echo building; exit 1"),
 		fake("needs-build", ok, "build"),
 		fake("good", ok),
@@ -133,7 +133,7 @@ func TestSchedulerOrderAndSlots(t *testing.T) {
 	wide.est, wide.slots = 50, 2
 	short := fake("short", rec("short"))
 	short.est = 60
-	s, out, code := runParts(t, 2, short, wide, build, long)
+	out, code := runParts(t, 2, short, wide, build, long)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -167,7 +167,6 @@ func TestSchedulerOrderAndSlots(t *testing.T) {
 			t.Errorf("more than 2 slots busy: %v", lines)
 		}
 	}
-	_ = s
 }
 
 // The ready parts in the order they start: the head of the longest chain
