@@ -54,6 +54,9 @@ type fixture struct {
 	// sawObject, when set, is told of each Exists that found a path
 	// (tests that must act once a device loop has seen its object).
 	sawObject atomic.Pointer[func(path string)]
+	// beforeOp, when set, is called with each operation before the
+	// fixture records and performs it (tests that act at one step).
+	beforeOp atomic.Pointer[func(op string)]
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -97,6 +100,9 @@ func (f *fixture) rel(p string) string {
 
 // record logs op and returns the injected failure for it, if any.
 func (f *fixture) record(op string) error {
+	if fn := f.beforeOp.Load(); fn != nil {
+		(*fn)(op)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ops = append(f.ops, op)

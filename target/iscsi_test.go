@@ -6,9 +6,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/vscsid/vscsid/target/targettest"
 )
 
 const (
@@ -189,6 +193,65 @@ func TestISCSILeftoverRemoved(t *testing.T) {
 		if err := tg.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// While an iSCSI-only leftover is removed, its initiator's session is
+// still up and sends commands (those reset_ring completed with BUSY come
+// back at once). The placeholder answers them with a sense sd retries,
+// NOT READY 04/01, not one it fails the I/O with (04/12 OFFLINE gave dd an
+// I/O error under kill -9 in the two-host VM test).
+func TestISCSILeftoverAnswersRetryable(t *testing.T) {
+	f := newFixture(t)
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := iscsiSpec()
+	spec.NoLoopback = true
+	if _, err := tg.Create(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	crash(tg)
+	tg, err = New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disable := "write config/target/iscsi/" + testIQN + "/tpgt_1/enable 0"
+	var status byte
+	var sense []byte
+	var once sync.Once
+	hook := func(op string) {
+		if op != disable {
+			return
+		}
+		once.Do(func() {
+			f.mu.Lock()
+			r := f.rings["uio0"]
+			f.mu.Unlock()
+			n := targettest.PutTestUnitReady(r.mem, 0, 7)
+			targettest.SetHead(r.mem, n)
+			r.events <- struct{}{}
+			for deadline := time.Now().Add(5 * time.Second); targettest.Tail(r.mem) != n && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			status, sense = targettest.Response(r.mem, 0)
+			sense = slices.Clone(sense[:18])
+		})
+	}
+	f.beforeOp.Store(&hook)
+	if _, err := tg.Create(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	f.beforeOp.Store(nil)
+	if sense == nil {
+		t.Fatalf("the TPG was not disabled while the leftover was served: %v", f.Ops())
+	}
+	if status != 0x02 || sense[2] != 0x02 || sense[12] != 0x04 || sense[13] != 0x01 {
+		t.Errorf("command to a leftover being removed: status %#x sense % x, want CHECK CONDITION NOT READY 04/01", status, sense)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -32,12 +32,22 @@ import (
 // the kernel may send commands while detaching (sd's SYNCHRONIZE CACHE):
 // block_dev=1 and reset_ring=1 complete what the dead daemon left in the
 // ring with BUSY (tcmu-runner's restart sequence), then a placeholder
-// handler answers NOT READY / LOGICAL UNIT NOT READY, OFFLINE while the LUN
-// is removed.
+// handler answers NOT READY / LOGICAL UNIT IS IN PROCESS OF BECOMING READY
+// while the LUN is removed.
+//
+// The placeholder's answer is one initiators retry: an iSCSI initiator's
+// session outlives the daemon, and the commands reset_ring completed with
+// BUSY come back at once, before the TPG is disabled. sd retries 04/01
+// (the midlayer a few times at once, then with a delay for up to
+// (retries+1) × its timeout) and sends it to the device made anew after
+// the session recovers. LOGICAL UNIT NOT READY, OFFLINE (04/12), which
+// this answered before, fails the write: an I/O error in dd under kill -9.
+// sd's SYNCHRONIZE CACHE on detach (tcm_loop) still ends within its few
+// immediate retries.
 
 // notReady is the placeholder handler of a leftover being removed.
 func notReady(context.Context, *scsi.Command) scsi.Response {
-	return scsi.CheckCondition(scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitNotReadyOffline})
+	return scsi.CheckCondition(scsi.Sense{Key: scsi.NotReady, ASC: scsi.LogicalUnitBecomingReady})
 }
 
 func (t *Target) reclaim(spec DeviceSpec) error {

@@ -309,7 +309,9 @@ hosts_initiator_run() {
 	# position lost), then it reads the block written before them.
 	check_sh initiator-tape-after-restarts "for i in 1 2 3 4 5; do mt -f /dev/$st rewind 2>/dev/null && break; sleep 0.5; done
 		dd if=/dev/$st bs=4096 count=1 status=none | cmp - <(head -c 1000 /tmp/t8)"
-	check_sh initiator-no-io-errors "! dmesg | grep -E 'I/O error|critical (target|medium) error' | grep -v 'st[0-9]'"
+	# On failure the last line (the FAIL reason) is the sense sd saw.
+	check_sh initiator-no-io-errors "! dmesg | grep -E 'I/O error|critical (target|medium) error' | grep -v 'st[0-9]' ||
+		{ dmesg | grep -E 'Sense Key|Add. Sense' | tail -n 2 | tr -s ' \n' ' '; echo; exit 1; }"
 	note "initiator dmesg (iSCSI): $(dmesg | grep -i -e iscsi -e 'connection' | tail -n 20 | tr '\n' '|')"
 	iscsiadm -m node --logoutall=all >/dev/null 2>&1
 	check initiator-done hosts_ask done
