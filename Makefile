@@ -15,6 +15,9 @@ FUZZTIME  ?= 10s
 # enough to keep the corpus small (FuzzImage then ~30k execs in 30 s).
 FUZZMINIMIZE ?= 50x
 BIN       := bin
+# The version stamped into both binaries and vscsi_build_info
+# (deploy/version: CHANGELOG.md's release and the commit).
+LDFLAGS   := $(shell deploy/version --ldflags)
 
 .PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak perf demo experiments test clean
 
@@ -33,7 +36,7 @@ deps:
 	fi
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

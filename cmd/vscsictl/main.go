@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/internal/buildinfo"
 )
 
 func main() {
@@ -87,6 +89,10 @@ func run1(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		printUsage(stdout)
 		return flag.ErrHelp
 	}
+	if name == "-V" || name == "--version" || name == "version" {
+		_, err := fmt.Fprintln(stdout, buildinfo.Print("vscsictl"))
+		return err
+	}
 	for _, c := range commands {
 		if c.name == name {
 			return c.run(ctx, args[1:], stdout, stderr)
@@ -101,6 +107,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands {
 		_, _ = fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
+	_, _ = fmt.Fprintln(w, "  version  print vscsictl's version (also -V, --version)")
 	_, _ = fmt.Fprintln(w, "\nRun 'vscsictl <command> --help' for the command's subcommands.")
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/internal/buildinfo"
 	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
@@ -73,6 +74,17 @@ func TestUsageAndHelp(t *testing.T) {
 			}
 		} else if !strings.Contains(stderr, tc.stderr) {
 			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr, tc.stderr)
+		}
+	}
+}
+
+// --version, -V and the version command print the stamped version on
+// stdout and exit 0.
+func TestVersion(t *testing.T) {
+	for _, a := range []string{"--version", "-V", "version"} {
+		stdout, stderr, err := vsctl(t, a)
+		if err != nil || stderr != "" || !strings.HasPrefix(stdout, "vscsictl, version "+buildinfo.Version()) {
+			t.Errorf("%s: error %v, stdout %q, stderr %q", a, err, stdout, stderr)
 		}
 	}
 }

@@ -25,13 +25,11 @@ import (
 	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
+	"github.com/vscsid/vscsid/internal/buildinfo"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/target"
 )
-
-// version is set by the build (-ldflags "-X main.version=...").
-var version = "devel"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
@@ -166,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case o.showVersion:
-		_, err := fmt.Fprintln(stdout, "vscsid", version)
+		_, err := fmt.Fprintln(stdout, buildinfo.Print("vscsid"))
 		return err
 	case o.printConfig:
 		_, err := stdout.Write(config.Default)
@@ -238,7 +236,7 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 		return err
 	}
 	env.setDevices(tgt)
-	log.Info("starting", zap.String("version", version), zap.Int("devices", len(cfg.Devices)))
+	log.Info("starting", zap.String("version", buildinfo.Version()), zap.Int("devices", len(cfg.Devices)))
 
 	// Create the devices; any failure removes what was created and fails.
 	for _, d := range cfg.Devices {

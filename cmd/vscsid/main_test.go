@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
+	"github.com/vscsid/vscsid/internal/buildinfo"
 	"github.com/vscsid/vscsid/internal/device"
 )
 
@@ -39,6 +40,14 @@ func TestHelpExitCodes(t *testing.T) {
 	}
 	if got := exitCode(nil); got != 0 {
 		t.Errorf("exitCode(nil) = %d", got)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"--version"}, &stdout, &stderr)
+	if err != nil || stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), "vscsid, version "+buildinfo.Version()) {
+		t.Errorf("--version: error %v, stdout %q, stderr %q", err, &stdout, &stderr)
 	}
 }
 
