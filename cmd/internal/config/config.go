@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/cfgstring"

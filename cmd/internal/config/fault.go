@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/cfgstring"
