@@ -38,6 +38,30 @@ func TestCheckConfig(t *testing.T) {
 	if !strings.Contains(out.String(), "config ok: 1 devices") {
 		t.Errorf("output %q", out.String())
 	}
+
+	// The file as the argument after the flags; warnings on stderr.
+	if err := os.WriteFile(p, []byte("devices: [{name: l, type: vlibrary, config: 'media=/m;drives=t0'}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"--check-config", p}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "config ok: 1 devices") || !strings.Contains(stderr.String(), "warning: devices[0] l: drives=: t0 is not a device of this config") {
+		t.Errorf("stdout %q, stderr %q", &stdout, &stderr)
+	}
+
+	// A config that does not pass: exit status 2, the key named.
+	if err := os.WriteFile(p, []byte("devices: [{name: d, type: vdisk, config: size=1M}, {name: l, type: vlibrary, config: 'media=/m;drives=d'}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(t.Context(), []string{"--check-config", p}, &stdout, &stderr)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "drives=: d (devices[0]) is a vdisk, want a vtape") {
+		t.Errorf("library with a disk drive: exit %d, %v", exitCode(err), err)
+	}
+	if err := run(t.Context(), []string{"--check-config", p, "extra"}, &stdout, &stderr); exitCode(err) != 2 {
+		t.Errorf("two arguments: exit %d, %v", exitCode(err), err)
+	}
 }
 
 // A device's own data area reaches the backstore.

@@ -38,7 +38,7 @@ devices:
 	for _, tc := range []struct{ old, new, want string }{
 		{`sense=medium_error"`, `sense=nonsense"`, "fault rules[0]"},
 		{`latency=1ms`, `latency=fast`, "fault timing"},
-		{`rules:`, `rule:`, "field rule not found in fault"},
+		{`rules:`, `rule:`, `unknown key "rule" in fault (did you mean "rules"?)`},
 	} {
 		bad := strings.Replace(good, tc.old, tc.new, 1)
 		if _, err := config.Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -45,10 +45,11 @@ func main() {
 // that was asked for, 2 for a command line mistake (as vscsictl), else 1.
 func exitCode(err error) int {
 	var ue usageError
+	var ce configError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ce):
 		return 2
 	}
 	return 1
@@ -59,7 +60,14 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
+// configError is a config file that cannot be read or does not pass the
+// check: exit status 2, as for a command line mistake, without the usage.
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
+
 const usage = `Usage: vscsid [flags]
+       vscsid --check-config [FILE]
 
 vscsid serves emulated SCSI tape drives (vtape), disks (vdisk) and tape
 libraries (vlibrary) to the local kernel through TCMU (target_core_user) and
@@ -76,7 +84,12 @@ under /var/lib/vscsid/library.
 
 It needs root and the kernel modules configfs, target_core_user and tcm_loop
 (plus st, sd_mod and sg for the devices to appear):
-  modprobe -a target_core_user tcm_loop st sd_mod sg
+  modprobe -a target_core_user tcm_loop st sd_mod sg ch
+
+Exit status: 0 after SIGINT or SIGTERM (the devices removed) or a check
+that passed; 1 when it could not serve (no TCMU, a device that failed to
+attach); 2 for a command line mistake or a config file that does not pass
+--check-config (the message names the key).
 
 Flags:
 `
@@ -118,7 +131,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 		}
 	}
 	fs.StringVar(&o.config, "config", "", "YAML config file listing the devices (default: the built-in config, see --print-default-config)")
-	fs.BoolVar(&o.checkConfig, "check-config", false, "validate the config file and exit")
+	fs.BoolVar(&o.checkConfig, "check-config", false, "validate the config file (--config, or the argument after the flags) and exit: 0 if it passes, 2 with what is wrong")
 	fs.BoolVar(&o.printConfig, "print-default-config", false, "print the built-in config and exit")
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	fs.Var(&o.logLevel, "log.level", "log level: debug, info, warn, error (debug logs every SCSI command)")
@@ -140,7 +153,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if fs.NArg() > 0 {
+	if o.checkConfig && fs.NArg() == 1 && o.config == "" {
+		o.config = fs.Arg(0) // vscsid --check-config FILE
+	} else if fs.NArg() > 0 {
 		fs.Usage()
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
@@ -172,9 +187,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cfg, err := config.Load(ctx, o.config)
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	if o.checkConfig {
+		for _, w := range cfg.Warnings {
+			_, _ = fmt.Fprintln(stderr, "warning:", w)
+		}
 		_, err := fmt.Fprintf(stdout, "config ok: %d devices\n", len(cfg.Devices))
 		return err
 	}
@@ -237,6 +255,9 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 	}
 	env.setDevices(tgt)
 	log.Info("starting", zap.String("version", buildinfo.Version()), zap.Int("devices", len(cfg.Devices)))
+	for _, w := range cfg.Warnings {
+		log.Warn("config: " + w)
+	}
 
 	// Create the devices; any failure removes what was created and fails.
 	for _, d := range cfg.Devices {

@@ -41,10 +41,23 @@ type Kind struct {
 	MediumBarcode func(cfg string) (string, error)
 }
 
-// Params are the backstore attributes a cfgstring implies.
+// Params are the backstore attributes a cfgstring implies, and the other
+// devices it names.
 type Params struct {
 	Size      uint64 // dev_size, bytes
 	BlockSize uint32 // hw_block_size
+	// Peers are the daemon's other devices this one uses (a library's
+	// drives). The daemon finds them by name when the device needs them;
+	// the config file's check requires each to be of its subtype and to
+	// be no other device's peer under the same key.
+	Peers []Peer
+}
+
+// A Peer is another device a device's cfgstring names.
+type Peer struct {
+	Key     string // the cfgstring key that names it ("drives")
+	Name    string // its device name
+	Subtype string // the subtype it must be ("vtape")
 }
 
 // Config is what New gets of an attached device.

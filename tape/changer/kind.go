@@ -8,6 +8,7 @@ import (
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
 // DeviceKind is the vlibrary device kind.
@@ -22,10 +23,15 @@ var DeviceKind = device.Kind{
 }
 
 func checkConfig(s string) (device.Params, error) {
-	if _, err := ParseConfig(s); err != nil {
+	c, err := ParseConfig(s)
+	if err != nil {
 		return device.Params{}, err
 	}
-	return tape.DevParams, nil
+	p := tape.DevParams
+	for _, d := range c.Drives {
+		p.Peers = append(p.Peers, device.Peer{Key: "drives", Name: d, Subtype: cartridge.DriveKind.Subtype})
+	}
+	return p, nil
 }
 
 // newKind opens a changer over its media directory; its drives are the

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -50,6 +51,10 @@ type Config struct {
 	ISCSI *ISCSI `yaml:"iscsi"`
 	// Devices are created at start and removed at stop.
 	Devices []Device `yaml:"devices"`
+	// Warnings are what the check found odd but not wrong (a library
+	// drive the config does not make): --check-config prints them, the
+	// daemon logs them at start.
+	Warnings []string `yaml:"-"`
 }
 
 // Device is one device of the config file.
@@ -57,8 +62,9 @@ type Device struct {
 	Name string `yaml:"name"`
 	Type string `yaml:"type"` // vdisk | vtape | vlibrary
 	// Config is the handler's cfgstring: "key=value;key=value", or in YAML
-	// a mapping of the same keys.
-	Config       string `yaml:"-"`
+	// a mapping of the same keys. UnmarshalYAML decodes it (key: its
+	// name in the file, for the list of keys in errors).
+	Config       string `yaml:"-" key:"config"`
 	HWMaxSectors int    `yaml:"hw_max_sectors"`
 	// MaxDataAreaMB overrides the config's max_data_area_mb for this
 	// device (0: the config's).
@@ -77,10 +83,8 @@ func (d *Device) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			switch k.Value {
-			case "name", "type", "config", "hw_max_sectors", "max_data_area_mb", "fault", "export", "iscsi":
-			default:
-				return fmt.Errorf("line %d: field %s not found in device (want name, type, config, hw_max_sectors, max_data_area_mb, fault, export, iscsi)", k.Line, k.Value)
+			if !slices.Contains(keysOf(reflect.TypeFor[Device]()), k.Value) {
+				return unknownKey(k.Line, k.Value, "config.Device")
 			}
 		}
 	}
@@ -201,7 +205,7 @@ func Parse(data []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("empty config")
 		}
-		return nil, err
+		return nil, explainYAML(err)
 	}
 	var more yaml.Node
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
@@ -215,6 +219,7 @@ func Parse(data []byte) (*Config, error) {
 	}
 	var names, iqns []string
 	var iqnOwners []int
+	params := make([]device.Params, len(c.Devices))
 	for i, d := range c.Devices {
 		if err := cfgstring.DeviceName(d.Name); err != nil {
 			return nil, fmt.Errorf("devices[%d]: name: %w", i, err)
@@ -223,9 +228,11 @@ func Parse(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("devices[%d]: name %q is used twice", i, d.Name)
 		}
 		names = append(names, d.Name)
-		if _, err := d.Check(); err != nil {
+		p, err := d.Check()
+		if err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
+		params[i] = p
 		if err := d.dataAreaFits(&c); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
@@ -243,7 +250,39 @@ func Parse(data []byte) (*Config, error) {
 	if c.ISCSI != nil && !slices.ContainsFunc(c.Devices, func(d Device) bool { return slices.Contains(d.Export, fabricISCSI) }) {
 		return nil, errors.New("iscsi settings, but no device lists iscsi in its export")
 	}
+	if err := c.checkPeers(params); err != nil {
+		return nil, err
+	}
 	return &c, nil
+}
+
+// checkPeers checks the devices a device's cfgstring names (a library's
+// drives): one of this config is of the subtype named, and no device is
+// named under one key by two (a drive in two libraries). A name the
+// config does not make is a warning, not an error: the device may be
+// made with targetcli, and the daemon finds it when it is first needed.
+func (c *Config) checkPeers(params []device.Params) error {
+	type use struct {
+		key, name string
+	}
+	owner := map[use]int{}
+	for i, p := range params {
+		d := c.Devices[i]
+		for _, pr := range p.Peers {
+			if j, ok := owner[use{pr.Key, pr.Name}]; ok {
+				return fmt.Errorf("devices[%d] %s: %s=: %s is already in the %s= of %s (devices[%d]); a device can be in one only", i, d.Name, pr.Key, pr.Name, pr.Key, c.Devices[j].Name, j)
+			}
+			owner[use{pr.Key, pr.Name}] = i
+			j := slices.IndexFunc(c.Devices, func(o Device) bool { return o.Name == pr.Name })
+			switch {
+			case j < 0:
+				c.Warnings = append(c.Warnings, fmt.Sprintf("devices[%d] %s: %s=: %s is not a device of this config; it must be made (with targetcli, type user:%s) before %s uses it", i, d.Name, pr.Key, pr.Name, pr.Subtype, d.Name))
+			case c.Devices[j].Type != pr.Subtype:
+				return fmt.Errorf("devices[%d] %s: %s=: %s (devices[%d]) is a %s, want a %s", i, d.Name, pr.Key, pr.Name, j, c.Devices[j].Type, pr.Subtype)
+			}
+		}
+	}
+	return nil
 }
 
 // DataAreaMB is d's TCMU data area in MiB: its own, else the config's;

@@ -79,7 +79,7 @@ func (c *Fault) UnmarshalYAML(n *yaml.Node) error {
 			continue
 		case "timing", "rules", "depth":
 		default:
-			return fmt.Errorf("line %d: field %s not found in fault (want seed, timing, rules, depth)", k.Line, k.Value)
+			return unknownKey(k.Line, k.Value, "config.Fault")
 		}
 		rest.Content = append(rest.Content, n.Content[i], n.Content[i+1])
 	}
