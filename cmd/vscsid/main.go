@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,7 +38,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if code := exitCode(err); code != 0 {
-		fmt.Fprintln(os.Stderr, "vscsid:", err)
+		fmt.Fprintln(os.Stderr, errorLine(os.Stderr, err))
 		os.Exit(code)
 	}
 }
@@ -135,7 +137,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.printConfig, "print-default-config", false, "print the built-in config and exit")
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	fs.Var(&o.logLevel, "log.level", "log level: debug, info, warn, error (debug logs every SCSI command)")
-	fs.StringVar(&o.logFormat, "log.format", "auto", "log format: json, console, or auto (console on a terminal, JSON otherwise, e.g. under systemd)")
+	fs.StringVar(&o.logFormat, "log.format", logAuto, "log format: json, console, journal (text with each line's level as its syslog priority, for journalctl -p), or auto (journal under systemd, console on a terminal, JSON otherwise)")
 	o.web = metrics.AddFlags(fs)
 	fs.BoolVar(&o.noMetrics, "web.disable", false, "do not serve /metrics")
 	fs.StringVar(&o.paths.ConfigFS, "path.configfs", "/sys/kernel/config", "configfs mount point")
@@ -159,10 +161,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 		fs.Usage()
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
-	switch o.logFormat {
-	case "auto", "json", "console":
-	default:
-		return nil, usageError{fmt.Errorf("--log.format %q: want json, console or auto", o.logFormat)}
+	if !slices.Contains(logFormats, o.logFormat) {
+		return nil, usageError{fmt.Errorf("--log.format %q: want one of %s", o.logFormat, strings.Join(logFormats, ", "))}
 	}
 	switch o.dbus {
 	case "auto", "on", "off":
@@ -204,31 +204,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // newLogger builds the one logger of the process: JSON when stderr is not a
 // terminal (systemd's journal, a pipe), console otherwise.
-func newLogger(o *options, w io.Writer) *zap.Logger {
-	format := o.logFormat
-	if format == "auto" {
-		format = "json"
-		if f, ok := w.(*os.File); ok && isTerminal(f) {
-			format = "console"
-		}
-	}
-	var enc zapcore.Encoder
-	if format == "console" {
-		ec := zap.NewDevelopmentEncoderConfig()
-		ec.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
-		enc = zapcore.NewConsoleEncoder(ec)
-	} else {
-		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
-	}
-	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), o.logLevel)
-	return zap.New(core, zap.ErrorOutput(zapcore.AddSync(w)))
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger) error {
 	if err := config.CHAPNeedsCapability(cfg, o.capEff, o.capEffOK); err != nil {
 		return err
