@@ -33,7 +33,13 @@ import (
 	"github.com/vscsid/vscsid/target"
 )
 
+// hangups receives SIGHUP from the start (main), so that the signal's
+// default action, an exit without removing the devices, never runs;
+// mainLoop answers it.
+var hangups = make(chan os.Signal, 1)
+
 func main() {
+	signal.Notify(hangups, unix.SIGHUP)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -87,6 +93,9 @@ under /var/lib/vscsid/library.
 It needs root and the kernel modules configfs, target_core_user and tcm_loop
 (plus st, sd_mod and sg for the devices to appear):
   modprobe -a target_core_user tcm_loop st sd_mod sg ch
+
+SIGINT and SIGTERM stop it; SIGHUP is logged and ignored (it does not
+reload the config file).
 
 Exit status: 0 after SIGINT or SIGTERM (the devices removed) or a check
 that passed; 1 when it could not serve (no TCMU, a device that failed to
@@ -366,6 +375,9 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-hangups:
+			log.Warn("SIGHUP ignored: vscsid does not reload its config file; restart it to apply a change (devices made with targetcli are re-attached in place, the config file's are made anew)")
+			continue
 		case <-tick.C:
 		}
 		wd.Beat()
