@@ -201,10 +201,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, helpError{buf.String()}
 		}
-		_, _ = w.Write(buf.Bytes())
 		if err != nil {
-			return nil, usageError{err.Error()}
+			// The flag package's message and usage are in buf: the error
+			// is printed once, by main, with where to find the flags.
+			return nil, usageError{fmt.Sprintf("%v\nRun 'vscsictl %s --help' for its flags.", err, fs.Name())}
 		}
+		_, _ = w.Write(buf.Bytes())
 		rest := fs.Args()
 		if len(rest) == 0 {
 			return append(pos, tail...), nil

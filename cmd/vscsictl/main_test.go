@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,6 +64,7 @@ func TestUsageAndHelp(t *testing.T) {
 		{[]string{"media", "create", "--dir", "/x"}, true, false, ""},
 		{[]string{"media", "create", "--dir", "/x", "--barcode", "B", "extra"}, true, false, ""},
 		{[]string{"media", "create", "--capacity", "lots"}, true, false, "bad size"},
+		{[]string{"media", "create", "--capacity", "lots"}, true, false, "Run 'vscsictl media create --help' for its flags."},
 	} {
 		stdout, stderr, err := vsctl(t, tc.args...)
 		if isUsage(err) != tc.usage || errors.Is(err, flag.ErrHelp) != tc.help {
@@ -72,8 +74,8 @@ func TestUsageAndHelp(t *testing.T) {
 			if !strings.Contains(stdout, tc.stderr) || stderr != "" {
 				t.Errorf("%q: stdout %q lacks %q, or stderr %q is not empty", tc.args, stdout, tc.stderr, stderr)
 			}
-		} else if !strings.Contains(stderr, tc.stderr) {
-			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr, tc.stderr)
+		} else if msg := stderr + fmt.Sprint(err); !strings.Contains(msg, tc.stderr) {
+			t.Errorf("%q: stderr and error %q lack %q", tc.args, msg, tc.stderr)
 		}
 	}
 }
@@ -473,5 +475,14 @@ func TestImportStopsOnSignal(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the stopped import left %v in the media directory", entries)
+	}
+}
+
+// A bad flag value is reported once (by main, with where the flags are
+// described), not also by the flag package with the whole usage around it.
+func TestFlagErrorOnce(t *testing.T) {
+	_, stderr, err := vsctl(t, "media", "create", "--capacity", "lots")
+	if !isUsage(err) || stderr != "" || strings.Count(err.Error(), "bad size") != 1 {
+		t.Errorf("error %v, stderr %q", err, stderr)
 	}
 }

@@ -35,7 +35,7 @@ func mediaCreate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	// None may exist: a library's worth is created whole or not started.
 	for _, b := range labels {
 		if _, err := os.Lstat(cartridge.Path(cf.dir, b)); err == nil {
-			return fmt.Errorf("cartridge %s: %w (nothing created)", b, cartridge.ErrExists)
+			return fmt.Errorf("%s: %w (nothing created)", b, cartridge.ErrExists)
 		}
 	}
 	for _, b := range labels {

@@ -32,7 +32,7 @@ const (
 var (
 	ErrBadBarcode = errors.New("cartridge: invalid barcode")
 	ErrNotFound   = errors.New("no cartridge")
-	ErrExists     = errors.New("cartridge: cartridge already exists")
+	ErrExists     = errors.New("cartridge already exists")
 )
 
 // ValidateBarcode checks an LTO-style barcode (volume serial + media id)
@@ -93,12 +93,12 @@ func Create(dir, barcode string, opts Options) error {
 		opts.EarlyWarning = min(DefaultEarlyWarning, opts.Capacity/4)
 	}
 	if opts.Capacity < MinPartitionSize || opts.Capacity > maxCapacity {
-		return fmt.Errorf("cartridge: capacity %d out of range %d..%d", opts.Capacity, MinPartitionSize, int64(maxCapacity))
+		return fmt.Errorf("cartridge: capacity %s is out of range %s..%s", cfgstring.FormatSize(uint64(max(opts.Capacity, 0))), cfgstring.FormatSize(MinPartitionSize), cfgstring.FormatSize(maxCapacity))
 	}
 	if opts.EarlyWarning < 0 || opts.EarlyWarning > opts.Capacity/4 {
 		// Each partition clamps it to a quarter of its own size; the
 		// cartridge keeps what its partitions use.
-		return fmt.Errorf("cartridge: early warning %d is more than a quarter of the capacity %d", opts.EarlyWarning, opts.Capacity)
+		return fmt.Errorf("cartridge: early warning %s is more than a quarter of the capacity %s", cfgstring.FormatSize(uint64(max(opts.EarlyWarning, 0))), cfgstring.FormatSize(uint64(opts.Capacity)))
 	}
 	sizes := opts.Partitions
 	if len(sizes) == 0 {
@@ -133,6 +133,13 @@ func Create(dir, barcode string, opts Options) error {
 	tmp := filepath.Join(dir, "."+barcode+Ext+".tmp-"+hex.EncodeToString(rnd[:]))
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cartridge: media directory %s does not exist", dir)
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("cartridge: create in media directory %s: %w", dir, pe.Err) // not the temporary name
+		}
 		return err
 	}
 	defer func() { _ = os.Remove(tmp) }() // after a successful Link it only drops the temporary name

@@ -43,6 +43,14 @@ func TestCreateListOpen(t *testing.T) {
 	if err := Create(dir, "bad/one", Options{}); !errors.Is(err, ErrBadBarcode) {
 		t.Errorf("bad barcode: %v", err)
 	}
+	// A missing directory is named, not the temporary file Create opens.
+	missing := filepath.Join(dir, "missing")
+	if err := Create(missing, "VOL003", Options{}); err == nil || err.Error() != "cartridge: media directory "+missing+" does not exist" {
+		t.Errorf("missing directory: %v", err)
+	}
+	if err := Create(dir, "VOL004", Options{Capacity: 1024}); err == nil || !strings.Contains(err.Error(), "capacity 1KiB is out of range 1MiB..") {
+		t.Errorf("small capacity: %v", err)
+	}
 	// An empty directory name is not the current directory.
 	t.Chdir(t.TempDir())
 	if err := Create("", "D1", Options{}); !errors.Is(err, ErrNoDirectory) {
