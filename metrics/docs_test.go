@@ -137,6 +137,9 @@ func TestDeployFilesUseExportedMetrics(t *testing.T) {
 		"../deploy/prometheus/rules.test.yml",
 		"../deploy/grafana/vscsid.json",
 		"README.md",
+		"../docs/metrics.md",
+		"../docs/performance.md",
+		"../docs/faults.md",
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

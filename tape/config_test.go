@@ -231,7 +231,7 @@ func TestLTOPersonalitiesMatchLTFSTables(t *testing.T) {
 }
 
 func TestHelpAndReadmeListEveryIdentity(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +247,11 @@ func TestHelpAndReadmeListEveryIdentity(t *testing.T) {
 				t.Errorf("ConfigDesc line of %s %q lacks %q", p.Name, line, s)
 			}
 			if !bytes.Contains(readme, []byte(s)) {
-				t.Errorf("README.md does not mention %q of %s", s, p.Name)
+				t.Errorf("docs/configuration.md does not mention %q of %s", s, p.Name)
 			}
 		}
 	}
 	if !bytes.Contains(readme, []byte("`hp-lto8`, `hp-lto9` HPE /")) {
-		t.Error("README.md does not give the HPE vendor of hp-lto8 and hp-lto9")
+		t.Error("docs/configuration.md does not give the HPE vendor of hp-lto8 and hp-lto9")
 	}
 }

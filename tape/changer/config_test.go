@@ -140,10 +140,10 @@ func TestPersonalities(t *testing.T) {
 	}
 }
 
-// The README's table of library models has a row for every personality
+// docs/configuration.md's table of library models has a row for every personality
 // with its identity, addresses and default counts.
 func TestReadmeListsEveryPersonality(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestReadmeListsEveryPersonality(t *testing.T) {
 		p := &personalities[i]
 		row, ok := rows[p.Name]
 		if !ok {
-			t.Errorf("README.md has no row for %s", p.Name)
+			t.Errorf("docs/configuration.md has no row for %s", p.Name)
 			continue
 		}
 		want := []string{
@@ -168,7 +168,7 @@ func TestReadmeListsEveryPersonality(t *testing.T) {
 		}
 		for _, w := range want {
 			if !strings.Contains(row, w) {
-				t.Errorf("README.md row of %s lacks %q: %s", p.Name, w, row)
+				t.Errorf("docs/configuration.md row of %s lacks %q: %s", p.Name, w, row)
 			}
 		}
 	}

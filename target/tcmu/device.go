@@ -56,7 +56,7 @@ const (
 // each time it does it goes back to polling every 20 µs: several system
 // calls per command. A runtime.Gosched every few milliseconds is a
 // scheduling pass that costs one wake-up of an idle thread, and sysmon
-// then sleeps 10 ms at a time. The README's Performance section has the
+// then sleeps 10 ms at a time. docs/performance.md has the
 // measurements.
 const yieldEvery = 4 * time.Millisecond
 

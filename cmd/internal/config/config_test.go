@@ -333,9 +333,9 @@ func TestCHAPNeedsCapability(t *testing.T) {
 	}
 }
 
-// The README's iSCSI example is a config vscsid takes.
+// The iSCSI documentation's example is a config vscsid takes.
 func TestReadmeISCSIExampleParses(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "iscsi.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,14 +347,14 @@ func TestReadmeISCSIExampleParses(t *testing.T) {
 		}
 	}
 	if block == "" {
-		t.Fatal("README has no YAML example with export: [loopback, iscsi]")
+		t.Fatal("docs/iscsi.md has no YAML example with export: [loopback, iscsi]")
 	}
 	c, err := Parse([]byte(block))
 	if err != nil {
-		t.Fatalf("README example: %v\n%s", err, block)
+		t.Fatalf("docs/iscsi.md example: %v\n%s", err, block)
 	}
 	if _, e, err := c.Devices[0].Exports(c); err != nil || e == nil || e.IQN != DefaultIQNPrefix+":lto8" {
-		t.Errorf("README example exports %+v, %v", e, err)
+		t.Errorf("docs/iscsi.md example exports %+v, %v", e, err)
 	}
 }
 

@@ -10,7 +10,7 @@
 #   completes the commands in flight BUSY and sd retries them;
 # - each drive reports 29/00 once (the command that meets it first, the
 #   writer's retried WRITE or our TEST UNIT READY) and stands at BOT
-#   (READ POSITION: BOP, block 0), as README "Tape drives" says;
+#   (READ POSITION: BOP, block 0), as docs/cartridges.md says;
 # - every file whose writer finished before the kill (its close wrote the
 #   filemark: WRITE FILEMARKS with IMMED=0, the sync point) reads back
 #   bit-exact, record by record, each followed by its filemark;

@@ -21,8 +21,8 @@
 # host: the cycle that wrote the tape last (0: a new disk), the last file
 # of it the host saw synced (-1: none; the label is file 0), the last move
 # it saw acknowledged, the cycle whose data the tape held before CYCLE
-# wrote (a cut before the label's sync may bring that back: README
-# "Cartridges"), and cut (check, stream, wait) or final (check only).
+# wrote (a cut before the label's sync may bring that back:
+# docs/cartridges.md), and cut (check, stream, wait) or final (check only).
 CMD_TIMEOUT=300
 PCM=/mnt/pc
 MEDIA=$PCM/media
