@@ -19,13 +19,13 @@ BIN       := bin
 # (deploy/version: CHANGELOG.md's release and the commit).
 LDFLAGS   := $(shell deploy/version --ldflags)
 
-.PHONY: all deps build vet cross lint unit deploy-check deb fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check deb rpm packages fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak perf demo experiments test clean
 
 all: build
 
 # Host tools the tests use, installed with apt on a fresh Debian machine
 # (root). The VM harness installs its own (qemu, cpio, ...) the same way.
-DEPS_BIN := promtool:prometheus jq:jq curl:curl systemd-analyze:systemd dbus-daemon:dbus lintian:lintian
+DEPS_BIN := promtool:prometheus jq:jq curl:curl systemd-analyze:systemd dbus-daemon:dbus lintian:lintian rpmlint:rpmlint rpm2cpio:rpm2cpio cpio:cpio
 DEPS_PY  := dbus:python3-dbus gi:python3-gi
 deps:
 	@missing=""; for p in $(DEPS_BIN); do command -v $${p%%:*} >/dev/null || missing="$$missing $${p#*:}"; done; \
@@ -64,16 +64,23 @@ unit: deps
 	$(GO) test -race -count=1 ./...
 
 # systemd-analyze verify of the unit, promtool on the Prometheus and
-# Grafana files, the Debian package built and checked by lintian.
+# Grafana files, the deb and rpm built and checked by lintian and rpmlint.
 deploy-check: deps
 	deploy/systemd/verify.sh
 	deploy/prometheus/check.sh
 	deploy/dbus/check.sh
-	deploy/deb/build >/dev/null
+	deploy/package/build --format deb >/dev/null
+	deploy/package/build --format rpm >/dev/null
 
-# The Debian package (nfpm, lintian-clean): deploy/deb/out/vscsid_*.deb.
+# The packages (nfpm; lintian- and rpmlint-clean) in deploy/package/out:
+# ARCH=amd64 (default) or arm64; make packages builds all four.
+ARCH ?= amd64
 deb:
-	deploy/deb/build
+	deploy/package/build --format deb --arch $(ARCH)
+rpm:
+	deploy/package/build --format rpm --arch $(ARCH)
+packages:
+	for a in amd64 arm64; do for f in deb rpm; do deploy/package/build --format $$f --arch $$a || exit; done; done
 
 # Short coverage-guided runs of every fuzz target (not part of `make test`).
 fuzz:
