@@ -66,14 +66,14 @@ type Flags struct {
 func AddFlags(fs *flag.FlagSet) *Flags {
 	addrs := &listFlag{list: []string{DefaultListenAddress}}
 	fs.Var(addrs, "web.listen-address",
-		"address to serve /metrics on; repeat the flag to listen on several (e.g. [::1]:9544, or vsock://:9544)")
+		"`ADDRESS` to serve /metrics on; repeat the flag to listen on several (e.g. [::1]:9544, or vsock://:9544)")
 	return &Flags{
 		FlagConfig: &web.FlagConfig{
 			WebListenAddresses: &addrs.list,
 			WebSystemdSocket: fs.Bool("web.systemd-socket", false,
 				"serve /metrics on the sockets systemd passes (socket activation) instead of --web.listen-address"),
 			WebConfigFile: fs.String("web.config.file", "",
-				"path to an exporter-toolkit web configuration file enabling TLS and/or basic authentication (see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)"),
+				"path to an exporter-toolkit web configuration `FILE` enabling TLS and/or basic authentication (see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)"),
 		},
 		Pprof: fs.Bool("web.pprof", false,
 			"also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/, e.g. a CPU profile of the command path with go tool pprof"),

@@ -117,11 +117,11 @@ func init() {
 		return runUnload(ctx, ejectCmd, args, stdout, stderr)
 	}
 	commands = append(commands,
-		command{"devices", devicesCmd.summary, leaf(devicesCmd)},
-		command{"stats", statsCmd.summary, leaf(statsCmd)},
-		command{"load", loadCmd.summary, leaf(loadCmd)},
-		command{"unload", unloadCmd.summary, leaf(unloadCmd)},
-		command{"eject", ejectCmd.summary, leaf(ejectCmd)},
+		command{"devices", devicesCmd.summary, leaf(devicesCmd), nil},
+		command{"stats", statsCmd.summary, leaf(statsCmd), nil},
+		command{"load", loadCmd.summary, leaf(loadCmd), nil},
+		command{"unload", unloadCmd.summary, leaf(unloadCmd), nil},
+		command{"eject", ejectCmd.summary, leaf(ejectCmd), nil},
 	)
 }
 
@@ -319,8 +319,8 @@ func init() {
 	createCmd.run = runCreate
 	deleteCmd.run = runDelete
 	commands = append(commands,
-		command{"create", createCmd.summary, leaf(createCmd)},
-		command{"delete", deleteCmd.summary, leaf(deleteCmd)},
+		command{"create", createCmd.summary, leaf(createCmd), nil},
+		command{"delete", deleteCmd.summary, leaf(deleteCmd), nil},
 	)
 }
 

@@ -42,7 +42,7 @@ func init() {
 			return runFault(ctx, faultSubs[len(faultSubs)-1], args[1:], stdout, stderr)
 		}
 		return dispatch(ctx, "fault", faultSubs, args, stdout, stderr)
-	}})
+	}, faultSubs})
 }
 
 func runFault(ctx context.Context, s subcommand, args []string, stdout, stderr io.Writer) error {

@@ -47,7 +47,7 @@ func init() {
 	}
 	commands = append(commands, command{"library", "a vlibrary's inventory, moves, imports and exports", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return dispatch(ctx, "library", librarySubs, args, stdout, stderr)
-	}})
+	}, librarySubs})
 }
 
 // elementName spells an element as vscsictl and mtx number it.

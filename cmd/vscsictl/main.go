@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/internal/buildinfo"
+	"github.com/vscsid/vscsid/internal/clidoc"
 )
 
 func main() {
@@ -43,11 +44,14 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// subs are a group's subcommands (media, fault, library), for the man
+	// page; nil for a command without them.
+	subs []subcommand
 }
 
 // commands is the dispatch table; add a subcommand here.
 var commands = []command{
-	{"media", "create, inspect, import and export tape cartridge images", runMedia},
+	{"media", "create, inspect, import and export tape cartridge images", runMedia, nil}, // subs: init
 }
 
 // usageError is a command line mistake: main exits 2 for it.
@@ -73,8 +77,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // helpError is flag.ErrHelp with the help text a subcommand's flag set
-// printed, for run to write to stdout.
-type helpError struct{ text string }
+// printed, for run to write to stdout, and the flags it defines (the
+// completion script lists them).
+type helpError struct {
+	text  string
+	flags []string
+}
 
 func (e helpError) Error() string        { return flag.ErrHelp.Error() }
 func (e helpError) Is(target error) bool { return target == flag.ErrHelp }
@@ -88,6 +96,12 @@ func run1(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
 		printUsage(stdout)
 		return flag.ErrHelp
+	}
+	if name == "--help-man" { // hidden: the package's man page
+		return writeManPage(ctx, stdout)
+	}
+	if name == "--completion-bash" || name == "--completion-zsh" { // hidden: the package's completion scripts
+		return writeCompletion(ctx, stdout, strings.TrimPrefix(name, "--completion-"))
 	}
 	if name == "-V" || name == "--version" || name == "version" {
 		_, err := fmt.Fprintln(stdout, buildinfo.Print("vscsictl"))
@@ -167,7 +181,7 @@ func newFlagSet(group string, s subcommand, stderr io.Writer) *flag.FlagSet {
 		fs.VisitAll(func(*flag.Flag) { n++ })
 		if n > 0 {
 			_, _ = fmt.Fprintln(fs.Output(), "\nflags:")
-			fs.PrintDefaults()
+			clidoc.PrintFlags(fs.Output(), fs)
 		}
 	}
 	return fs
@@ -199,7 +213,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		err := fs.Parse(head)
 		fs.SetOutput(w)
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, helpError{buf.String()}
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+			return nil, helpError{buf.String(), names}
 		}
 		if err != nil {
 			// The flag package's message and usage are in buf: the error

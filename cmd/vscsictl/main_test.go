@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -484,5 +485,68 @@ func TestFlagErrorOnce(t *testing.T) {
 	_, stderr, err := vsctl(t, "media", "create", "--capacity", "lots")
 	if !isUsage(err) || stderr != "" || strings.Count(err.Error(), "bad size") != 1 {
 		t.Errorf("error %v, stderr %q", err, stderr)
+	}
+}
+
+// The man page holds every command's and subcommand's own help, flags
+// included.
+func TestManPage(t *testing.T) {
+	stdout, _, err := vsctl(t, "--help-man")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands {
+		names := []string{c.name}
+		if c.subs != nil {
+			names = nil
+			for _, s := range c.subs {
+				names = append(names, c.name+" "+s.name)
+			}
+		}
+		for _, n := range names {
+			if !strings.Contains(stdout, ".SS vscsictl "+strings.ReplaceAll(n, "-", `\-`)) {
+				t.Errorf("man page lacks vscsictl %s", n)
+			}
+		}
+	}
+	for _, s := range []string{".TH VSCSICTL 1", ".SH SYNOPSIS", ".SH COMMANDS", ".SH EXIT STATUS", ".SH EXAMPLES", `\-\-barcode BARCODE`, `\-\-socket PATH`} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("man page lacks %s", s)
+		}
+	}
+}
+
+// The bash completion script completes commands, subcommands and each
+// one's flags; run in a real bash.
+func TestCompletionBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	script, _, err := vsctl(t, "--completion-bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "vscsictl.bash")
+	if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"vscsictl me", "media"},
+		{"vscsictl media c", "create"},
+		{"vscsictl media create --ba", "--barcode"},
+		{"vscsictl library m", "move"},
+		{"vscsictl stats tape0 --w", "--watch"},
+		{"vscsictl load tape0 B", ""}, // an argument: file names (bash's default)
+	} {
+		words := strings.Fields(tc.line)
+		prog := fmt.Sprintf(". %s; COMP_WORDS=(%s); COMP_CWORD=%d; _vscsictl; echo \"${COMPREPLY[*]}\"", f, strings.Join(words, " "), len(words)-1)
+		out, err := exec.Command(bash, "-c", prog).CombinedOutput()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tc.want {
+			t.Errorf("%q: completions %q (%v), want %q", tc.line, got, err, tc.want)
+		}
+	}
+	if _, _, err := vsctl(t, "--completion-zsh"); err != nil {
+		t.Errorf("zsh: %v", err)
 	}
 }

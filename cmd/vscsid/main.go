@@ -28,6 +28,7 @@ import (
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
 	"github.com/vscsid/vscsid/internal/buildinfo"
+	"github.com/vscsid/vscsid/internal/clidoc"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/metrics"
 	"github.com/vscsid/vscsid/target"
@@ -74,10 +75,14 @@ type configError struct{ error }
 
 func (e configError) Unwrap() error { return e.error }
 
-const usage = `Usage: vscsid [flags]
-       vscsid --check-config [FILE]
+// The help's parts, which --help and the man page (--help-man) both print.
+const (
+	usageSynopsis = `vscsid [flags]
+vscsid --check-config [FILE]
+vscsid --print-default-config
+vscsid --version`
 
-vscsid serves emulated SCSI tape drives (vtape), disks (vdisk) and tape
+	usageDescription = `vscsid serves emulated SCSI tape drives (vtape), disks (vdisk) and tape
 libraries (vlibrary) to the local kernel through TCMU (target_core_user) and
 tcm_loop, and to other hosts through LIO's iSCSI fabric for devices whose
 export: lists iscsi. It creates the devices of its config file at start,
@@ -91,19 +96,21 @@ With no --config it serves a built-in default (--print-default-config): a
 under /var/lib/vscsid/library.
 
 It needs root and the kernel modules configfs, target_core_user and tcm_loop
-(plus st, sd_mod and sg for the devices to appear):
-  modprobe -a target_core_user tcm_loop st sd_mod sg ch
+(plus st, sd_mod, sg and ch for the devices to appear):
+  modprobe -a target_core_user tcm_loop st sd_mod sg ch`
 
-SIGINT and SIGTERM stop it; SIGHUP is logged and ignored (it does not
-reload the config file).
+	usageSignals = `SIGINT and SIGTERM stop it; SIGHUP is logged and ignored (it does not
+reload the config file).`
 
-Exit status: 0 after SIGINT or SIGTERM (the devices removed) or a check
+	usageExit = `0 after SIGINT or SIGTERM (the devices removed) or a check
 that passed; 1 when it could not serve (no TCMU, a device that failed to
 attach); 2 for a command line mistake or a config file that does not pass
---check-config (the message names the key).
+--check-config (the message names the key).`
+)
 
-Flags:
-`
+// usage is --help's text before the flags.
+var usage = "Usage: " + strings.ReplaceAll(usageSynopsis, "\n", "\n       ") + "\n\n" +
+	usageDescription + "\n\n" + usageSignals + "\n\nExit status: " + usageExit + "\n\nFlags:\n"
 
 // options are the daemon's flags.
 type options struct {
@@ -124,37 +131,54 @@ type options struct {
 	capEffOK bool
 }
 
+// newFlagSet defines the daemon's flags on o: the one definition --help,
+// the man page and parsing share.
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("vscsid", flag.ContinueOnError)
+	fs.StringVar(&o.config, "config", "", "YAML config `FILE` listing the devices (default: the built-in config, see --print-default-config)")
+	fs.BoolVar(&o.checkConfig, "check-config", false, "validate the config file (--config, or the argument after the flags) and exit: 0 if it passes, 2 with what is wrong")
+	fs.BoolVar(&o.printConfig, "print-default-config", false, "print the built-in config and exit")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	fs.Var(&o.logLevel, "log.level", "log `LEVEL`: debug, info (the default), warn, error (debug logs every SCSI command)")
+	fs.StringVar(&o.logFormat, "log.format", logAuto, "log `FORMAT`: json, console, journal (text with each line's level as its syslog priority, for journalctl -p), or auto (journal under systemd, console on a terminal, JSON otherwise)")
+	o.web = metrics.AddFlags(fs)
+	fs.BoolVar(&o.noMetrics, "web.disable", false, "do not serve /metrics")
+	fs.StringVar(&o.paths.ConfigFS, "path.configfs", "/sys/kernel/config", "configfs mount point (`DIR`)")
+	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point (`DIR`)")
+	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory (`DIR`)")
+	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1), `MODE`: auto (if the bus is reachable), on (fail without it), off")
+	fs.StringVar(&o.control, "control.socket", control.DefaultSocket, "unix socket `PATH` (mode 0600, root only) for vscsictl devices, stats, load, unload and fault; empty disables it")
+	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock `FILE` that keeps a second vscsid from starting")
+	return fs
+}
+
+// kindsByName are the device kinds in subtype order, as --help and the
+// man page list them.
+func kindsByName() []device.Kind {
+	var ks []device.Kind
+	for _, n := range config.TypeNames() {
+		k, _ := config.KindOf(n)
+		ks = append(ks, k)
+	}
+	return ks
+}
+
 // parseFlags parses the command line. Help that was asked for goes to
 // stdout (and the error is flag.ErrHelp), usage after a mistake to stderr
 // (and the error is a usageError).
 func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	o := &options{logLevel: zapcore.InfoLevel}
-	fs := flag.NewFlagSet("vscsid", flag.ContinueOnError)
+	fs := newFlagSet(o)
 	var out bytes.Buffer // the flag package's message and usage
 	fs.SetOutput(&out)
 	fs.Usage = func() {
 		fmt.Fprint(&out, usage)
-		fs.PrintDefaults()
+		clidoc.PrintFlags(&out, fs)
 		fmt.Fprintf(&out, "\nDevice types and their cfgstring keys:\n\n")
-		for _, n := range config.TypeNames() {
-			k, _ := config.KindOf(n)
+		for _, k := range kindsByName() {
 			fmt.Fprintf(&out, "%s\n\n", k.Desc)
 		}
 	}
-	fs.StringVar(&o.config, "config", "", "YAML config file listing the devices (default: the built-in config, see --print-default-config)")
-	fs.BoolVar(&o.checkConfig, "check-config", false, "validate the config file (--config, or the argument after the flags) and exit: 0 if it passes, 2 with what is wrong")
-	fs.BoolVar(&o.printConfig, "print-default-config", false, "print the built-in config and exit")
-	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
-	fs.Var(&o.logLevel, "log.level", "log level: debug, info, warn, error (debug logs every SCSI command)")
-	fs.StringVar(&o.logFormat, "log.format", logAuto, "log format: json, console, journal (text with each line's level as its syslog priority, for journalctl -p), or auto (journal under systemd, console on a terminal, JSON otherwise)")
-	o.web = metrics.AddFlags(fs)
-	fs.BoolVar(&o.noMetrics, "web.disable", false, "do not serve /metrics")
-	fs.StringVar(&o.paths.ConfigFS, "path.configfs", "/sys/kernel/config", "configfs mount point")
-	fs.StringVar(&o.paths.SysFS, "path.sysfs", "/sys", "sysfs mount point")
-	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory")
-	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1): auto (if the bus is reachable), on (fail without it), off")
-	fs.StringVar(&o.control, "control.socket", control.DefaultSocket, "unix socket (mode 0600, root only) for vscsictl devices, stats, load, unload and fault; empty disables it")
-	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock file that keeps a second vscsid from starting")
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		_, _ = stdout.Write(out.Bytes())
@@ -182,6 +206,18 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 {
+		switch args[0] { // hidden: the package's man page and completion
+		case "--help-man":
+			return writeManPage(stdout)
+		case "--completion-bash", "--completion-zsh":
+			script, err := clidoc.FlatCompletion(strings.TrimPrefix(args[0], "--completion-"), "vscsid", newFlagSet(&options{}))
+			if err == nil {
+				_, err = io.WriteString(stdout, script)
+			}
+			return err
+		}
+	}
 	o, err := parseFlags(args, stdout, stderr)
 	if err != nil {
 		return err

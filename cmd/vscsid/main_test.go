@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"strings"
 	"testing"
 
@@ -58,4 +59,30 @@ func mustKind(subtype string) device.Kind {
 		panic("no kind " + subtype)
 	}
 	return k
+}
+
+// The man page is made from the same flag definitions and help text:
+// every flag is in its OPTIONS, every device kind in DEVICE TYPES, and it
+// has the sections a daemon's page needs.
+func TestManPage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"--help-man"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	page := stdout.String()
+	for _, s := range []string{".TH VSCSID 8", ".SH SYNOPSIS", ".SH OPTIONS", ".SH DEVICE TYPES", ".SH FILES", ".SH SIGNALS", ".SH EXIT STATUS", ".SH EXAMPLES", ".SH SEE ALSO"} {
+		if !strings.Contains(page, s+"\n") && !strings.Contains(page, s+" ") {
+			t.Errorf("man page lacks %s", s)
+		}
+	}
+	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(page, `\fB\-\-`+strings.ReplaceAll(f.Name, "-", `\-`)) {
+			t.Errorf("man page lacks --%s", f.Name)
+		}
+	})
+	for _, k := range config.Kinds {
+		if !strings.Contains(page, ".SS "+k.Subtype+"\n") {
+			t.Errorf("man page lacks device type %s", k.Subtype)
+		}
+	}
 }

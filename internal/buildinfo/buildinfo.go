@@ -51,6 +51,19 @@ func fill(bi *debug.BuildInfo) {
 // Version is this build's version: X.Y.Z, X.Y.Z-dev.STAMP+SHA or devel.
 func Version() string { return version.Version }
 
+// Date is the build date as YYYY-MM-DD (man pages' date), "" if unknown.
+// BuildDate is make build's 20060102-15:04:05 or the toolchain's RFC 3339.
+func Date() string {
+	d := version.BuildDate
+	switch {
+	case len(d) >= 8 && !strings.Contains(d[:8], "-"):
+		return d[:4] + "-" + d[4:6] + "-" + d[6:8]
+	case len(d) >= 10:
+		return d[:10]
+	}
+	return ""
+}
+
 // Print is the --version text of program in the form of the Prometheus
 // tools' (version, branch and revision, build date, Go version, platform),
 // without the fields this build does not know.
