@@ -49,3 +49,14 @@ func TestPrint(t *testing.T) {
 		t.Errorf("Print without branch and date:\n%s", got)
 	}
 }
+
+func TestDate(t *testing.T) {
+	old := version.BuildDate
+	defer func() { version.BuildDate = old }()
+	for in, want := range map[string]string{"20261206-05:59:38": "2026-12-06", "2026-12-06T05:59:38Z": "2026-12-06", "": ""} {
+		version.BuildDate = in
+		if got := Date(); got != want {
+			t.Errorf("Date() of %q = %q, want %q", in, got, want)
+		}
+	}
+}
