@@ -34,7 +34,7 @@ func TestPlan(t *testing.T) {
 			t.Errorf("no part %s", want)
 		}
 	}
-	if names["bookworm-demo"] != nil || names["bookworm-exp-seed000"] != nil || names["bookworm-kill9-100"] != nil {
+	if names["bookworm-demo"] != nil || names["bookworm-exp-alignment"] != nil || names["bookworm-kill9-100"] != nil {
 		t.Error("demo, an experiment or a scenario marked vm-test-all: no is a part")
 	}
 	for _, p := range ps {

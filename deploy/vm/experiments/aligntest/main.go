@@ -2,7 +2,7 @@
 
 // Command aligntest does one direct transfer from or to a user buffer placed
 // at a chosen offset from a page boundary, for the experiment on DMA
-// alignment of user buffers (seed000 in deploy/vm/experiments). Built static on the host (CGO_ENABLED=0,
+// alignment of user buffers (alignment in deploy/vm/experiments). Built static on the host (CGO_ENABLED=0,
 // the standard library and golang.org/x/sys/unix) and run inside the VM
 // guest. Linux only (main_others.go says so and exits 1).
 //

@@ -47,7 +47,7 @@ func configKey(r *Run) string {
 func describe(exp string, r *Run) string {
 	kv := r.KV
 	switch exp {
-	case "seed001":
+	case "merging":
 		target := map[string]string{
 			"whole":     "whole disk",
 			"p1":        "partition 1 (odd size)",
@@ -58,20 +58,20 @@ func describe(exp string, r *Run) string {
 		if target != "" && disk != "" {
 			return target + " (" + disk + ")"
 		}
-	case "seed003":
+	case "sg-chaining":
 		if kv["pages"] != "" {
 			return fmt.Sprintf("%s, %s pages (%s KiB) per command", kv["op"], kv["pages"], kv["kib_per_cmd"])
 		}
-	case "seed002":
+	case "direct-io":
 		if kv["path"] != "" {
 			return fmt.Sprintf("%s, %s, bs=%s", kv["op"], kv["path"], kv["bs"])
 		}
-	case "seed004":
+	case "st-direct-io":
 		if kv["blocks"] != "" {
 			dio := map[string]string{"1": "direct I/O on", "0": "direct I/O off"}[kv["try_direct_io"]]
 			return fmt.Sprintf("%s %s blocks, dd bs=%s, %s", kv["op"], kv["blocks"], kv["dd_bs"], dio)
 		}
-	case "seed000":
+	case "alignment":
 		if kv["path"] != "" {
 			return fmt.Sprintf("%s %s, buffer at page+%s", kv["path"], kv["op"], kv["align"])
 		}

@@ -3,7 +3,7 @@
 // config) into report.md with tables built only from that run's numbers,
 // plus an SVG bar chart per histogram. Standard library only.
 //
-//	go run ./deploy/vm/experiments/report -in ARTEFACTS/exp-seed001 -out DIR
+//	go run ./deploy/vm/experiments/report -in ARTEFACTS/exp-merging -out DIR
 //
 // results.txt lines (written by the exp-*.sh scenarios in the guest):
 //
@@ -168,7 +168,7 @@ func (r *Run) Bytes() (read, written float64) {
 func main() {
 	in := flag.String("in", "", "the experiment's artefact directory (…/artefacts/exp-NAME)")
 	out := flag.String("out", "", "output directory for report.md and the SVG charts")
-	transports := flag.String("transports", "", "seed003: the Markdown table of the same runs over iSCSI and tcm_loop in the full guest (deploy/vm/full/run --suite chaining), for a section of its own")
+	transports := flag.String("transports", "", "sg-chaining: the Markdown table of the same runs over iSCSI and tcm_loop in the full guest (deploy/vm/full/run --suite chaining), for a section of its own")
 	flag.Parse()
 	if *in == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: report -in ARTEFACTS/exp-NAME -out DIR")

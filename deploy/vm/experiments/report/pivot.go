@@ -122,28 +122,28 @@ func outcome(r *Run) string {
 
 // pivots are the summary tables of each experiment.
 var pivots = map[string][]Pivot{
-	"seed001": {{
+	"merging": {{
 		Title: "READ/WRITE commands × average size, per target and disk",
 		Rows:  []string{"target"}, Col: "device", Value: avgKiB,
 	}, {
 		Title: "MB/s per target and disk",
 		Rows:  []string{"target"}, Col: "device", Value: mbs, Num: mbsNum,
 	}},
-	"seed003": {{
+	"sg-chaining": {{
 		Title: "MB/s per pages per command (failed: the kernel refused the command)",
 		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: mbs, Num: mbsNum,
 	}, {
 		Title: "READ/WRITE commands × average size that reached vscsid",
 		Rows:  []string{"pages", "kib_per_cmd"}, Col: "op", Value: avgKiB,
 	}},
-	"seed002": {{
+	"direct-io": {{
 		Title: "MB/s", Rows: []string{"op", "bs"}, Col: "path", Value: mbs, Num: mbsNum,
 	}, {
 		Title: "CPU % of both guest CPUs, sys / busy", Rows: []string{"op", "bs"}, Col: "path", Value: sysCPU,
 	}, {
 		Title: "READ/WRITE commands × average size", Rows: []string{"op", "bs"}, Col: "path", Value: avgKiB,
 	}},
-	"seed004": {{
+	"st-direct-io": {{
 		Title:  "Read MB/s, try_direct_io on (1) and off (0)",
 		Note:   "ratio = MB/s with direct I/O on / off (below 1: direct I/O is slower).",
 		Filter: map[string]string{"op": "read"},
@@ -155,7 +155,7 @@ var pivots = map[string][]Pivot{
 	}, {
 		Title: "READ/WRITE commands × average size", Rows: []string{"blocks", "op", "dd_bs"}, Col: "try_direct_io", Value: avgKiB,
 	}},
-	"seed000": {{
+	"alignment": {{
 		Title: "Outcome per buffer alignment (bytes past a page boundary; 4096 = page aligned)",
 		Note:  "cmds: READ/WRITE commands vscsid saw during the run. sg: direct = pages mapped, copied = the kernel bounced through its own buffer.",
 		Rows:  []string{"path", "op"}, Col: "align", Value: outcome,

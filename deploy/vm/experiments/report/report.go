@@ -17,18 +17,18 @@ type Report struct {
 	Res *Results
 	In  string // artefacts/exp-NAME
 	Out string
-	// Transports is seed003's table of the same runs over iSCSI and
+	// Transports is sg-chaining's table of the same runs over iSCSI and
 	// tcm_loop from another boot (the full guest), Markdown.
 	Transports string
 }
 
 // about explains what each experiment asks; the numbers come from the run.
 var about = map[string]string{
-	"seed001": "Seed 001, \"Merging fails reading /dev/uba1\" (2005): reading a partition whose size is not a multiple of 4 KiB was 5x slower than reading the whole disk, because the block device's soft block size fell to 512 and the kernel issued 512-byte requests. Here: a 512e disk (512-byte logical, 4 KiB physical blocks) with p1 of an odd number of sectors and p2 of a multiple of 8 sectors, buffered `dd bs=10k` through the whole disk, p1, p2, and p1 after `blockdev --setbsz 4096`; then the same on a disk whose Block Limits VPD caps a command at 8 blocks (`max_blks=8`). The transfer-size histogram is what vscsid saw per SCSI command.",
-	"seed003": "Seed 003, \"scsi_sgtable and Large IO sg-chaining\" (2007): sg_dd direct I/O through /dev/sgN with 32, 128, 256, 512 and 2048 pages per command on a 32 GiB fake_rw disk. More than 128 scatterlist entries needs chained scatterlists; beyond tcm_loop's sg_tablesize (256 entries; with direct I/O each user page is its own entry, so 256 x 4 KiB = 1 MiB) the kernel refuses the command with EINVAL before it reaches vscsid. The segments histogram is what vscsid sees: the TCMU data area, into which the kernel copies the scatterlist, not the scatterlist itself.",
-	"seed002": "Seed 002, \"direct-to-BIO for O_DIRECT\" (2002): throughput and CPU cost of buffered dd, O_DIRECT dd and sg_dd on one fake_rw disk, reads and writes, at 4 KiB, 64 KiB and 1 MiB blocks.",
-	"seed004": "Seed 004, \"st try_direct_io\" (2006): tape read speed with st's direct I/O on and off, fixed 1 KiB blocks vs variable 32 KiB blocks, on a DAT72-personality vtape.",
-	"seed000": "Seed 000, \"IO buffer alignment for block devices\" (2004): O_DIRECT transfers with user buffers at various alignments through st, sd and sg.",
+	"merging": "The mailing-list thread \"Merging fails reading /dev/uba1\" (2005): reading a partition whose size is not a multiple of 4 KiB was 5x slower than reading the whole disk, because the block device's soft block size fell to 512 and the kernel issued 512-byte requests. Here: a 512e disk (512-byte logical, 4 KiB physical blocks) with p1 of an odd number of sectors and p2 of a multiple of 8 sectors, buffered `dd bs=10k` through the whole disk, p1, p2, and p1 after `blockdev --setbsz 4096`; then the same on a disk whose Block Limits VPD caps a command at 8 blocks (`max_blks=8`). The transfer-size histogram is what vscsid saw per SCSI command.",
+	"sg-chaining": "The mailing-list thread \"scsi_sgtable and Large IO sg-chaining\" (2007): sg_dd direct I/O through /dev/sgN with 32, 128, 256, 512 and 2048 pages per command on a 32 GiB fake_rw disk. More than 128 scatterlist entries needs chained scatterlists; beyond tcm_loop's sg_tablesize (256 entries; with direct I/O each user page is its own entry, so 256 x 4 KiB = 1 MiB) the kernel refuses the command with EINVAL before it reaches vscsid. The segments histogram is what vscsid sees: the TCMU data area, into which the kernel copies the scatterlist, not the scatterlist itself.",
+	"direct-io": "The mailing-list thread \"direct-to-BIO for O_DIRECT\" (2002): throughput and CPU cost of buffered dd, O_DIRECT dd and sg_dd on one fake_rw disk, reads and writes, at 4 KiB, 64 KiB and 1 MiB blocks.",
+	"st-direct-io": "The mailing-list thread \"st try_direct_io\" (2006): tape read speed with st's direct I/O on and off, fixed 1 KiB blocks vs variable 32 KiB blocks, on a DAT72-personality vtape.",
+	"alignment": "The mailing-list thread \"IO buffer alignment for block devices\" (2004): O_DIRECT transfers with user buffers at various alignments through st, sd and sg.",
 }
 
 // Markdown builds report.md (and writes the SVG charts next to it).
@@ -83,16 +83,16 @@ func (rep *Report) Markdown() (string, error) {
 	return b.String(), nil
 }
 
-// transports is seed003's section on the two fabrics: the same sg_dd runs
+// transports is sg-chaining's section on the two fabrics: the same sg_dd runs
 // on one disk exported over iSCSI and over tcm_loop at once, from a boot
 // of the full guest (the minimal one has no iSCSI target or initiator).
 func (rep *Report) transports(b *strings.Builder, exp string) {
-	if exp != "seed003" {
+	if exp != "sg-chaining" {
 		return
 	}
 	b.WriteString("## iSCSI beside tcm_loop\n\n")
 	if strings.TrimSpace(rep.Transports) == "" {
-		b.WriteString("Not run with this report: the iSCSI side needs the full guest (bookworm), `deploy/vm/full/run --suite chaining`, which `deploy/vm/experiments/run seed003` boots for the bookworm suite.\n\n")
+		b.WriteString("Not run with this report: the iSCSI side needs the full guest (bookworm), `deploy/vm/full/run --suite chaining`, which `deploy/vm/experiments/run sg-chaining` boots for the bookworm suite.\n\n")
 		return
 	}
 	b.WriteString("The same `sg_dd ... blk_sgio=1 dio=1` reads (64 MiB per run) on one 4 GiB fake_rw disk exported over LIO's iSCSI fabric (open-iscsi logged in over 127.0.0.1) and over tcm_loop at once, in one boot of the full guest (bookworm). " +
@@ -193,7 +193,7 @@ func (rep *Report) commandsTable(b *strings.Builder) {
 // (each bin's median count over the repetitions, and the commands'
 // median and range) and a chart of each configuration's shares per bin.
 // The bins are every bucket of the histogram from its first (512 B for
-// transfer sizes: the commands seed001 is about) to the largest one any
+// transfer sizes: the commands merging is about) to the largest one any
 // run used, empty ones included: an empty small bin is a result.
 func (rep *Report) histTable(b *strings.Builder, title, name, dir, unit, file string) error {
 	cfgs := rep.configs()

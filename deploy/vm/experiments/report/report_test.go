@@ -63,13 +63,13 @@ func TestHistDelta(t *testing.T) {
 }
 
 func TestReportEndToEnd(t *testing.T) {
-	in := filepath.Join(t.TempDir(), "exp-seed001")
+	in := filepath.Join(t.TempDir(), "exp-merging")
 	out := t.TempDir()
 	if err := os.MkdirAll(in, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"results.txt": "info kernel=6.1.0-57-amd64 experiment=seed001\n" +
+		"results.txt": "info kernel=6.1.0-57-amd64 experiment=merging\n" +
 			"run r1 device=d0 rc=0 t0=10.00 t1=12.00 cpu0=100,0,100,800,0,0,0,0,0,0 cpu1=110,0,150,940,0,0,0,0,0,0 target=p1\n",
 		"r1.before.prom": before,
 		"r1.after.prom":  after,
@@ -180,7 +180,7 @@ func TestHistogramOneRowPerConfiguration(t *testing.T) {
 		return &Run{Name: name, KV: map[string]string{"device": "e512m8", "target": target, "rep": rep, "rc": "0"}, Extra: []string{"target", "rep"}, After: after}
 	}
 	out := t.TempDir()
-	rep := &Report{Out: out, Res: &Results{Info: map[string]string{"experiment": "seed001"}, Runs: []*Run{
+	rep := &Report{Out: out, Res: &Results{Info: map[string]string{"experiment": "merging"}, Runs: []*Run{
 		run("e512m8-whole-r1", "whole", "1", hist(0, 0, 131)),
 		run("e512m8-p1-setbsz4096-r1", "p1+setbsz", "1", hist(16000, 440, 0)),
 		run("e512m8-whole-r2", "whole", "2", hist(0, 0, 129)),
@@ -212,7 +212,7 @@ func TestHistogramOneRowPerConfiguration(t *testing.T) {
 	}
 
 	// With no 512-byte command at all, the small bins are still there, at
-	// 0: that no command was that small is what seed001 asks, and the
+	// 0: that no command was that small is what merging asks, and the
 	// chart's legend must show the bin.
 	rep.Res.Runs = []*Run{run("e512m8-whole-r1", "whole", "1", hist(0, 440, 131))}
 	b.Reset()
@@ -227,7 +227,7 @@ func TestHistogramOneRowPerConfiguration(t *testing.T) {
 	}
 }
 
-// seed003's report carries the full guest's iSCSI and tcm_loop table when
+// sg-chaining's report carries the full guest's iSCSI and tcm_loop table when
 // it is given one, and says how to get it when not; other experiments
 // have no such section.
 func TestTransportsSection(t *testing.T) {
@@ -237,9 +237,9 @@ func TestTransportsSection(t *testing.T) {
 		want       []string
 		not        []string
 	}{
-		{"seed003", table, []string{"## iSCSI beside tcm_loop", "| iscsi | 2048 |", "2048 pages arrive as 8 MiB commands"}, []string{"Not run"}},
-		{"seed003", "", []string{"## iSCSI beside tcm_loop", "Not run with this report", "--suite chaining"}, []string{"| iscsi |"}},
-		{"seed001", table, nil, []string{"iSCSI beside", "| iscsi |"}},
+		{"sg-chaining", table, []string{"## iSCSI beside tcm_loop", "| iscsi | 2048 |", "2048 pages arrive as 8 MiB commands"}, []string{"Not run"}},
+		{"sg-chaining", "", []string{"## iSCSI beside tcm_loop", "Not run with this report", "--suite chaining"}, []string{"| iscsi |"}},
+		{"merging", table, nil, []string{"iSCSI beside", "| iscsi |"}},
 	} {
 		var b strings.Builder
 		(&Report{Transports: tc.table}).transports(&b, tc.exp)

@@ -114,7 +114,7 @@ bucket() {
 		awk -v s="vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}" '$1 == s { print $2 }'
 }
 
-# iscsi_chaining: the sg-chaining experiment (seed 003) on both transports
+# iscsi_chaining: the sg-chaining experiment (sg-chaining) on both transports
 # in one boot: sg_dd direct I/O through /dev/sgN with 32, 128, 256, 512
 # and 2048 pages (4 KiB each) per command, on one fake_rw disk exported
 # over iSCSI and over tcm_loop at once. Per run: sg_dd's exit status, its
@@ -290,7 +290,7 @@ iscsi_initiator() {
 }
 
 # iscsi_chaining_run: the sg-chaining runs alone (vmtest.suite=chaining),
-# for the seed003 experiment's report (deploy/vm/experiments/run seed003):
+# for the sg-chaining experiment's report (deploy/vm/experiments/run sg-chaining):
 # their table goes out on the third serial port as chaining/.
 iscsi_chaining_run() {
 	iscsi_initiator "$ISCSI_INI"

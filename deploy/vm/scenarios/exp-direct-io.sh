@@ -1,6 +1,6 @@
 # vm-timeout: 900
-# exp-seed002: experiment, not a regression test (deploy/vm/experiments).
-# Seed 002 "direct-to-BIO for O_DIRECT": throughput and CPU cost of buffered
+# exp-direct-io: experiment, not a regression test (deploy/vm/experiments).
+# From the mailing-list thread "direct-to-BIO for O_DIRECT": throughput and CPU cost of buffered
 # GNU dd, O_DIRECT GNU dd and sg_dd (SG_IO through /dev/sgN) on one fake_rw
 # disk, reads and writes, at 4 KiB, 64 KiB and 1 MiB per call. Buffered
 # writes end with fdatasync so the data reaches the device inside the run.
@@ -13,18 +13,18 @@
 EXP_MB_4K=${EXP_MB_4K:-8} EXP_MB_64K=${EXP_MB_64K:-64} EXP_MB_1M=${EXP_MB_1M:-128}
 CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
-cat >/etc/vscsid/exp-seed002.yaml <<'YAML'
+cat >/etc/vscsid/exp-direct-io.yaml <<'YAML'
 cmd_time_out: 10
 devices:
   - name: fast
     type: vdisk
     config: "size=4GiB;lbs=512;mode=fake_rw"
 YAML
-artefact /etc/vscsid/exp-seed002.yaml vscsid.yaml
+artefact /etc/vscsid/exp-direct-io.yaml vscsid.yaml
 
 . /vmtest/exp.sh
 
-exp_start exp-seed002 mb_4k=$EXP_MB_4K mb_64k=$EXP_MB_64K mb_1m=$EXP_MB_1M cpus=$(nproc)
+exp_start exp-direct-io mb_4k=$EXP_MB_4K mb_64k=$EXP_MB_64K mb_1m=$EXP_MB_1M cpus=$(nproc)
 require wait_for fast-attached 30 "dev_node block fast && dev_node sg fast"
 sd=$(dev_block fast)
 sg=$(dev_sg fast)

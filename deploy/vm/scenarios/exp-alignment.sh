@@ -1,17 +1,17 @@
 # vm-timeout: 600
-# exp-seed000: experiment, not a regression test (deploy/vm/experiments).
-# Seed 000 "IO buffer alignment for block devices": direct transfers from
+# exp-alignment: experiment, not a regression test (deploy/vm/experiments).
+# From the mailing-list thread "IO buffer alignment for block devices": direct transfers from
 # and to user buffers placed 4096, 512, 8, 4 and 1 bytes past a page
 # boundary, through sd (O_DIRECT), sg (SG_IO with SG_FLAG_DIRECT_IO: the
 # reply says whether the kernel mapped the pages or copied) and st (plain
 # read/write; st maps the pages itself when try_direct_io and the alignment
 # allow). The test program, aligntest (deploy/vm/experiments/aligntest), is
 # built on the host by deploy/vm/experiments/run and carried in
-# exp-seed000-payload.sh, a generated file that exists only during that run.
+# exp-alignment-payload.sh, a generated file that exists only during that run.
 
 CMD_TIMEOUT=120
 mkdir -p /etc/vscsid
-cat >/etc/vscsid/exp-seed000.yaml <<'YAML'
+cat >/etc/vscsid/exp-alignment.yaml <<'YAML'
 cmd_time_out: 10
 devices:
   - name: adisk
@@ -21,19 +21,19 @@ devices:
     type: vtape
     config: "personality=generic;memory=1;capacity=64M;barcode=ALIGN1"
 YAML
-artefact /etc/vscsid/exp-seed000.yaml vscsid.yaml
+artefact /etc/vscsid/exp-alignment.yaml vscsid.yaml
 
 . /vmtest/exp.sh
 
-exp_start exp-seed000
+exp_start exp-alignment
 
-P=/vmtest/scenarios/exp-seed000-payload.sh
+P=/vmtest/scenarios/exp-alignment-payload.sh
 AT=/usr/local/bin/aligntest
 mkdir -p /usr/local/bin
 if [ ! -f "$P" ]; then
 	# Booted without deploy/vm/experiments/run (test-all, or by hand):
 	# nothing to measure with. Not a failure of vscsid or the kernel.
-	note "no $P: run this experiment with deploy/vm/experiments/run seed000"
+	note "no $P: run this experiment with deploy/vm/experiments/run alignment"
 	return 0
 fi
 require check aligntest-unpacked sh -c "[ -f $P ] && sed '1,/^__PAYLOAD__\$/d' $P | base64 -d | gunzip >$AT && chmod 755 $AT && $AT -h 2>&1 | grep -qi usage"

@@ -1,6 +1,6 @@
 # vm-timeout: 600
-# exp-seed001: experiment, not a regression test (deploy/vm/experiments).
-# Seed 001 "Merging fails reading /dev/uba1": does reading a partition whose
+# exp-merging: experiment, not a regression test (deploy/vm/experiments).
+# From the mailing-list thread "Merging fails reading /dev/uba1": does reading a partition whose
 # size is not a multiple of 4 KiB make the kernel send 512-byte commands?
 # A 512e disk (512-byte logical, 4 KiB physical) with an MBR: p1 has an odd
 # number of sectors (block size 512 for buffered I/O), p2 a multiple of 8.
@@ -15,7 +15,7 @@
 EXP_MB=${EXP_MB:-64}
 EXP_REPS=${EXP_REPS:-3}
 mkdir -p /etc/vscsid
-cat >/etc/vscsid/exp-seed001.yaml <<'EOF'
+cat >/etc/vscsid/exp-merging.yaml <<'EOF'
 cmd_time_out: 10
 devices:
   - name: e512
@@ -25,11 +25,11 @@ devices:
     type: vdisk
     config: "size=1GiB;lbs=512;pbexp=3;mode=store;store_size=4M;max_blks=8;opt_blks=8"
 EOF
-artefact /etc/vscsid/exp-seed001.yaml vscsid.yaml
+artefact /etc/vscsid/exp-merging.yaml vscsid.yaml
 
 . /vmtest/exp.sh
 
-exp_start exp-seed001 mb=$EXP_MB reps=$EXP_REPS
+exp_start exp-merging mb=$EXP_MB reps=$EXP_REPS
 for n in e512 e512m8; do
 	require wait_for "$n-attached" 30 "dev_node block $n"
 done

@@ -1,6 +1,6 @@
 # vm-timeout: 600
-# exp-seed003: experiment, not a regression test (deploy/vm/experiments).
-# Seed 003 "scsi_sgtable and Large IO sg-chaining": sg_dd direct I/O
+# exp-sg-chaining: experiment, not a regression test (deploy/vm/experiments).
+# From the mailing-list thread "scsi_sgtable and Large IO sg-chaining": sg_dd direct I/O
 # (blk_sgio=1 dio=1) through /dev/sgN of a 32 GiB fake_rw disk with 32, 128,
 # 256, 512 and 2048 pages (4 KiB) per command, reads and writes. More than
 # 128 scatterlist entries needs a chained scatterlist; tcm_loop's
@@ -13,25 +13,25 @@ EXP_MB=${EXP_MB:-128}
 EXP_REPS=${EXP_REPS:-3}
 CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
-cat >/etc/vscsid/exp-seed003.yaml <<'YAML'
+cat >/etc/vscsid/exp-sg-chaining.yaml <<'YAML'
 cmd_time_out: 10
 devices:
   - name: big
     type: vdisk
     config: "size=32GiB;lbs=512;mode=fake_rw"
 YAML
-artefact /etc/vscsid/exp-seed003.yaml vscsid.yaml
+artefact /etc/vscsid/exp-sg-chaining.yaml vscsid.yaml
 
 . /vmtest/exp.sh
 
-exp_start exp-seed003 mb_per_run=$EXP_MB reps=$EXP_REPS
+exp_start exp-sg-chaining mb_per_run=$EXP_MB reps=$EXP_REPS
 require wait_for big-attached 30 "dev_node block big && dev_node sg big"
 sd=$(dev_block big)
 sg=$(dev_sg big)
 note "big is /dev/$sd, /dev/$sg"
 q=/sys/block/$sd/queue
 
-# The seed's tuning: max_sectors_kb up to max_hw_sectors_kb, max_segments
+# The thread's tuning: max_sectors_kb up to max_hw_sectors_kb, max_segments
 # up (read-only on current kernels: the attempt is recorded).
 exp_info "before.max_sectors_kb=$(cat $q/max_sectors_kb)" "max_hw_sectors_kb=$(cat $q/max_hw_sectors_kb)" \
 	"max_segments=$(cat $q/max_segments)" "max_segment_size=$(cat $q/max_segment_size)" \

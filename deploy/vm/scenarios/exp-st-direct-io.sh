@@ -1,9 +1,9 @@
 # vm-timeout: 900
-# exp-seed004: experiment, not a regression test (deploy/vm/experiments).
-# Seed 004 "st try_direct_io": a DAT72-personality vtape (wakes up in fixed
+# exp-st-direct-io: experiment, not a regression test (deploy/vm/experiments).
+# From the mailing-list thread "st try_direct_io": a DAT72-personality vtape (wakes up in fixed
 # 1024-byte mode) behind the DDS timing model (per-command overhead, 6.6
 # MB/s streaming). 8 MiB written in fixed 1 KiB blocks and in variable
-# 32 KiB blocks, read back (fixed: dd bs=64k, the seed's read size;
+# 32 KiB blocks, read back (fixed: dd bs=64k, the thread's read size;
 # and bs=1k; variable: bs=32k), with st's try_direct_io on (the default)
 # and off.
 # try_direct_io is a module parameter not writable at run time, so st is
@@ -14,7 +14,7 @@
 EXP_MB=${EXP_MB:-8}
 CMD_TIMEOUT=180
 mkdir -p /etc/vscsid
-cat >/etc/vscsid/exp-seed004.yaml <<'YAML'
+cat >/etc/vscsid/exp-st-direct-io.yaml <<'YAML'
 cmd_time_out: 10
 devices:
   - name: dat72
@@ -23,11 +23,11 @@ devices:
     fault:
       timing: "model=dds;rate=6.6MB/s"
 YAML
-artefact /etc/vscsid/exp-seed004.yaml vscsid.yaml
+artefact /etc/vscsid/exp-st-direct-io.yaml vscsid.yaml
 
 . /vmtest/exp.sh
 
-exp_start exp-seed004 mb=$EXP_MB
+exp_start exp-st-direct-io mb=$EXP_MB
 require wait_for dat72-attached 30 "dev_node tape dat72"
 
 stko=$(find /lib/modules/$(uname -r) -name st.ko | head -n1)
@@ -49,7 +49,7 @@ for dio in 1 0; do
 	check "dio$dio-fixed-rewind2" "$MT" -f "$TD" rewind
 	exp_run "dio$dio-fixed1k-read" dat72 try_direct_io=$dio blocks=fixed-1k op=read dd_bs=64k -- \
 		$DD if="$TD" of=/dev/null bs=64k count=$((EXP_MB * 16))
-	# The seed's slow case: reading the fixed 1 KiB blocks one read() each.
+	# The thread's slow case: reading the fixed 1 KiB blocks one read() each.
 	check "dio$dio-fixed-rewind3" "$MT" -f "$TD" rewind
 	exp_run "dio$dio-fixed1k-read-bs1k" dat72 try_direct_io=$dio blocks=fixed-1k op=read dd_bs=1k -- \
 		$DD if="$TD" of=/dev/null bs=1k count=$((EXP_MB * 1024))
