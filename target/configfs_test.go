@@ -869,23 +869,30 @@ func crash(tg *Target) {
 	_ = tg.lock.Close()
 }
 
-func TestCreateReclaimsLeftovers(t *testing.T) {
-	f := newFixture(t)
-	before := f.tree()
-	spec := DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30}
+// restarted creates spec on a target over f, crashes that target (its
+// devices stay in configfs, as after SIGKILL) and returns a new one over
+// f, as the restarted daemon; info is what the first Create returned.
+func restarted(t *testing.T, f *fixture, spec DeviceSpec) (tg *Target, info DeviceInfo) {
+	t.Helper()
 	tg, err := New(f.options(zaptest.NewLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tg.Create(context.Background(), spec); err != nil {
+	if info, err = tg.Create(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
 	crash(tg)
-
-	tg, err = New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
+	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
 		t.Fatal(err)
 	}
+	return tg, info
+}
+
+func TestCreateReclaimsLeftovers(t *testing.T) {
+	f := newFixture(t)
+	before := f.tree()
+	spec := DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30}
+	tg, _ := restarted(t, f, spec)
 	n := len(f.Ops())
 	// Another cfgstring: the leftover cannot be re-attached in place
 	// (adopt.go) and is removed first.
@@ -961,20 +968,7 @@ func TestCreateAdoptsIntactLeftover(t *testing.T) {
 	f := newFixture(t)
 	before := f.tree()
 	spec := DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "media=/m", Size: 1 << 30}
-	tg, err := New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := tg.Create(context.Background(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crash(tg)
-
-	tg, err = New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, first := restarted(t, f, spec)
 	n := len(f.Ops())
 	info, err := tg.Create(context.Background(), spec)
 	if err != nil {

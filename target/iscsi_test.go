@@ -151,20 +151,9 @@ func TestISCSILeftoverRemoved(t *testing.T) {
 	for _, tc := range []struct{ sameConfig, iscsiOnly bool }{{true, false}, {false, false}, {true, true}} { // adopt, reclaim, reclaim
 		sameConfig := tc.sameConfig
 		f := newFixture(t)
-		tg, err := New(f.options(zaptest.NewLogger(t)))
-		if err != nil {
-			t.Fatal(err)
-		}
 		spec := iscsiSpec()
 		spec.NoLoopback = tc.iscsiOnly
-		if _, err := tg.Create(context.Background(), spec); err != nil {
-			t.Fatal(err)
-		}
-		crash(tg)
-		tg, err = New(f.options(zaptest.NewLogger(t)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tg, _ := restarted(t, f, spec)
 		if !sameConfig {
 			spec.Config = "size=2G"
 		}
@@ -203,20 +192,9 @@ func TestISCSILeftoverRemoved(t *testing.T) {
 // I/O error under kill -9 in the two-host VM test).
 func TestISCSILeftoverAnswersRetryable(t *testing.T) {
 	f := newFixture(t)
-	tg, err := New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := iscsiSpec()
 	spec.NoLoopback = true
-	if _, err := tg.Create(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	}
-	crash(tg)
-	tg, err = New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, _ := restarted(t, f, spec)
 	disable := "write config/target/iscsi/" + testIQN + "/tpgt_1/enable 0"
 	var status byte
 	var sense []byte
@@ -259,19 +237,8 @@ func TestISCSILeftoverAnswersRetryable(t *testing.T) {
 // not removed: the device is refused with what to do.
 func TestISCSIForeignExportRefused(t *testing.T) {
 	f := newFixture(t)
-	tg, err := New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := iscsiSpec()
-	if _, err := tg.Create(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	}
-	crash(tg)
-	tg, err = New(f.options(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, _ := restarted(t, f, spec)
 	defer func() { _ = tg.Close() }()
 	spec.Config = "size=2G" // not adoptable
 	spec.ISCSI = nil        // and the config no longer makes that target
