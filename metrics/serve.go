@@ -56,6 +56,19 @@ type Flags struct {
 	Pprof *bool
 }
 
+// Check validates the web configuration file, if one is given, as
+// exporter-toolkit reads it when serving (users, TLS certificates and
+// keys), so that --check-config and the start refuse the same files.
+func (f *Flags) Check() error {
+	if f.WebConfigFile == nil || *f.WebConfigFile == "" {
+		return nil
+	}
+	if err := web.Validate(*f.WebConfigFile); err != nil {
+		return fmt.Errorf("--web.config.file %s: %w", *f.WebConfigFile, err)
+	}
+	return nil
+}
+
 // AddFlags defines the exporter-toolkit web flags on fs, with their usual
 // names and meaning, and returns the configuration Serve takes:
 //

@@ -62,6 +62,29 @@ func TestCheckConfig(t *testing.T) {
 	if err := run(t.Context(), []string{"--check-config", p, "extra"}, &stdout, &stderr); exitCode(err) != 2 {
 		t.Errorf("two arguments: exit %d, %v", exitCode(err), err)
 	}
+
+	// The web config file is checked as serving reads it: a missing one
+	// and one with a bad user hash are refused, a good one passes.
+	if err := os.WriteFile(p, []byte("devices: [{name: d, type: vdisk, config: size=1M}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	web := filepath.Join(dir, "web.yml")
+	err = run(t.Context(), []string{"--web.config.file", web, "--check-config", p}, &stdout, &stderr)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--web.config.file "+web) {
+		t.Errorf("missing web config: exit %d, %v", exitCode(err), err)
+	}
+	if err := os.WriteFile(web, []byte("basic_auth_users:\n  u: not-a-bcrypt-hash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t.Context(), []string{"--web.config.file", web, "--check-config", p}, &stdout, &stderr); exitCode(err) != 2 {
+		t.Errorf("bad web config: exit %d, %v", exitCode(err), err)
+	}
+	if err := os.WriteFile(web, []byte("basic_auth_users:\n  u: $2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t.Context(), []string{"--web.config.file", web, "--check-config", p}, &stdout, &stderr); err != nil {
+		t.Errorf("good web config: %v", err)
+	}
 }
 
 // A device's own data area reaches the backstore.

@@ -234,6 +234,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return configError{err}
 	}
+	if !o.noMetrics {
+		if err := o.web.Check(); err != nil {
+			return configError{err}
+		}
+	}
 	if o.checkConfig {
 		for _, w := range cfg.Warnings {
 			_, _ = fmt.Fprintln(stderr, "warning:", w)
