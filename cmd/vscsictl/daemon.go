@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
+	"github.com/vscsid/vscsid/internal/clidoc"
 )
 
 // Subcommands that talk to the running daemon over its control socket
@@ -26,7 +27,7 @@ type daemonFlags struct {
 }
 
 func (d *daemonFlags) add(fs *flag.FlagSet, withJSON bool) {
-	fs.StringVar(&d.socket, "socket", control.DefaultSocket, "vscsid's control socket (vscsid --control.socket)")
+	fs.StringVar(&d.socket, "socket", control.DefaultSocket, "vscsid's control socket `PATH` (vscsid --control.socket)")
 	if withJSON {
 		fs.BoolVar(&d.json, "json", false, "print JSON (for scripts)")
 	}
@@ -39,7 +40,7 @@ func parseDaemonCmd(s subcommand, args []string, stderr io.Writer, n int, setup 
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: vscsictl %s %s\n\n%s\n\nflags:\n", s.name, s.args, strings.TrimSpace(s.help))
-		fs.PrintDefaults()
+		clidoc.PrintFlags(fs.Output(), fs)
 	}
 	setup(fs)
 	pos, err := parseInterleaved(fs, args)

@@ -249,6 +249,9 @@ func notFound(err error, dir, barcode string) error {
 // Files whose name is not a valid barcode plus Ext are ignored.
 func List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cartridge: media directory %s does not exist", dir)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ func TestCreateListOpen(t *testing.T) {
 	if err := Create(missing, "VOL003", Options{}); err == nil || err.Error() != "cartridge: media directory "+missing+" does not exist" {
 		t.Errorf("missing directory: %v", err)
 	}
+	if _, err := List(missing); err == nil || err.Error() != "cartridge: media directory "+missing+" does not exist" {
+		t.Errorf("list of a missing directory: %v", err)
+	}
 	if err := Create(dir, "VOL004", Options{Capacity: 1024}); err == nil || !strings.Contains(err.Error(), "capacity 1KiB is out of range 1MiB..") {
 		t.Errorf("small capacity: %v", err)
 	}
