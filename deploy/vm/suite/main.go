@@ -180,7 +180,10 @@ func plan(o options) ([]*part, error) {
 	var ps []*part
 	add := func(p *part) { ps = append(ps, p) }
 	if o.host {
-		add(&part{name: "unit", cmd: []string{"go", "test", "-race", "-count=1", "./..."}, slots: 1, est: 140})
+		add(&part{name: "unit", cmd: []string{"go", "test", "-race", "-count=1", "./..."}, slots: 1, est: 100})
+		// The cartridge crash tests' 300 seeds each, without -race
+		// (which runs 30: tape/cartridge crashSeeds).
+		add(&part{name: "crash", cmd: []string{"go", "test", "-count=1", "-run", "Crash", "./tape/cartridge/"}, slots: 1, est: 30})
 		add(&part{name: "deploy-check", cmd: []string{"make", "--no-print-directory", "deploy-check"}, slots: 1, est: 20})
 	}
 	build := "build-" + o.suite

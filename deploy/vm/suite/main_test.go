@@ -26,7 +26,7 @@ func TestPlan(t *testing.T) {
 		}
 		names[p.name] = p
 	}
-	for _, want := range []string{"unit", "deploy-check", "build-bookworm", "build-sid", "build-full",
+	for _, want := range []string{"unit", "crash", "deploy-check", "build-bookworm", "build-sid", "build-full",
 		"bookworm-smoke", "bookworm-tape", "bookworm-metrics", "bookworm-powercut", "sid-tape",
 		"full-core", "full-tools", "full-iscsi", "full-ltfs", "two-hosts",
 		"build-full-sid", "full-sid-clients"} {

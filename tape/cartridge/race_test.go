@@ -1,0 +1,6 @@
+//go:build race
+
+package cartridge
+
+// raceDetector is whether the tests run under -race (crashSeeds).
+const raceDetector = true
