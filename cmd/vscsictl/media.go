@@ -64,7 +64,11 @@ beside FILE and renamed into place. SIMH has no setmarks: a setmark fails the ex
 Set or clear the write-protect tab of cartridge B (takes effect at the next
 load).`, mediaSet},
 	}
-	commands[0].subs = mediaCommands // commands lists media first
+	for i := range commands {
+		if commands[i].name == "media" {
+			commands[i].subs = mediaCommands
+		}
+	}
 }
 
 func runMedia(ctx context.Context, args []string, stdout, stderr io.Writer) error {
