@@ -107,7 +107,9 @@
 //
 // The latency applies to every command, also to those a rule answers;
 // the rate and the tape model apply to the commands the handler runs, on
-// the bytes they moved, and are slept after the handler returns. The tape
+// the bytes they moved (for a drive that compresses, a MediumCounter, the
+// bytes that reached or left the medium: compressible data streams
+// faster, as on a real drive), and are slept after the handler returns. The tape
 // model's LOCATE and SPACE distances need a Positioner (without one they
 // cost the fixed locate time).
 //

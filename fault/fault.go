@@ -26,6 +26,15 @@ type Positioner interface {
 	Position() (partition int, object, file uint64)
 }
 
+// MediumCounter is implemented by a tape drive that compresses:
+// MediumBytes is the data bytes it has moved to and from the medium so
+// far, after compression. The timing model's rate then applies to those
+// bytes, as a drive's tape speed does, rather than to the transfer: a
+// compressible stream goes faster.
+type MediumCounter interface {
+	MediumBytes() uint64
+}
+
 // SenseFormatReporter is implemented by a handler that can say which
 // sense format (D_SENSE) it currently uses, so that injected sense data
 // matches it. Without it the wrapper follows the handler's last CHECK
@@ -105,6 +114,7 @@ type Device struct {
 	h        Handler
 	namer    scsi.CommandNamer
 	pos      Positioner
+	medium   MediumCounter
 	fmtr     SenseFormatReporter
 	env      env
 	seed     uint64
@@ -154,6 +164,7 @@ func New(h Handler, opts Options) (*Device, error) {
 	d := &Device{h: h, seed: opts.Seed, clock: opts.Clock, aborts: opts.Aborts, format: opts.SenseFormat, maxDelay: math.MaxInt64}
 	d.namer, _ = scsi.As[scsi.CommandNamer](h)
 	d.pos, _ = scsi.As[Positioner](h)
+	d.medium, _ = scsi.As[MediumCounter](h)
 	d.fmtr, _ = scsi.As[SenseFormatReporter](h)
 	d.env = env{kind: kind, cmds: opts.Commands, namer: d.namer, positioner: d.pos != nil, cmdTimeout: opts.CmdTimeout}
 	if opts.CmdTimeout > 0 {
@@ -451,15 +462,22 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clo
 		return d.inject(ctx, term, &c, cmd, firstBad)
 	}
 	var arr time.Duration
+	var medium uint64
 	if tm != nil {
 		tm.before(&c, d.pos)
 		arr = clk.Now()
+		if d.medium != nil {
+			medium = d.medium.MediumBytes()
+		}
 	}
 	r := d.h.HandleCommand(ctx, cmd)
 	d.learn(&r)
 	if tm != nil {
 		var moved uint64
-		if cmd.Data != nil {
+		switch {
+		case d.medium != nil:
+			moved = d.medium.MediumBytes() - medium
+		case cmd.Data != nil:
 			moved = uint64(cmd.Data.Written() + cmd.Data.Consumed())
 		}
 		done := tm.after(arr, &c, moved, &r, d.pos)

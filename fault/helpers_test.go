@@ -72,6 +72,24 @@ func (r *recorder) CommandName(op scsi.OpCode) string { return r.names[op] }
 // positioned is a recorder that reports a tape position.
 type positioned struct{ recorder }
 
+// compressing is a positioned tape whose every data command moves ratio
+// times fewer bytes on the medium than over the wire.
+type compressing struct {
+	positioned
+	ratio  uint64
+	medium uint64
+}
+
+func (c *compressing) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	r := c.positioned.HandleCommand(ctx, cmd)
+	if cmd.Data != nil {
+		c.medium += uint64(cmd.Data.Written()+cmd.Data.Consumed()) / c.ratio
+	}
+	return r
+}
+
+func (c *compressing) MediumBytes() uint64 { return c.medium }
+
 func (p *positioned) Position() (int, uint64, uint64) { return p.part, p.object, p.file }
 
 // fakeClock advances only when slept on (or by the test).

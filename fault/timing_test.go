@@ -229,6 +229,29 @@ func TestTapeWriteBuffer(t *testing.T) {
 	}
 }
 
+// TestTapeRateOnMediumBytes: with a drive that compresses 4:1 the tape
+// rate applies to the quarter of the data that reaches the medium, so a
+// stream of writes goes four times as fast as the rate.
+func TestTapeRateOnMediumBytes(t *testing.T) {
+	perWrite := func(h fault.Handler) time.Duration {
+		d, clk := timed(t, h, tapeCmds, "model=custom;rate=1MB/s;buffer=64KiB", 0)
+		for range 8 { // fill the buffer
+			run(d, tape6(0x0a, false, 64<<10), 64<<10)
+		}
+		clk.take()
+		run(d, tape6(0x0a, false, 64<<10), 64<<10)
+		return sum(clk.take())
+	}
+	plain := perWrite(&positioned{})
+	packed := perWrite(&compressing{ratio: 4})
+	if want := time.Duration(65536 * 1000); plain != want {
+		t.Errorf("plain: a 64 KiB write with a full buffer slept %v, want %v (1 MB/s)", plain, want)
+	}
+	if want := time.Duration(16384 * 1000); packed != want {
+		t.Errorf("4:1 compression: a 64 KiB write slept %v, want %v (16 KiB at 1 MB/s)", packed, want)
+	}
+}
+
 // TestTapeReadAhead: reads wait for the tape; a slow host finds the data
 // read ahead, and the tape repositions after filling the buffer.
 func TestTapeReadAhead(t *testing.T) {

@@ -218,6 +218,10 @@ func collectTape(ch chan<- prometheus.Metric, name string, t tape.Stats) {
 	}
 	counter(ch, descFilemarksWritten, float64(t.FilemarksWritten), name)
 	counter(ch, descEarlyWarnings, float64(t.EarlyWarnings), name)
+	counter(ch, descTapeData, float64(t.ReadBytes), name, dirRead)
+	counter(ch, descTapeData, float64(t.WrittenBytes), name, dirWrite)
+	counter(ch, descTapeMedium, float64(t.MediumReadBytes), name, dirRead)
+	counter(ch, descTapeMedium, float64(t.MediumWrittenBytes), name, dirWrite)
 	counter(ch, descCleanings, float64(t.Cleanings), name)
 	gauge(ch, descCleanNow, b2f(t.CleanNow), name)
 	counter(ch, descTapeEvents, float64(t.ILIEvents), name, eventILI)

@@ -183,6 +183,10 @@ var (
 		"Filemarks written by WRITE FILEMARKS.", lDevice)
 	descEarlyWarnings = desc(subTape, "early_warnings_total",
 		"Writes answered with the early-warning end-of-medium indication.", lDevice)
+	descTapeData = desc(subTape, "data_bytes_total",
+		"Data bytes of READ and WRITE commands, by direction (read: to the initiator; write: from it): the logical blocks.", lDevice, lDirection)
+	descTapeMedium = desc(subTape, "medium_bytes_total",
+		"Data bytes READ took from the medium and WRITE put on it, by direction, after compression: vscsi_tape_data_bytes_total over this is the compression ratio.", lDevice, lDirection)
 	descCleanings = desc(subTape, "cleanings_total",
 		"Cleanings done by a cleaning cartridge (barcode CLN...).", lDevice)
 	descCleanNow = desc(subTape, "cleaning_requested",
@@ -231,7 +235,7 @@ var allDescs = []*prometheus.Desc{
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,
-	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descCleanings, descCleanNow, descTapeEvents,
+	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descTapeData, descTapeMedium, descCleanings, descCleanNow, descTapeEvents,
 	descChangerMoves, descChangerMoveSeconds, descChangerElements, descChangerFull, descChangerImports, descChangerExports,
 	descFaultMatched, descFaultInjected, descFaultDelay, descFaultClamped, descFaultHeld,
 	descFaultInterrupted,

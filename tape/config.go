@@ -56,7 +56,13 @@ const configDescTail = `  media        directory of cartridge images (required u
   serial       unit serial number (VPD 80h), [A-Za-z0-9._-], 1-32
                characters; default derived from the device name
   dsense       1 = descriptor-format sense data (default 0 = fixed)
-Booleans (memory, wp, worm, dsense) are 0|1, true|false, yes|no, on|off.`
+  compression  data compression (DCE of mode page 0Fh) at start and after
+               reset: 1 (default, as LTO drives power on) = records are
+               compressed on the cartridge, so compressible data takes
+               less capacity; 0 = every byte is stored as written (a
+               host may still turn it on with MODE SELECT or mt compression)
+Booleans (memory, wp, worm, dsense, compression) are 0|1, true|false,
+yes|no, on|off.`
 
 // Defaults.
 const (
@@ -93,6 +99,9 @@ type Config struct {
 
 	Serial string // "" = derived from the device name
 	DSense bool
+	// Compression is DCE at power-on and after a reset (ParseConfig's
+	// default: true).
+	Compression bool
 
 	CleanAfter   int           // data loads before Clean Now; 0 = never
 	CleaningLife int           // uses of a cleaning cartridge; 0 = DefaultCleaningLife
@@ -111,6 +120,7 @@ func ParseConfig(s string) (Config, error) {
 		MinBlock:     DefaultMinBlock,
 		CleaningLife: DefaultCleaningLife,
 		CleanTime:    DefaultCleanTime,
+		Compression:  true,
 	}
 	pairs, err := cfgstring.Split(s)
 	if err != nil {
@@ -174,6 +184,8 @@ func ParseConfig(s string) (Config, error) {
 			c.Serial = v
 		case "dsense":
 			c.DSense, err = cfgstring.Bool(v)
+		case "compression":
+			c.Compression, err = cfgstring.Bool(v)
 		case "cleanafter":
 			var n uint64
 			n, err = cfgstring.Uint(v, 0, 1<<20)
@@ -305,6 +317,9 @@ func (c Config) String() string {
 	}
 	if c.DSense {
 		b.Bool("dsense", true)
+	}
+	if !c.Compression {
+		b.Bool("compression", false)
 	}
 	return b.String()
 }

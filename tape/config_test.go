@@ -51,6 +51,12 @@ func TestParseConfig(t *testing.T) {
 				MaxBlock: DefaultMaxBlock, MinBlock: 1, CleanAfter: 3, CleaningLife: 2, CleanTime: 500 * time.Millisecond},
 			str: "personality=generic;memory=1;cleanafter=3;cleaninglife=2;cleantime=500ms",
 		},
+		{
+			in: "memory=1;compression=off",
+			want: Config{Personality: "generic", Memory: true, Capacity: DefaultMemoryCapacity, EarlyWarning: DefaultMemoryEarlyWarning,
+				MaxBlock: DefaultMaxBlock, MinBlock: 1},
+			str: "personality=generic;memory=1;compression=0",
+		},
 	} {
 		got, err := ParseConfig(tt.in)
 		if err != nil {
@@ -63,6 +69,8 @@ func TestParseConfig(t *testing.T) {
 		if tt.want.CleanTime == 0 {
 			tt.want.CleanTime = DefaultCleanTime
 		}
+		// and compression on unless they turn it off.
+		tt.want.Compression = !strings.Contains(tt.in, "compression=")
 		if got != tt.want {
 			t.Fatalf("ParseConfig(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
 		}

@@ -64,6 +64,16 @@ type Drive struct {
 	buf []byte // parameter data scratch (Data-In built here, reused)
 
 	st driveStats
+	// logBase is the byte counters as of the load or the last LOG SELECT
+	// reset: the log pages count from there.
+	logBase byteCounts
+}
+
+// byteCounts are the data byte counters of driveStats at one moment.
+type byteCounts struct{ read, written, mediumRead, mediumWritten uint64 }
+
+func (s *driveStats) bytes() byteCounts {
+	return byteCounts{s.readBytes.Load(), s.writtenBytes.Load(), s.mediumRead.Load(), s.mediumWritten.Load()}
 }
 
 // driveStats are updated by the command path with atomic stores and adds
@@ -75,12 +85,16 @@ type driveStats struct {
 	used, capacity                 atomic.Int64
 	filemarks, earlyWarnings, ili  atomic.Uint64
 	fmEvents, eodEvents, bopEvents atomic.Uint64
-	readBytes, writtenBytes        atomic.Uint64 // the data compression log page (logsense.go)
-	cleanings                      atomic.Uint64
-	cleanNow                       atomic.Bool // TapeAlert flag 20 is set
-	mu                             sync.Mutex  // barcode and loadTime change on load/unload only
-	barcode                        string
-	loadTime                       time.Time
+	// Data bytes of READ and WRITE: to and from the initiator (host), and
+	// from and to the medium (after compression): the drive's lifetime
+	// counters, which the log pages show since the load (logBase).
+	readBytes, writtenBytes   atomic.Uint64
+	mediumRead, mediumWritten atomic.Uint64
+	cleanings                 atomic.Uint64
+	cleanNow                  atomic.Bool // TapeAlert flag 20 is set
+	mu                        sync.Mutex  // barcode and loadTime change on load/unload only
+	barcode                   string
+	loadTime                  time.Time
 }
 
 // Stats is a snapshot of a drive's state and counters for metrics.
@@ -102,6 +116,12 @@ type Stats struct {
 	BOPEvents        uint64 // backward spaces stopped by beginning of partition
 	Cleanings        uint64 // cleanings completed
 	CleanNow         bool   // the drive asks for cleaning (TapeAlert flag 20)
+
+	// Data bytes of READ and WRITE commands: to and from the initiator,
+	// and from and to the medium (after compression; their ratio is the
+	// compression ratio).
+	ReadBytes, WrittenBytes             uint64
+	MediumReadBytes, MediumWrittenBytes uint64
 }
 
 // New returns a drive named name (the device name, used for the default
@@ -353,6 +373,7 @@ func (d *Drive) Load(barcode string) error {
 	d.st.mu.Lock()
 	d.st.barcode, d.st.loadTime = barcode, time.Now()
 	d.st.mu.Unlock()
+	d.logBase = d.st.bytes()
 	d.notePos()
 	d.noteUsed()
 	d.st.loaded.Store(true)
@@ -452,6 +473,11 @@ func (d *Drive) Stats() Stats {
 		BOPEvents:        s.bopEvents.Load(),
 		Cleanings:        s.cleanings.Load(),
 		CleanNow:         s.cleanNow.Load(),
+
+		ReadBytes:          s.readBytes.Load(),
+		WrittenBytes:       s.writtenBytes.Load(),
+		MediumReadBytes:    s.mediumRead.Load(),
+		MediumWrittenBytes: s.mediumWritten.Load(),
 	}
 	s.mu.Lock()
 	out.Barcode, out.LoadTime = s.barcode, s.loadTime

@@ -213,7 +213,7 @@ func TestTruncation(t *testing.T) {
 // with early warning (EOM, VALID=0) until the physical end, then VOLUME
 // OVERFLOW with nothing written; everything written reads back.
 func TestEarlyWarningThenOverflow(t *testing.T) {
-	h := newHarness(t, "capacity=1M;early_warning=256K")
+	h := newHarness(t, "capacity=1M;early_warning=256K;compression=0")
 	const bs = 64<<10 - MemoryObjectOverhead // a block costs exactly 64 KiB
 	var ew, good, overflow int
 	for i := range 15 {

@@ -87,6 +87,7 @@ func (d *Drive) readVariable(cmd *scsi.Command, want int, sili bool) scsi.Respon
 					return d.fault(err, dirRead)
 				}
 			}
+			d.st.mediumRead.Add(uint64(obj.Stored))
 			if pi > 0 && want > obj.Len {
 				d.lbpAppend(cmd.Data, at, obj.Len, want-obj.Len)
 			}
@@ -148,6 +149,7 @@ func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
 			if err != nil {
 				return d.fault(err, dirRead)
 			}
+			d.st.mediumRead.Add(uint64(obj.Stored))
 			if pi := d.mode.lbp.extra(false); pi > 0 {
 				d.lbpAppend(cmd.Data, at, bs, pi)
 			}
@@ -230,7 +232,8 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 			}
 			return check(lbpWriteSense(residue))
 		}
-		if err := d.med.WriteBlock(cmd.Data, size); err != nil {
+		stored, err := d.med.WriteBlock(cmd.Data, size, Encoding{Compress: d.mode.compression})
+		if err != nil {
 			d.notePos()
 			d.noteUsed()
 			if isEndOfMedium(err) {
@@ -243,6 +246,7 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 			return d.fault(err, dirWrite)
 		}
 		d.st.writtenBytes.Add(uint64(size))
+		d.st.mediumWritten.Add(uint64(stored))
 		cmd.Data.Discard(pi)
 	}
 	d.notePos()

@@ -177,14 +177,14 @@ func TestDataTransferTable(t *testing.T) {
 		},
 		{
 			name:  "write into the early-warning zone: succeeds, NO SENSE 00/02 EOM, VALID=0",
-			cfg:   "capacity=1M;early_warning=512K",
+			cfg:   "capacity=1M;early_warning=512K;compression=0",
 			setup: func(h *harness) { h.writeBlocks(k64, k64, k64, k64, k64, k64, k64) },
 			cmd:   write6(false, k64), out: block(7, k64),
 			sense: earlyWarn, obj: 8,
 		},
 		{
 			name: "variable write at the physical end: VOLUME OVERFLOW 00/02 EOM, INFORMATION=bytes not written",
-			cfg:  "capacity=1M;early_warning=512K",
+			cfg:  "capacity=1M;early_warning=512K;compression=0",
 			setup: func(h *harness) {
 				for i := range 16 { // 15 fit: each costs 64 KiB + MemoryObjectOverhead
 					h.do(write6(false, k64), block(i, k64), 0)
@@ -195,7 +195,7 @@ func TestDataTransferTable(t *testing.T) {
 		},
 		{
 			name:  "fixed write crossing the physical end: VOLUME OVERFLOW, INFORMATION=blocks not written",
-			cfg:   "capacity=1M;early_warning=512K;blksize=65472", // + 64 bytes overhead = 64 KiB a block
+			cfg:   "capacity=1M;early_warning=512K;blksize=65472;compression=0", // + 64 bytes overhead = 64 KiB a block
 			setup: func(h *harness) { h.do(write6(true, 15), make([]byte, 15*(k64-64)), 0) },
 			cmd:   write6(true, 4), out: make([]byte, 4*(k64-64)),
 			sense: overflowF, obj: 16,

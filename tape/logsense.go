@@ -12,8 +12,10 @@ const (
 	logSeqAccess    = 0x0c // SSC-5 8.2.3 sequential-access device
 	logSelfTest     = scsi.SelfTestResultsPage
 	logVolumeStats  = 0x17 // SSC-5 8.2.4 volume statistics
+	logCompression  = 0x1b // SSC-5 8.2.2 data compression
 	logTapeAlert    = 0x2e // SSC-5 8.2.5 TapeAlert
 	logTapeCapacity = 0x31 // tape capacity (IBM/HP LTO vendor page LTFS reads)
+	logLTOCompress  = 0x32 // IBM LTO data compression: 1Bh's parameters (IBM models only)
 	logPerformance  = 0x37 // IBM LTO performance characteristics (IBM models only)
 	subPerfCapacity = 0x64 // its capacity group, mount values, advanced counters
 )
@@ -27,7 +29,7 @@ const (
 	perfCQLossWrite   = 0x7113
 )
 
-var logPages = [...]uint8{logSupported, logSeqAccess, logSelfTest, logVolumeStats, logTapeAlert, logTapeCapacity}
+var logPages = [...]uint8{logSupported, logSeqAccess, logSelfTest, logVolumeStats, logCompression, logTapeAlert, logTapeCapacity}
 
 const (
 	ctlCounter = scsi.LogCounter
@@ -60,10 +62,11 @@ func perPartition(w *logWriter, code uint16, n int, value func(p int) uint64) {
 // current values) and PAGE CODE; byte 3 SUBPAGE CODE (00h, or FFh with page
 // 00h for the supported pages and subpages list); PARAMETER POINTER bytes
 // 5-6; ALLOCATION LENGTH bytes 7-8. Pages: 00h supported pages, 0Ch
-// sequential-access device, 10h self-test results, 17h volume statistics, 2Eh TapeAlert (64
-// flags, all clear), 31h tape capacity, and on the IBM models 37h
-// performance characteristics (subpages 00h and 64h, the parameters LTFS
-// reads). Without a cartridge the capacity figures are zero.
+// sequential-access device, 10h self-test results, 17h volume statistics,
+// 1Bh data compression, 2Eh TapeAlert (64 flags, all clear), 31h tape
+// capacity, and on the IBM models 32h data compression (IBM's page number
+// for 1Bh's parameters) and 37h performance characteristics (subpages 00h
+// and 64h, the parameters LTFS reads). Without a cartridge the capacity figures are zero.
 func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 	ls, err := scsi.DecodeLogSense(cmd.CDB)
 	if err != nil {
@@ -86,6 +89,10 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 			}
 		}
 		if d.pers.IBM {
+			w.B = append(w.B, logLTOCompress)
+			if sub == 0xff {
+				w.B = append(w.B, 0)
+			}
 			w.B = append(w.B, logPerformance)
 			if sub == 0xff {
 				w.B = append(w.B, 0, logPerformance, subPerfCapacity)
@@ -97,6 +104,13 @@ func (d *Drive) logSense(cmd *scsi.Command) scsi.Response {
 		w.B = d.spc.SelfTests.AppendParams(w.B, w.Ptr)
 	case logVolumeStats:
 		d.volumeStatsPage(&w)
+	case logCompression:
+		d.compressionPage(&w)
+	case logLTOCompress:
+		if !d.pers.IBM {
+			return check(scsi.InvalidFieldSense(2, 5))
+		}
+		d.compressionPage(&w)
 	case logTapeAlert:
 		w.TapeAlert(d.alerts)
 	case logTapeCapacity:
@@ -135,14 +149,16 @@ func (d *Drive) partitionMiB(p int) (remaining, maximum uint64) {
 }
 
 // seqAccessPage is the sequential-access device log page (SSC-5 8.2.3):
-// bytes from and to the initiator (no compression: the same as to and from
-// the medium), and the capacity of the current partition in MiB.
+// data bytes received from the initiator by WRITE and written to the
+// medium (after compression), read from the medium and sent by READ,
+// since the cartridge was loaded; and the capacity of the current
+// partition in MiB.
 func (d *Drive) seqAccessPage(w *logWriter) {
-	written, read := d.st.writtenBytes.Load(), d.st.readBytes.Load()
-	w.U64(0x0000, ctlCounter, written)
-	w.U64(0x0001, ctlCounter, written)
-	w.U64(0x0002, ctlCounter, read)
-	w.U64(0x0003, ctlCounter, read)
+	c := d.sinceLoad()
+	w.U64(0x0000, ctlCounter, c.written)
+	w.U64(0x0001, ctlCounter, c.mediumWritten)
+	w.U64(0x0002, ctlCounter, c.mediumRead)
+	w.U64(0x0003, ctlCounter, c.read)
 	var used, toEW, ew int64
 	if d.state != stateEmpty {
 		p := d.partition()
@@ -153,6 +169,40 @@ func (d *Drive) seqAccessPage(w *logWriter) {
 	w.U32(0x0005, ctlCounter, uint64(toEW)/mib)
 	w.U32(0x0006, ctlCounter, uint64(ew)/mib)
 	w.U8(0x0100, ctlCounter, 0) // cleaning required: no
+}
+
+// compressionPage is the data compression log page (SSC-5 8.2.2; the
+// same parameters as IBM LTO's page 32h): the read and write compression
+// ratios × 100 (host bytes over medium bytes; 0 before any data moved),
+// the bytes sent to and received from the initiator and read from and
+// written to the medium since the cartridge was loaded, each as whole
+// MiB (2^20 bytes) and the bytes beyond them, and whether compression
+// is enabled (DCE).
+func (d *Drive) compressionPage(w *logWriter) {
+	c := d.sinceLoad()
+	w.U32(0x0000, ctlCounter, ratio100(c.read, c.mediumRead))
+	w.U32(0x0001, ctlCounter, ratio100(c.written, c.mediumWritten))
+	for i, n := range [...]uint64{c.read, c.mediumRead, c.written, c.mediumWritten} {
+		code := uint16(0x0002 + 2*i)
+		w.U32(code, ctlCounter, n/mib)
+		w.U32(code+1, ctlCounter, n%mib)
+	}
+	w.U8(0x0100, ctlCounter, b2u8(d.mode.compression))
+}
+
+// ratio100 is host/medium × 100, 0 when nothing reached the medium.
+func ratio100(host, medium uint64) uint64 {
+	if medium == 0 {
+		return 0
+	}
+	return host * 100 / medium
+}
+
+// sinceLoad returns the byte counters since the load or the last LOG
+// SELECT reset.
+func (d *Drive) sinceLoad() byteCounts {
+	c, b := d.st.bytes(), d.logBase
+	return byteCounts{c.read - b.read, c.written - b.written, c.mediumRead - b.mediumRead, c.mediumWritten - b.mediumWritten}
 }
 
 // volumeStatsPage is the volume statistics log page (SSC-5 8.2.4) with the
@@ -198,9 +248,10 @@ func b2u8(b bool) uint8 {
 }
 
 // logSelect is LOG SELECT (SPC-5 6.8). Only resetting (PCR, byte 1 bit 1,
-// or no parameter list) is accepted, and there is nothing to reset: the
-// counters are the drive's lifetime counters that metrics read. SP (bit 0)
-// and parameter data are refused.
+// or no parameter list) is accepted: it restarts the byte counts of the
+// sequential-access and data compression pages (the drive's lifetime
+// counters, which metrics read, go on). SP (bit 0) and parameter data are
+// refused.
 func (d *Drive) logSelect(cmd *scsi.Command) scsi.Response {
 	c := cmd.CDB
 	if c.Byte(1)&0x01 != 0 {
@@ -209,5 +260,6 @@ func (d *Drive) logSelect(cmd *scsi.Command) scsi.Response {
 	if c.Uint16(7) != 0 {
 		return check(scsi.InvalidFieldSense(7, -1))
 	}
+	d.logBase = d.st.bytes()
 	return scsi.Good
 }

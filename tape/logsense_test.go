@@ -1,7 +1,9 @@
 package tape
 
 import (
+	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -52,12 +54,12 @@ func findParam(ps []logParam, code uint16) (logParam, bool) {
 }
 
 func TestLogSensePages(t *testing.T) {
-	h := newHarness(t, "personality=lto8;capacity=1G")
+	h := newHarness(t, "personality=lto8;capacity=1G;compression=0")
 	h.writeBlocks(1<<20, 1<<20) // the default max_block is 1 MiB
 	in := h.ok(logSenseCDB(0x00, 0, 0), nil, 4096)
-	wantBytes(t, "supported pages", in, hexBytes("00 00 00 07 00 0c 10 17 2e 31 37"))
+	wantBytes(t, "supported pages", in, hexBytes("00 00 00 09 00 0c 10 17 1b 2e 31 32 37"))
 	in = h.ok(logSenseCDB(0x00, 0xff, 0), nil, 4096)
-	wantBytes(t, "supported subpages", in, hexBytes("40 ff 00 12 00 00 00 ff 0c 00 10 00 17 00 2e 00 31 00 37 00 37 64"))
+	wantBytes(t, "supported subpages", in, hexBytes("40 ff 00 16 00 00 00 ff 0c 00 10 00 17 00 1b 00 2e 00 31 00 32 00 37 00 37 64"))
 
 	ta := parseLogPage(t, h.ok(logSenseCDB(0x2e, 0, 0), nil, 4096), 0x2e)
 	if len(ta) != 64 || ta[0].code != 1 || ta[63].code != 64 {
@@ -157,4 +159,99 @@ func TestSelfTestResultsPage(t *testing.T) {
 	in = h.ok(cdb(0x4d, 0, 0x50, 0, 0, 0, 2, 0x10, 0, 0), nil, 4096)
 	wantBytes(t, "from 0002h", in[:9], hexBytes("10 00 017c 0002 03 10 a0"))
 	h.fail(cdb(0x1d, 0x80, 0, 0, 0, 0), nil, 0) // abort background: none running
+}
+
+// compressionCounts reads the data compression page (1Bh, or IBM's 32h)
+// into a map of parameter code to value.
+func compressionCounts(t *testing.T, h *harness, page byte) map[uint16]uint64 {
+	t.Helper()
+	out := map[uint16]uint64{}
+	for _, p := range parseLogPage(t, h.ok(logSenseCDB(page, 0, 0), nil, 4096), page) {
+		var v uint64
+		for _, b := range p.val {
+			v = v<<8 | uint64(b)
+		}
+		out[p.code] = v
+	}
+	return out
+}
+
+func TestCompressionLogPage(t *testing.T) {
+	h := newHarness(t, "personality=lto8;capacity=64M")
+	const bs = 256 << 10
+	zeros := make([]byte, bs)
+	random := make([]byte, bs)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(random)
+	for range 4 {
+		h.ok(write6(false, bs), zeros, 0)
+	}
+	c := compressionCounts(t, h, 0x1b)
+	if c[0x0100] != 1 {
+		t.Errorf("compression enabled = %d, want 1 (DCE on at power-on)", c[0x0100])
+	}
+	// 1 MiB from the initiator: 1 MiB and 0 bytes.
+	if c[0x0006] != 1 || c[0x0007] != 0 {
+		t.Errorf("from the initiator: %d MiB + %d, want 1 MiB", c[0x0006], c[0x0007])
+	}
+	medium := c[0x0008]<<20 + c[0x0009]
+	if medium == 0 || medium > 1<<20/50 {
+		t.Errorf("zeros: %d bytes reached the medium for 1 MiB, want far fewer", medium)
+	}
+	if want := uint64(1<<20) * 100 / medium; c[0x0001] != want {
+		t.Errorf("write ratio ×100 = %d, want %d", c[0x0001], want)
+	}
+	if c[0x0000] != 0 {
+		t.Errorf("read ratio ×100 = %d before any read, want 0", c[0x0000])
+	}
+	// IBM's page 32h has the same parameters.
+	if c32 := compressionCounts(t, h, 0x32); c32[0x0001] != c[0x0001] || c32[0x0009] != c[0x0009] {
+		t.Errorf("page 32h %v differs from 1Bh %v", c32, c)
+	}
+	used := h.d.Stats().UsedBytes
+
+	// Random data does not compress: stored as written, ratio 1.00.
+	h.ok([]byte{0x4c, 0x02, 0xc0, 0, 0, 0, 0, 0, 0, 0}, nil, 0) // LOG SELECT PCR: counts restart
+	for range 4 {
+		h.ok(write6(false, bs), random, 0)
+	}
+	c = compressionCounts(t, h, 0x1b)
+	if c[0x0001] != 100 || c[0x0008] != 1 || c[0x0009] != 0 {
+		t.Errorf("random: write ratio %d, %d MiB + %d to the medium; want 100 and 1 MiB", c[0x0001], c[0x0008], c[0x0009])
+	}
+	if grew := h.d.Stats().UsedBytes - used; grew < 1<<20 {
+		t.Errorf("random: the cartridge grew %d bytes for 1 MiB", grew)
+	}
+
+	// Reading back: the host gets the logical blocks.
+	h.ok(cdb(0x01, 0, 0, 0, 0, 0), nil, 0) // REWIND
+	for i := range 8 {
+		in := h.ok(read6(false, false, bs), nil, bs)
+		want := zeros
+		if i >= 4 {
+			want = random
+		}
+		if !bytes.Equal(in, want) {
+			t.Fatalf("block %d reads back different", i)
+		}
+	}
+	c = compressionCounts(t, h, 0x1b)
+	if c[0x0002] != 2 || c[0x0003] != 0 {
+		t.Errorf("to the initiator: %d MiB + %d, want 2 MiB", c[0x0002], c[0x0003])
+	}
+	if read := c[0x0004]<<20 + c[0x0005]; c[0x0000] != 2<<20*100/read {
+		t.Errorf("read ratio ×100 = %d, want %d", c[0x0000], 2<<20*100/read)
+	}
+
+	// DCE off (MODE SELECT page 0Fh): zeros are stored as written.
+	h.ok(cdb(0x01, 0, 0, 0, 0, 0), nil, 0)
+	page := h.ok([]byte{0x1a, 0x08, 0x0f, 0, 0xff, 0}, nil, 0xff) // MODE SENSE(6), DBD
+	page[0] = 0
+	page[4+2] &^= 0x80 // DCE
+	h.ok([]byte{0x15, 0x10, 0, 0, byte(len(page)), 0}, page, 0)
+	h.ok([]byte{0x4c, 0x02, 0xc0, 0, 0, 0, 0, 0, 0, 0}, nil, 0)
+	h.ok(write6(false, bs), zeros, 0)
+	c = compressionCounts(t, h, 0x1b)
+	if c[0x0100] != 0 || c[0x0001] != 100 || c[0x0009] != bs {
+		t.Errorf("DCE off: enabled %d, write ratio %d, %d bytes to the medium; want 0, 100, %d", c[0x0100], c[0x0001], c[0x0009], bs)
+	}
 }

@@ -219,9 +219,9 @@ func TestLTFSPerformancePage(t *testing.T) {
 	in = h.ok(logSenseCDB(0x37, 0x64, 0), nil, 0xffff)
 	wantBytes(t, "37h/64h", in, hexBytes("77 64 0008 7113 03 04 00000000"))
 	in = h.ok(logSenseCDB(0x00, 0, 0), nil, 4096)
-	wantBytes(t, "supported pages", in, hexBytes("00 00 0007 00 0c 10 17 2e 31 37"))
+	wantBytes(t, "supported pages", in, hexBytes("00 00 0009 00 0c 10 17 1b 2e 31 32 37"))
 	in = h.ok(logSenseCDB(0x00, 0xff, 0), nil, 4096)
-	wantBytes(t, "supported subpages", in, hexBytes("40 ff 0012 0000 00ff 0c00 1000 1700 2e00 3100 3700 3764"))
+	wantBytes(t, "supported subpages", in, hexBytes("40 ff 0016 0000 00ff 0c00 1000 1700 1b00 2e00 3100 3200 3700 3764"))
 	h.fail(logSenseCDB(0x37, 0x65, 0), nil, 4096)
 
 	h = newHarness(t, "personality=hp-lto6")
@@ -239,7 +239,7 @@ func TestLTFSPerformancePage(t *testing.T) {
 // records of length 07h) and reads FFFFFFFFh as a missing EOD; for the
 // capacity (LTO-6 and later) 202h and 204h, in MB.
 func TestLTFSVolumeStatistics(t *testing.T) {
-	h := newHarness(t, "personality=lto6;capacity=100M")
+	h := newHarness(t, "personality=lto6;capacity=100M;compression=0")
 	if err := h.d.med.Format([]int64{10e6, 0}); err != nil {
 		t.Fatal(err)
 	}

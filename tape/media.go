@@ -24,7 +24,10 @@ const (
 // Object is one logical object as Peek/Prev report it.
 type Object struct {
 	Kind Kind
-	Len  int // data bytes, for KindBlock
+	Len  int // data bytes, for KindBlock: the logical block READ returns
+	// Stored is the data bytes the block takes on the medium: Len for a
+	// block stored as written, less for a compressed one.
+	Stored int
 }
 
 // Position is a logical position on a medium: the position *before* the
@@ -97,10 +100,12 @@ type Medium interface {
 	Locate(part int, obj uint64) error
 
 	// WriteBlock writes one block of n bytes read from r at the current
-	// position, discarding everything after it (a write in the middle
-	// truncates), and moves past it. When the block does not fit before the
-	// physical end it writes nothing and returns ErrEndOfMedium.
-	WriteBlock(r io.Reader, n int) error
+	// position, stored as enc asks, discarding everything after it (a
+	// write in the middle truncates), and moves past it. It returns the
+	// data bytes the block takes on the medium (Object.Stored). When the
+	// block does not fit before the physical end it writes nothing and
+	// returns ErrEndOfMedium.
+	WriteBlock(r io.Reader, n int, enc Encoding) (stored int, err error)
 	// WriteMark writes a filemark or setmark, like WriteBlock.
 	WriteMark(kind Kind) error
 	// Erase discards everything from the current position on (end of data

@@ -37,6 +37,11 @@ type MemoryMedium struct {
 	attrs  map[uint16][]byte
 	open   bool
 	lib    *MemoryLibrary
+
+	plain, packed []byte // staging for compressing a block
+	dec           []byte // decoded data of the compressed block at decAt
+	decAt         int    // 1 + index of the object dec holds (0: none), in decPart
+	decPart       int
 }
 
 type memPart struct {
@@ -48,11 +53,12 @@ type memPart struct {
 // where the next block's data would start), files/sets count the marks
 // before it.
 type memObj struct {
-	kind  Kind
-	n     int
-	off   int64
-	files uint64
-	sets  uint64
+	kind    Kind
+	n       int // stored data bytes
+	logical int // the block's length as written (n unless compressed)
+	off     int64
+	files   uint64
+	sets    uint64
 }
 
 // MemoryObjectOverhead is what each logical object costs on a memory
@@ -148,7 +154,14 @@ func (m *MemoryMedium) Peek() (Object, error) {
 		return Object{Kind: KindEOD}, nil
 	}
 	o := &p.objs[m.pos]
-	return Object{Kind: o.kind, Len: o.n}, nil
+	return o.object(), nil
+}
+
+func (o *memObj) object() Object {
+	if o.kind != KindBlock {
+		return Object{Kind: o.kind}
+	}
+	return Object{Kind: o.kind, Len: o.logical, Stored: o.n}
 }
 
 // ReadAt implements Medium (and io.ReaderAt) over the block at the current
@@ -162,10 +175,21 @@ func (m *MemoryMedium) ReadAt(b []byte, off int64) (int, error) {
 		return 0, errors.New("tape: memory medium: no block at the current position")
 	}
 	o := &p.objs[m.pos]
-	if off < 0 || off > int64(o.n) {
+	if off < 0 || off > int64(o.logical) {
 		return 0, io.EOF
 	}
-	n := copy(b, p.data[o.off+off:o.off+int64(o.n)])
+	data := p.data[o.off : o.off+int64(o.n)]
+	if o.n != o.logical {
+		if m.decAt != m.pos+1 || m.decPart != m.cur {
+			m.dec = growBuf(m.dec, o.logical)
+			if err := Decompress(m.dec[:o.logical], data); err != nil {
+				return 0, err
+			}
+			m.decAt, m.decPart = m.pos+1, m.cur
+		}
+		data = m.dec[:o.logical]
+	}
+	n := copy(b, data[off:])
 	if n < len(b) {
 		return n, io.EOF
 	}
@@ -194,7 +218,7 @@ func (m *MemoryMedium) Prev() (Object, error) {
 	}
 	m.pos--
 	o := &m.parts[m.cur].objs[m.pos]
-	return Object{Kind: o.kind, Len: o.n}, nil
+	return o.object(), nil
 }
 
 // Locate implements Medium.
@@ -245,24 +269,64 @@ func (m *MemoryMedium) append(kind Kind, n int) *memObj {
 	off := m.dataOffset()
 	p.objs = p.objs[:m.pos]
 	p.data = p.data[:off]
-	p.objs = append(p.objs, memObj{kind: kind, n: n, off: off, files: pos.File, sets: pos.Set})
+	p.objs = append(p.objs, memObj{kind: kind, n: n, logical: n, off: off, files: pos.File, sets: pos.Set})
+	m.decAt = 0
 	m.pos++
 	return &p.objs[len(p.objs)-1]
 }
 
-// WriteBlock implements Medium. It reads exactly n bytes from r.
-func (m *MemoryMedium) WriteBlock(r io.Reader, n int) error {
+// WriteBlock implements Medium. It reads exactly n bytes from r. A block
+// to compress is staged and compressed first; the stored bytes are kept.
+func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error) {
 	if err := m.checkWrite(); err != nil {
-		return err
+		return 0, err
 	}
-	if n < 0 {
-		return fmt.Errorf("tape: memory medium: block length %d", n)
+	if n <= 0 {
+		return 0, fmt.Errorf("tape: memory medium: block length %d", n)
+	}
+	if !enc.Compress {
+		buf, err := m.reserve(n)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := io.ReadFull(r, buf); err != nil {
+			// The tail after the position may be overwritten: it is gone,
+			// as after a failed write on tape. End of data is here now.
+			p := &m.parts[m.cur]
+			off := m.dataOffset()
+			p.objs, p.data = p.objs[:m.pos], p.data[:off]
+			m.decAt = 0
+			return 0, fmt.Errorf("tape: memory medium: reading block data: %w", err)
+		}
+		m.commit(n, n)
+		return n, nil
+	}
+	m.plain = growBuf(m.plain, n)
+	if _, err := io.ReadFull(r, m.plain[:n]); err != nil {
+		return 0, fmt.Errorf("tape: memory medium: reading block data: %w", err)
+	}
+	m.packed = growBuf(m.packed, CompressBound(n))
+	data, ok := Compress(m.packed, m.plain[:n])
+	if !ok {
+		data = m.plain[:n]
+	}
+	buf, err := m.reserve(len(data))
+	if err != nil {
+		return 0, err
+	}
+	copy(buf, data)
+	m.commit(n, len(data))
+	return len(data), nil
+}
+
+// reserve returns room for n stored bytes at the current position, after
+// checking that they fit; commit makes them a block.
+func (m *MemoryMedium) reserve(n int) ([]byte, error) {
+	if !m.fits(n) {
+		return nil, ErrEndOfMedium
 	}
 	p := &m.parts[m.cur]
 	off := m.dataOffset()
-	if !m.fits(n) {
-		return ErrEndOfMedium
-	}
 	end := int(off) + n
 	if end > cap(p.data) {
 		// Grow geometrically, but never past the partition's capacity.
@@ -272,16 +336,24 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int) error {
 		copy(d, p.data[:off])
 		p.data = d
 	}
-	buf := p.data[off:end]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		// The tail after the position may be overwritten: it is gone, as
-		// after a failed write on tape. End of data is here now.
-		p.objs, p.data = p.objs[:m.pos], p.data[:off]
-		return fmt.Errorf("tape: memory medium: reading block data: %w", err)
-	}
-	m.append(KindBlock, n)
+	return p.data[off:end], nil
+}
+
+// commit appends the block of logical length n whose stored bytes
+// reserve returned.
+func (m *MemoryMedium) commit(n, stored int) {
+	p := &m.parts[m.cur]
+	end := m.dataOffset() + int64(stored)
+	o := m.append(KindBlock, stored)
+	o.logical = n
 	p.data = p.data[:end]
-	return nil
+}
+
+func growBuf(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]byte, n)
 }
 
 // WriteMark implements Medium.
@@ -308,6 +380,7 @@ func (m *MemoryMedium) Erase() error {
 	off := m.dataOffset()
 	p.objs = p.objs[:m.pos]
 	p.data = p.data[:off]
+	m.decAt = 0
 	return nil
 }
 
@@ -348,7 +421,7 @@ func (m *MemoryMedium) Format(sizes []int64) error {
 	}
 	m.info.Capacity, m.info.EarlyWarning, m.info.Partitions = capacity, ew, len(sizes)
 	m.parts = make([]memPart, len(sizes))
-	m.cur, m.pos = 0, 0
+	m.cur, m.pos, m.decAt = 0, 0, 0
 	return nil
 }
 

@@ -16,6 +16,11 @@ func (d *Drive) Position() (partition int, object, file uint64) {
 	return p.Partition, p.Object, p.File
 }
 
+// MediumBytes is the data bytes READ and WRITE have moved from and to
+// the medium, after compression (fault.MediumCounter: the timing model's
+// rate applies to them).
+func (d *Drive) MediumBytes() uint64 { return d.st.mediumRead.Load() + d.st.mediumWritten.Load() }
+
 // CurrentSenseFormat is the sense data format the drive answers in now
 // (fixed, or descriptor after dsense=1 or D_SENSE in the control page).
 func (d *Drive) CurrentSenseFormat() scsi.SenseFormat { return d.spc.SenseFormat }

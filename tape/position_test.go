@@ -18,7 +18,7 @@ func TestPositionFollowsTheMedium(t *testing.T) {
 		t.Fatalf("at BOT: %d/%d/%d", p, o, f)
 	}
 	m := d.med
-	if err := m.WriteBlock(zeroReader{}, 512); err != nil {
+	if _, err := m.WriteBlock(zeroReader{}, 512, Encoding{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.WriteMark(KindFilemark); err != nil {

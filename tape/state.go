@@ -59,7 +59,7 @@ type modeState struct {
 }
 
 func defaultModes(p *Personality, cfg Config) modeState {
-	m := modeState{blockSize: p.DefaultBlockSize, compression: true, dsense: cfg.DSense}
+	m := modeState{blockSize: p.DefaultBlockSize, compression: cfg.Compression, dsense: cfg.DSense}
 	if cfg.BlockSizeSet {
 		m.blockSize = cfg.BlockSize
 	}

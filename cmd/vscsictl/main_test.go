@@ -207,10 +207,10 @@ func TestImportDumpExport(t *testing.T) {
 		t.Fatalf("dump:\n%s", out)
 	}
 	for i, want := range map[int]string{
-		1:  "   0          0        0      0 block           80          65536 ok",
-		2:  "   0          1        0      0 filemark         0          65680 -",
-		8:  "   0          7        1      0 block            3         117264 ok",
-		10: "   0          9        2      0 filemark         0         117395 -",
+		1:  "   0          0        0      0 block           80        80 -                   65536 ok",
+		2:  "   0          1        0      0 filemark         0         0 -                   65680 -",
+		8:  "   0          7        1      0 block            3         3 -                  117264 ok",
+		10: "   0          9        2      0 filemark         0         0 -                  117395 -",
 	} {
 		if lines[i] != want {
 			t.Errorf("dump line %d:\n%q\nwant\n%q", i, lines[i], want)
@@ -361,8 +361,41 @@ func TestDumpReportsBadChecksum(t *testing.T) {
 	if err == nil || err.Error() != "media dump: 1 blocks do not match their checksum" {
 		t.Errorf("dump of a damaged cartridge: %v", err)
 	}
-	if !strings.Contains(out, "   0          3        1      0 block        10240          76048 tape: image corrupt: partition 0 object 3: block data checksum mismatch\n") {
+	if !strings.Contains(out, "   0          3        1      0 block        10240     10240 -                   76048 tape: image corrupt: partition 0 object 3: block data checksum mismatch\n") {
 		t.Errorf("dump:\n%s", out)
+	}
+}
+
+// TestDumpShowsCompression: dump and inspect tell compressed blocks from
+// plain ones and give what they take in the image.
+func TestDumpShowsCompression(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "media", "create", "--dir", dir, "--barcode", "Z1", "--capacity", "8MiB")
+	m, err := cartridge.Open(dir, "Z1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 64<<10)
+	for _, compress := range []bool{true, false} {
+		if _, err := m.WriteBlock(bytes.NewReader(zeros), len(zeros), tape.Encoding{Compress: compress}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := vsctl(t, "media", "dump", "--dir", dir, "--barcode", "Z1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"encoding":"compressed"`) || strings.Contains(lines[1], "encoding") ||
+		!strings.Contains(lines[1], `"stored":65536`) || !strings.Contains(lines[0], `"length":65536`) {
+		t.Errorf("dump --json:\n%s", out)
+	}
+	out, _, err = vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "Z1")
+	if err != nil || !strings.Contains(out, "format version 2") || !strings.Contains(out, "  stored    128 KiB of data in 64 KiB (1 of 2 blocks compressed, ratio 2.00:1)") {
+		t.Errorf("inspect: %v\n%s", err, out)
 	}
 }
 

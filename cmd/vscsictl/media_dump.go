@@ -31,6 +31,10 @@ type inspectPartition struct {
 	WalkError  string      `json:"walk_error,omitempty"`
 	Blocks     uint64      `json:"blocks"`
 	BlockBytes uint64      `json:"block_bytes"`
+	// StoredBytes is what the blocks take in the image (BlockBytes as
+	// written, less where they were compressed).
+	StoredBytes uint64 `json:"stored_bytes"`
+	Compressed  uint64 `json:"compressed_blocks"`
 }
 
 type inspectOutput struct {
@@ -89,6 +93,10 @@ func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
 			cur.Bytes += uint64(rec.Len)
 			ip.Blocks++
 			ip.BlockBytes += uint64(rec.Len)
+			ip.StoredBytes += uint64(rec.Stored)
+			if rec.Compressed {
+				ip.Compressed++
+			}
 		case tape.KindSetmark:
 			cur.Setmarks++
 		case tape.KindFilemark:
@@ -137,6 +145,11 @@ func printInspect(w io.Writer, out inspectOutput, maxFiles int) error {
 		pr.printf("  used      %s (%d bytes, %.1f%%)\n", formatSize(p.Used), p.Used, pct)
 		pr.printf("  objects   %d: %d blocks (%s of data), %d filemarks, %d setmarks\n",
 			p.Objects, p.Blocks, formatSize(int64(p.BlockBytes)), p.Filemarks, p.Setmarks)
+		if p.Compressed > 0 {
+			pr.printf("  stored    %s of data in %s (%d of %d blocks compressed, ratio %.2f:1)\n",
+				formatSize(int64(p.BlockBytes)), formatSize(int64(p.StoredBytes)), p.Compressed, p.Blocks,
+				float64(p.BlockBytes)/float64(max(p.StoredBytes, 1)))
+		}
 		pr.printf("  recovery  %s\n", describeRecovery(p.Recovery))
 		if p.WalkError != "" {
 			pr.printf("  ERROR     walking the records: %s\n", p.WalkError)
@@ -212,6 +225,8 @@ type dumpLine struct {
 	Set       uint64 `json:"set"`
 	Kind      string `json:"kind"`
 	Length    int    `json:"length"`
+	Stored    int    `json:"stored"`             // data bytes in the image
+	Encoding  string `json:"encoding,omitempty"` // "compressed", or empty: stored as written
 	Offset    int64  `json:"offset"`
 	CRC       string `json:"crc,omitempty"` // "ok" or the error, blocks only
 }
@@ -241,7 +256,7 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	enc := json.NewEncoder(w)
 	pr := &printer{w: w}
 	if !*asJSON {
-		pr.printf("%4s %10s %8s %6s %-8s %9s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "OFFSET", "CRC")
+		pr.printf("%4s %10s %8s %6s %-8s %9s %9s %-10s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "STORED", "ENCODING", "OFFSET", "CRC")
 	}
 	bad := 0
 	for _, p := range parts {
@@ -256,7 +271,13 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 				return fmt.Errorf("partition %d object %d: %w", p, next, err)
 			}
 			next = rec.Object + 1
-			l := dumpLine{Partition: p, Object: rec.Object, File: rec.File, Set: rec.Set, Kind: kindName(rec.Kind), Length: rec.Len, Offset: rec.Offset}
+			l := dumpLine{
+				Partition: p, Object: rec.Object, File: rec.File, Set: rec.Set, Kind: kindName(rec.Kind),
+				Length: rec.Len, Stored: rec.Stored, Offset: rec.Offset,
+			}
+			if rec.Compressed {
+				l.Encoding = "compressed"
+			}
 			if rec.Kind == tape.KindBlock {
 				l.CRC = "ok"
 				// Reading the whole block makes the image check its CRC.
@@ -274,7 +295,11 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 				if crc == "" {
 					crc = "-"
 				}
-				pr.printf("%4d %10d %8d %6d %-8s %9d %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Offset, crc)
+				encoding := l.Encoding
+				if encoding == "" {
+					encoding = "-"
+				}
+				pr.printf("%4d %10d %8d %6d %-8s %9d %9d %-10s %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Stored, encoding, l.Offset, crc)
 			}
 		}
 	}

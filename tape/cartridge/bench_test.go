@@ -39,7 +39,7 @@ func BenchmarkImageWrite256K(b *testing.B) {
 			}
 		}
 		buf.Reset(segs)
-		if err := m.WriteBlock(buf, benchBlock); err != nil {
+		if _, err := m.WriteBlock(buf, benchBlock, tape.Encoding{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func BenchmarkImageRead256K(b *testing.B) {
 	const blocks = 1024 // 256 MiB
 	for range blocks {
 		buf.Reset(segs)
-		if err := m.WriteBlock(buf, benchBlock); err != nil {
+		if _, err := m.WriteBlock(buf, benchBlock, tape.Encoding{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func BenchmarkImageLocate(b *testing.B) {
 	data := o.content()
 	for range 100_000 {
 		buf := scsi.NewBuffer(data)
-		if err := m.WriteBlock(buf, len(data)); err != nil {
+		if _, err := m.WriteBlock(buf, len(data), tape.Encoding{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -20,12 +20,15 @@ const (
 	partEntrySize  = 80
 	maxPartitions  = 4
 	headerMagic    = "VSCSITAP"
-	formatVersion  = 1
+	formatVersion  = 2 // what this program writes when a record needs it; it reads 1 and 2
 	barcodeFieldSz = 32
 
 	recHeaderSize = 64
 	recMagic      = 0x43455256 // "VREC" as little-endian bytes
 	recCRCOff     = 60
+	// encPrefixSize is the encoding prefix at the start of an encoded
+	// record's data: the logical length (format version 2).
+	encPrefixSize = 4
 
 	// MaxBlockLen is the largest block the image stores: the largest
 	// transfer length of a variable-block READ/WRITE(6) (SSC-5 7.2, 24-bit
@@ -39,6 +42,13 @@ const (
 	recFilemark uint8 = 2
 	recSetmark  uint8 = 3
 	recEOD      uint8 = 4 // end-of-data marker: not an object, ends the chain
+)
+
+// Record encodings (header byte 6, format version 2): how a block's data
+// is stored. A block with any of them starts with the encoding prefix.
+const (
+	encCompressed = 1 << 0 // S2 block (tape.Compress)
+	knownEnc      = encCompressed
 )
 
 // Superblock flags.
@@ -62,6 +72,10 @@ type recHeader struct {
 	id      uint64 // random identity of this record
 	prev    uint64 // id of the previous record (or the partition's BOP id)
 	dataCRC uint32 // CRC-32C of the data bytes
+	enc     uint8  // encoding flags (enc*): 0 for a block stored as written
+	// logical is the block's length as the host wrote it: length for a
+	// plain block, the encoding prefix's value for an encoded one.
+	logical uint32
 }
 
 func (h *recHeader) size() int64 { return recHeaderSize + int64(h.length) }
@@ -73,7 +87,7 @@ func (h *recHeader) put(b []byte) {
 	le.PutUint32(b[0:], recMagic)
 	b[4] = h.typ
 	b[5] = h.part
-	b[6], b[7] = 0, 0
+	b[6], b[7] = h.enc, 0
 	le.PutUint32(b[8:], h.length)
 	le.PutUint32(b[12:], h.prevLen)
 	le.PutUint64(b[16:], h.obj)
@@ -88,9 +102,12 @@ func (h *recHeader) put(b []byte) {
 // errBadHeader is returned by parse; it never leaves the package unwrapped.
 var errBadHeader = errors.New("bad record header")
 
-// parse decodes b[:64]. It checks what a header can check about itself
-// (magic, CRC, type, reserved bytes, length bounds); the caller checks that
-// it is the header it expects at that position (chain, numbering).
+// parse decodes b[:64] and, for an encoded block, the logical length from
+// the encoding prefix in b[64:68] (b is then at least that long; zeros
+// where the file ended). It checks what a header can check about itself
+// (magic, CRC, type, encoding, reserved byte, length bounds); the caller
+// checks that it is the header it expects at that position (chain,
+// numbering).
 func (h *recHeader) parse(b []byte) error {
 	if len(b) < recHeaderSize {
 		return errBadHeader
@@ -102,9 +119,10 @@ func (h *recHeader) parse(b []byte) error {
 	if le.Uint32(b[60:]) != crc32.Checksum(b[:recCRCOff], castagnoli) {
 		return errBadHeader
 	}
-	if b[6] != 0 || b[7] != 0 {
+	if b[6]&^knownEnc != 0 || b[7] != 0 {
 		return errBadHeader
 	}
+	h.enc = b[6]
 	h.typ = b[4]
 	h.part = b[5]
 	h.length = le.Uint32(b[8:])
@@ -120,10 +138,21 @@ func (h *recHeader) parse(b []byte) error {
 		if h.length == 0 || h.length > MaxBlockLen {
 			return errBadHeader
 		}
+		h.logical = h.length
+		if h.enc != 0 {
+			if len(b) < recHeaderSize+encPrefixSize || h.length <= encPrefixSize {
+				return errBadHeader
+			}
+			h.logical = le.Uint32(b[recHeaderSize:])
+			if h.logical == 0 || h.logical > MaxBlockLen {
+				return errBadHeader
+			}
+		}
 	case recFilemark, recSetmark, recEOD:
-		if h.length != 0 {
+		if h.length != 0 || h.enc != 0 {
 			return errBadHeader
 		}
+		h.logical = 0
 	default:
 		return errBadHeader
 	}
@@ -150,6 +179,7 @@ type partEntry struct {
 
 // superblock is the decoded content of a slot.
 type superblock struct {
+	version      uint16 // 1 until a record needs version 2 (an encoded block)
 	seq          uint64 // update counter: the valid slot with the higher seq wins
 	flags        uint32
 	serial       uint64
@@ -176,7 +206,7 @@ func (sb *superblock) marshal(b []byte) []byte {
 	clear(b)
 	le := binary.LittleEndian
 	copy(b[0:8], headerMagic)
-	le.PutUint16(b[8:], formatVersion)
+	le.PutUint16(b[8:], sb.version)
 	le.PutUint16(b[10:], slotFixed)
 	le.PutUint32(b[12:], sb.flags)
 	le.PutUint64(b[16:], sb.seq)
@@ -225,8 +255,9 @@ func unmarshalSuperblock(b []byte) (*superblock, error) {
 	if string(b[0:8]) != headerMagic {
 		return nil, errors.New("bad magic")
 	}
-	if v := le.Uint16(b[8:]); v != formatVersion {
-		return nil, fmt.Errorf("unsupported format version %d (this program reads version %d)", v, formatVersion)
+	version := le.Uint16(b[8:])
+	if version < 1 || version > formatVersion {
+		return nil, fmt.Errorf("unsupported format version %d (this program reads versions 1 to %d)", version, formatVersion)
 	}
 	if le.Uint16(b[10:]) != slotFixed {
 		return nil, errors.New("bad header length")
@@ -241,6 +272,7 @@ func unmarshalSuperblock(b []byte) (*superblock, error) {
 		return nil, errors.New("checksum mismatch")
 	}
 	sb := &superblock{
+		version:      version,
 		flags:        le.Uint32(b[12:]),
 		seq:          le.Uint64(b[16:]),
 		serial:       le.Uint64(b[24:]),

@@ -78,12 +78,14 @@ func fuzzImageInput(file []byte) []byte {
 }
 
 // fuzzSeedImages returns a few small real images: one partition with
-// blocks and marks, two partitions with attributes, and a torn tail.
+// blocks (compressed ones too) and marks, two partitions with attributes,
+// and a torn tail.
 func fuzzSeedImages(t testing.TB) [][]byte {
 	var out [][]byte
 	m, _ := newCart(t, Options{Capacity: 4 << 20, EarlyWarning: 64 << 10})
 	g := newGen(40, 300)
-	mustPut(t, m, g.block(10), g.block(33), obj{kind: tape.KindFilemark}, g.block(200), obj{kind: tape.KindSetmark}, obj{kind: tape.KindFilemark})
+	mustPut(t, m, g.block(10), g.block(33), obj{kind: tape.KindFilemark}, g.block(200), g.packed(300),
+		obj{kind: tape.KindSetmark}, g.packed(250), obj{kind: tape.KindFilemark})
 	if err := m.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,8 @@ func FuzzImage(f *testing.F) {
 		w.noSync = true
 		_ = w.Locate(0, ^uint64(0)) // to the end of data: ErrEndOfData, or where a damaged image stops; the write below works or fails with an error
 		pos := w.Pos()
-		werr := w.WriteBlock(bytes.NewReader([]byte("fuzz block")), 10)
+		block := bytes.Repeat([]byte("fuzz block"), 30) // compresses
+		_, werr := w.WriteBlock(bytes.NewReader(block), len(block), tape.Encoding{Compress: true})
 		if err := w.Close(); werr == nil {
 			werr = err // a failed Close is a failed write
 		}
@@ -153,8 +156,8 @@ func FuzzImage(f *testing.F) {
 		if err := r.Locate(0, pos.Object); err != nil {
 			t.Fatalf("locate the written block: %v", err)
 		}
-		got, err := readBlock(r, 10)
-		if err != nil || string(got) != "fuzz block" {
+		got, err := readBlock(r, len(block))
+		if err != nil || !bytes.Equal(got, block) {
 			t.Fatalf("written block reads %q, %v", got, err)
 		}
 	})

@@ -18,6 +18,9 @@ type obj struct {
 	kind tape.Kind
 	n    int
 	seed uint64
+	// packed: the content compresses (about 8:1) and the block is
+	// written with compression asked for.
+	packed bool
 }
 
 func (o obj) String() string {
@@ -27,16 +30,23 @@ func (o obj) String() string {
 	case tape.KindSetmark:
 		return "SM"
 	}
+	if o.packed {
+		return fmt.Sprintf("P%d/%d", o.seed, o.n)
+	}
 	return fmt.Sprintf("B%d/%d", o.seed, o.n)
 }
 
 // content returns the data of block o (deterministic from seed): the seed
-// in the first 8 bytes, pseudo-random bytes after.
+// in the first 8 bytes, pseudo-random bytes after; in a packed block each
+// random word repeats 8 times.
 func (o obj) content() []byte {
 	b := make([]byte, o.n)
 	r := rand.New(rand.NewPCG(o.seed, o.seed^0x9E3779B97F4A7C15))
+	var v uint64
 	for i := 0; i < len(b); i += 8 {
-		v := r.Uint64()
+		if !o.packed || i%64 == 0 {
+			v = r.Uint64()
+		}
 		if i == 0 {
 			v = o.seed
 		}
@@ -45,6 +55,19 @@ func (o obj) content() []byte {
 		}
 	}
 	return b
+}
+
+// stored is the data bytes o takes in the image: a packed block is
+// stored compressed, with the encoding prefix, when that is smaller.
+func (o obj) stored() int {
+	if !o.packed {
+		return o.n
+	}
+	out, ok := tape.Compress(make([]byte, tape.CompressBound(o.n)), o.content())
+	if !ok || len(out)+encPrefixSize >= o.n {
+		return o.n
+	}
+	return len(out) + encPrefixSize
 }
 
 // newCart creates a cartridge in a temporary directory and opens it.
@@ -91,8 +114,12 @@ func put(t testing.TB, m *Image, o obj) error {
 		return m.WriteMark(o.kind)
 	}
 	data := o.content()
-	return m.WriteBlock(scsi.NewBuffer(segments(data, 4096)...), o.n)
+	_, err := m.WriteBlock(scsi.NewBuffer(segments(data, 4096)...), o.n, tape.Encoding{Compress: o.packed})
+	return err
 }
+
+// errOf drops WriteBlock's stored size.
+func errOf(_ int, err error) error { return err }
 
 func mustPut(t testing.TB, m *Image, objs ...obj) {
 	t.Helper()
@@ -144,7 +171,7 @@ func readAll(t testing.TB, m *Image, part int) []obj {
 			if err != nil {
 				t.Fatalf("read at %+v: %v", m.Pos(), err)
 			}
-			g.seed = identify(data)
+			g.seed, g.packed = identify(data)
 		}
 		got = append(got, g)
 		if err := m.Next(); err != nil {
@@ -153,20 +180,22 @@ func readAll(t testing.TB, m *Image, part int) []obj {
 	}
 }
 
-// identify returns the seed of block data made by content, or a value
-// no test uses if the data is not exactly such a block.
-func identify(data []byte) uint64 {
+// identify returns the seed of block data made by content, and whether
+// it is a packed block's, or a value no test uses if the data is not
+// exactly such a block.
+func identify(data []byte) (seed uint64, packed bool) {
 	if len(data) < 8 {
-		return garbage
+		return garbage, false
 	}
-	seed := uint64(0)
 	for j := 7; j >= 0; j-- {
 		seed = seed<<8 | uint64(data[j])
 	}
-	if !bytes.Equal(obj{kind: tape.KindBlock, n: len(data), seed: seed}.content(), data) {
-		return garbage
+	for _, packed := range []bool{false, true} {
+		if bytes.Equal(obj{kind: tape.KindBlock, n: len(data), seed: seed, packed: packed}.content(), data) {
+			return seed, packed
+		}
 	}
-	return seed
+	return garbage, false
 }
 
 const garbage = ^uint64(0)
@@ -189,14 +218,24 @@ func (g *gen) block(n int) obj {
 	return o
 }
 
+// packed returns a compressible block written compressed (at least 16
+// bytes, so that its content differs from a plain block's).
+func (g *gen) packed(n int) obj {
+	o := g.block(max(n, 16))
+	o.packed = true
+	return o
+}
+
 func (g *gen) any() obj {
-	switch x := g.r.IntN(20); {
+	switch x := g.r.IntN(24); {
 	case x < 2:
 		return obj{kind: tape.KindFilemark}
 	case x < 3:
 		return obj{kind: tape.KindSetmark}
 	case x < 6:
 		return g.block(8 + g.r.IntN(300)) // small, odd sizes included
+	case x >= 20:
+		return g.packed(1 + g.r.IntN(g.max))
 	default:
 		return g.block(1 + g.r.IntN(g.max))
 	}
@@ -215,3 +254,9 @@ func equalObjs(a, b []obj) bool {
 }
 
 var _ io.ReaderAt = (*Image)(nil)
+
+// seedOf is identify's seed.
+func seedOf(data []byte) uint64 {
+	seed, _ := identify(data)
+	return seed
+}

@@ -46,13 +46,16 @@ type Image struct {
 	rbufOK  bool   // rbuf holds the verified data of the block at cur
 	crc     uint32 // running CRC of a large block's data, for reads in order
 	crcNext int64  // data offset the running CRC has reached
+	ebuf    []byte // stored bytes of an encoded block (read and write)
+	dbuf    []byte // decoded data of an encoded block
+	dbufOK  bool   // dbuf holds the decoded data of the block at cur
 
 	dirty    bool // records written since the last fdatasync
 	sbDirty  bool // superblock fields changed since the last superblock write
 	vcrFresh bool // the volume change reference was bumped and not read since
 
 	rng     *rand.ChaCha8
-	scratch [recHeaderSize]byte
+	scratch [recHeaderSize + encPrefixSize]byte
 	wbuf    []byte // record write buffer, allocated by the first write
 	sbuf    []byte // superblock buffer
 
@@ -285,7 +288,7 @@ func (m *Image) load() error {
 func (m *Image) setPos(part int, s pos) {
 	m.part, m.cur = part, s
 	m.hdrOK = false
-	m.rbufOK = false
+	m.rbufOK, m.dbufOK = false, false
 	m.crcNext = 0
 }
 

@@ -2,8 +2,11 @@ package cartridge
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -57,7 +60,7 @@ func TestBlockSizesEdge(t *testing.T) {
 		b := bytes.Repeat([]byte{byte(i + 1)}, n)
 		b[n-1] = 0xEE
 		blocks = append(blocks, b)
-		if err := m.WriteBlock(bytes.NewReader(b), n); err != nil {
+		if _, err := m.WriteBlock(bytes.NewReader(b), n, tape.Encoding{}); err != nil {
 			t.Fatalf("write %d bytes: %v", n, err)
 		}
 	}
@@ -75,10 +78,10 @@ func TestBlockSizesEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := m.WriteBlock(bytes.NewReader(nil), 0); err == nil {
+	if _, err := m.WriteBlock(bytes.NewReader(nil), 0, tape.Encoding{}); err == nil {
 		t.Error("zero-length block accepted")
 	}
-	if err := m.WriteBlock(bytes.NewReader(nil), MaxBlockLen+1); err == nil {
+	if _, err := m.WriteBlock(bytes.NewReader(nil), MaxBlockLen+1, tape.Encoding{}); err == nil {
 		t.Error("oversize block accepted")
 	}
 }
@@ -86,7 +89,7 @@ func TestBlockSizesEdge(t *testing.T) {
 func TestReadAtSemantics(t *testing.T) {
 	m, _ := newCart(t, Options{})
 	data := []byte("0123456789")
-	if err := m.WriteBlock(bytes.NewReader(data), len(data)); err != nil {
+	if _, err := m.WriteBlock(bytes.NewReader(data), len(data), tape.Encoding{}); err != nil {
 		t.Fatal(err)
 	}
 	mustPut(t, m, obj{kind: tape.KindFilemark})
@@ -134,7 +137,7 @@ func TestShortReaderWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int{1000, 3 << 20} { // buffered and chunked paths
-		err := m.WriteBlock(bytes.NewReader(make([]byte, n/2)), n)
+		_, err := m.WriteBlock(bytes.NewReader(make([]byte, n/2)), n, tape.Encoding{})
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("short reader of %d: %v", n, err)
 		}
@@ -215,7 +218,7 @@ func TestMidTapeWriteTruncates(t *testing.T) {
 func sizeOf(objs []obj) int64 {
 	var n int64
 	for _, o := range objs {
-		n += recHeaderSize + int64(o.n)
+		n += recHeaderSize + int64(o.stored())
 	}
 	return n
 }
@@ -325,7 +328,7 @@ func TestPrevAcrossFilemarks(t *testing.T) {
 		}
 		if o.Kind == tape.KindBlock {
 			got, err := readBlock(m, o.Len)
-			if err != nil || identify(got) != want[i].seed {
+			if err != nil || seedOf(got) != want[i].seed {
 				t.Errorf("block %d after Prev: %v", i, err)
 			}
 		}
@@ -371,7 +374,7 @@ func TestLocate(t *testing.T) {
 		}
 		if o.Kind == tape.KindBlock {
 			b, err := readBlock(m, o.Len)
-			if err != nil || identify(b) != want[target].seed {
+			if err != nil || seedOf(b) != want[target].seed {
 				t.Fatalf("Locate %d: wrong block", target)
 			}
 		}
@@ -535,7 +538,7 @@ func TestWriteProtected(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
-		"block":     m.WriteBlock(bytes.NewReader(make([]byte, 10)), 10),
+		"block":     errOf(m.WriteBlock(bytes.NewReader(make([]byte, 10)), 10, tape.Encoding{})),
 		"filemark":  m.WriteMark(tape.KindFilemark),
 		"erase":     m.Erase(),
 		"format":    m.Format([]int64{0}),
@@ -847,14 +850,32 @@ func TestClosed(t *testing.T) {
 	}
 }
 
+// TestSteadyStateZeroAlloc: writing and reading blocks allocates nothing
+// once the buffers are grown, plain or compressed, whether the data
+// compresses or not.
 func TestSteadyStateZeroAlloc(t *testing.T) {
+	random := make([]byte, 256<<10)
+	_, _ = rand.NewChaCha8([32]byte{3}).Read(random)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		enc  tape.Encoding
+	}{
+		{"plain", make([]byte, 256<<10), tape.Encoding{}},
+		{"compressed", make([]byte, 256<<10), tape.Encoding{Compress: true}},
+		{"incompressible", random, tape.Encoding{Compress: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { steadyStateZeroAlloc(t, tc.data, tc.enc) })
+	}
+}
+
+func steadyStateZeroAlloc(t *testing.T, data []byte, enc tape.Encoding) {
 	m, _ := newCart(t, Options{Capacity: 1 << 30})
-	data := make([]byte, 256<<10)
 	segs := segments(data, 4096)
 	buf := scsi.NewBuffer(segs...)
 	write := func() {
 		buf.Reset(segs)
-		if err := m.WriteBlock(buf, len(data)); err != nil {
+		if _, err := m.WriteBlock(buf, len(data), enc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -906,5 +927,83 @@ func TestSteadyStateZeroAlloc(t *testing.T) {
 		}
 	}); a != 0 {
 		t.Errorf("Locate: %v allocs", a)
+	}
+}
+
+// TestFormatVersion: an image is version 1 until it holds a compressed
+// block, version 2 from then on (reopened too); a version this program
+// does not know is refused with a message that says so.
+func TestFormatVersion(t *testing.T) {
+	m, dir := newCart(t, Options{Capacity: 8 << 20})
+	zeros := make([]byte, 32<<10)
+	if _, err := m.WriteBlock(bytes.NewReader(zeros), len(zeros), tape.Encoding{}); err != nil {
+		t.Fatal(err)
+	}
+	random := make([]byte, 32<<10)
+	_, _ = rand.NewChaCha8([32]byte{5}).Read(random)
+	if stored, err := m.WriteBlock(bytes.NewReader(random), len(random), tape.Encoding{Compress: true}); err != nil || stored != len(random) {
+		t.Fatalf("incompressible block: stored %d, %v; want %d (as written)", stored, err, len(random))
+	}
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.Stat().Version; v != 1 {
+		t.Fatalf("version %d without a compressed block, want 1", v)
+	}
+	stored, err := m.WriteBlock(bytes.NewReader(zeros), len(zeros), tape.Encoding{Compress: true})
+	if err != nil || stored >= len(zeros)/10 {
+		t.Fatalf("zeros: stored %d, %v", stored, err)
+	}
+	if v := m.Stat().Version; v != 2 {
+		t.Fatalf("version %d after a compressed block, want 2", v)
+	}
+	// The superblock said version 2 before the block was written: a
+	// crash right after it (no sync) still opens as version 2.
+	crashed := crashCopy(t, m)
+	if v := crashed.Stat().Version; v != 2 {
+		t.Errorf("crash copy: version %d, want 2", v)
+	}
+	if got := readAll(t, crashed, 0); len(got) != 3 {
+		t.Errorf("crash copy holds %v, want the 3 blocks (written before the copy)", got)
+	}
+	m = reopen(t, m)
+	if v := m.Stat().Version; v != 2 {
+		t.Errorf("after reopen: version %d, want 2", v)
+	}
+	if err := m.Locate(0, 2); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := m.Peek(); err != nil || o.Len != len(zeros) || o.Stored != stored {
+		t.Errorf("compressed block: %+v %v, want length %d stored %d", o, err, len(zeros), stored)
+	}
+	if got, err := readBlock(m, len(zeros)); err != nil || !bytes.Equal(got, zeros) {
+		t.Errorf("compressed block reads back %d bytes, %v", len(got), err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Version 3 in both slots, CRC fixed: refused, naming the version.
+	path := Path(dir, "TEST01")
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for slot := range 2 {
+		b := make([]byte, slotSize)
+		if _, err := f.ReadAt(b, int64(slot)*slotSize); err != nil {
+			t.Fatal(err)
+		}
+		b[8] = 3
+		mam := binary.LittleEndian.Uint32(b[84:])
+		crc := crc32.Update(crc32.Checksum(b[:slotCRCOff], castagnoli), castagnoli, b[slotFixed:slotFixed+mam])
+		binary.LittleEndian.PutUint32(b[slotCRCOff:], crc)
+		if _, err := f.WriteAt(b, int64(slot)*slotSize); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = f.Close()
+	if _, err := OpenFile(path); err == nil || !strings.Contains(err.Error(), "unsupported format version 3 (this program reads versions 1 to 2)") {
+		t.Errorf("version 3 image: %v", err)
 	}
 }

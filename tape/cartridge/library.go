@@ -114,7 +114,7 @@ func Create(dir, barcode string, opts Options) error {
 		return err
 	}
 	sb := superblock{
-		seq: 1, serial: rng.Uint64(), created: now().Unix(), capacity: opts.Capacity,
+		version: 1, seq: 1, serial: rng.Uint64(), created: now().Unix(), capacity: opts.Capacity,
 		earlyWarning: opts.EarlyWarning, density: opts.Density, parts: parts, barcode: barcode,
 	}
 	if opts.WriteProtected {

@@ -34,11 +34,14 @@ func (m *Image) readHeader(p *partition, s pos, h *recHeader) error {
 	return nil
 }
 
-// readScratch reads the 64 bytes at off into m.scratch. A file that ends
-// before is corrupt (the caller expects a record there).
+// readScratch reads the record header at off, and the encoding prefix
+// after it, into m.scratch; what the file does not have is zero (a mark
+// has no prefix). A file that ends inside the header is corrupt (the
+// caller expects a record there).
 func (m *Image) readScratch(off int64) error {
 	n, err := m.f.ReadAt(m.scratch[:], off)
-	if n == recHeaderSize {
+	if n >= recHeaderSize {
+		clear(m.scratch[n:])
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
@@ -71,7 +74,7 @@ func (m *Image) Peek() (tape.Object, error) {
 	if err != nil {
 		return tape.Object{}, err
 	}
-	return tape.Object{Kind: kindOf(h.typ), Len: int(h.length)}, nil
+	return tape.Object{Kind: kindOf(h.typ), Len: int(h.logical), Stored: int(h.length)}, nil
 }
 
 // ReadAt reads data of the block at the current position; off is relative
@@ -100,10 +103,13 @@ func (m *Image) ReadAt(b []byte, off int64) (int, error) {
 	if h.typ != recBlock {
 		return 0, errNotBlock
 	}
-	length := int64(h.length)
 	if off < 0 {
 		return 0, errors.New("cartridge: negative offset")
 	}
+	if h.enc != 0 {
+		return m.readEncoded(h, b, off)
+	}
+	length := int64(h.length)
 	if off >= length {
 		return 0, io.EOF
 	}
@@ -158,6 +164,47 @@ func (m *Image) ReadAt(b []byte, off int64) (int, error) {
 
 // rbufSize is the largest block ReadAt buffers (and verifies up front).
 const rbufSize = 1 << 20
+
+// readEncoded is ReadAt for an encoded block: the first call reads the
+// stored record, checks its CRC and decodes it into m.dbuf; the calls
+// after it copy from there. Both buffers grow to the largest block read
+// and are kept.
+func (m *Image) readEncoded(h *recHeader, b []byte, off int64) (int, error) {
+	logical := int64(h.logical)
+	if off >= logical {
+		return 0, io.EOF
+	}
+	if !m.dbufOK {
+		stored := int(h.length)
+		m.ebuf = grow(m.ebuf, stored)
+		src := m.ebuf[:stored]
+		if err := m.pread(src, m.parts[m.part].start+m.cur.off+recHeaderSize); err != nil {
+			return 0, err
+		}
+		if crc32.Checksum(src, castagnoli) != h.dataCRC {
+			return 0, m.dataCorrupt()
+		}
+		m.dbuf = grow(m.dbuf, int(logical))
+		if err := tape.Decompress(m.dbuf[:logical], src[encPrefixSize:]); err != nil {
+			return 0, corrupt("partition %d object %d: %v", m.part, m.cur.obj, err)
+		}
+		m.dbufOK = true
+	}
+	n := copy(b, m.dbuf[off:logical])
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// grow returns b with room for n bytes: b itself when it has, else a new
+// buffer (the old contents are not kept).
+func grow(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:cap(b)]
+	}
+	return make([]byte, n)
+}
 
 // pread fills b from the file at off; a file that ends first is corrupt.
 func (m *Image) pread(b []byte, off int64) error {
@@ -222,7 +269,7 @@ func (m *Image) Prev() (tape.Object, error) {
 	p.idx.note(h.obj, off, h.typ == recFilemark)
 	m.setPos(m.part, pos{off: off, obj: h.obj, file: h.file, set: h.set, prevID: h.prev, prevLen: h.prevLen})
 	m.hdr, m.hdrOK = h, true
-	return tape.Object{Kind: kindOf(h.typ), Len: int(h.length)}, nil
+	return tape.Object{Kind: kindOf(h.typ), Len: int(h.logical), Stored: int(h.length)}, nil
 }
 
 func b2u(b bool) uint64 {

@@ -12,7 +12,11 @@ import (
 type Record struct {
 	tape.Position
 	Kind tape.Kind // tape.KindBlock, tape.KindFilemark or tape.KindSetmark
-	Len  int       // data bytes of a block; 0 for a mark
+	Len  int       // data bytes of a block (as written by the host); 0 for a mark
+	// Stored is the data bytes the block takes in the image: Len, or less
+	// when it is Compressed.
+	Stored     int
+	Compressed bool
 	// Offset is the file offset of the record's header in the image.
 	Offset int64
 }
@@ -96,7 +100,10 @@ func (r *RecordReader) advance() error {
 	if o.Kind == tape.KindEOD {
 		return io.EOF
 	}
-	r.rec = &Record{Position: m.Pos(), Kind: o.Kind, Len: o.Len, Offset: m.parts[m.part].start + m.cur.off}
+	r.rec = &Record{
+		Position: m.Pos(), Kind: o.Kind, Len: o.Len, Stored: o.Stored, Compressed: m.hdr.enc&encCompressed != 0,
+		Offset: m.parts[m.part].start + m.cur.off,
+	}
 	r.off, r.readErr = 0, nil
 	return nil
 }

@@ -36,8 +36,13 @@ func TestRecordReader(t *testing.T) {
 	m, _ := newCart(t, Options{Capacity: 64 << 20, Partitions: []int64{4 << 20, 0}})
 	g := newGen(21, 1)
 	fm, sm := obj{kind: tape.KindFilemark}, obj{kind: tape.KindSetmark}
-	// Small, odd, a buffered 1 MiB one and one read in pieces (> 1 MiB).
-	want := []obj{g.block(80), fm, g.block(5001), sm, g.block(1 << 20), g.block(3<<20 + 7), fm, fm}
+	// Small, odd, a buffered 1 MiB one and one read in pieces (> 1 MiB),
+	// and compressed ones: too small to shrink (stored as written), odd,
+	// 1 MiB and larger.
+	want := []obj{
+		g.block(80), fm, g.block(5001), sm, g.block(1 << 20), g.block(3<<20 + 7), fm, fm,
+		g.packed(12), g.packed(5001), g.packed(1 << 20), g.packed(3<<20 + 7), fm,
+	}
 	if err := m.Locate(1, 0); !errors.Is(err, tape.ErrEndOfData) {
 		t.Fatal(err)
 	}
@@ -57,7 +62,15 @@ func TestRecordReader(t *testing.T) {
 		rec := recs[i]
 		wantRec := Record{Position: tape.Position{Partition: 1, Object: uint64(i), File: file, Set: set}, Kind: o.kind, Offset: off}
 		if o.kind == tape.KindBlock {
-			wantRec.Len = o.n
+			wantRec.Len, wantRec.Stored = o.n, o.n
+			if o.packed && o.n > 64 {
+				// The content compresses about 8:1; the record keeps
+				// the logical length in a prefix.
+				wantRec.Compressed, wantRec.Stored = true, rec.Stored
+				if rec.Stored > o.n/4 || rec.Stored < o.n/16 {
+					t.Errorf("record %d: %d bytes stored for %d, want about an eighth", i, rec.Stored, o.n)
+				}
+			}
 		}
 		if *rec != wantRec {
 			t.Errorf("record %d: %+v, want %+v", i, *rec, wantRec)
@@ -68,7 +81,7 @@ func TestRecordReader(t *testing.T) {
 		case o.kind != tape.KindBlock && len(data[i]) != 0:
 			t.Errorf("record %d: a mark with %d bytes of data", i, len(data[i]))
 		}
-		off += recHeaderSize + int64(rec.Len)
+		off += recHeaderSize + int64(rec.Stored)
 		file += b2u(o.kind == tape.KindFilemark)
 		set += b2u(o.kind == tape.KindSetmark)
 	}

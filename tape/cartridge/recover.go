@@ -67,10 +67,11 @@ func (m *Image) recover(i int) (Recovery, error) {
 			r.Stop = stopEOF
 			break
 		}
-		if n == recHeaderSize && bytes.Count(m.scratch[:], []byte{0}) == recHeaderSize {
+		if n >= recHeaderSize && bytes.Count(m.scratch[:recHeaderSize], []byte{0}) == recHeaderSize {
 			r.Stop = stopBlank
 			break
 		}
+		clear(m.scratch[n:])
 		if n < recHeaderSize || h.parse(m.scratch[:]) != nil {
 			r.Stop = stopHeader
 			p.tailDirty = true

@@ -156,7 +156,7 @@ func ImportSIMH(ctx context.Context, m *Image, r io.Reader, format SIMHFormat) (
 			return st, fmt.Errorf("simh: offset %d: record of %d bytes exceeds the largest block (%d)", start, n, MaxBlockLen)
 		case keep:
 			lr.N = n
-			if err := m.WriteBlock(lr, int(n)); err != nil {
+			if _, err := m.WriteBlock(lr, int(n), tape.Encoding{}); err != nil {
 				if errors.Is(err, io.ErrUnexpectedEOF) {
 					return st, fmt.Errorf("simh: offset %d: file ends inside a record of %d bytes", start, n)
 				}

@@ -76,13 +76,13 @@ func TestSIMHRoundTrip(t *testing.T) {
 
 func TestSIMHExportBytes(t *testing.T) {
 	m, _ := newCart(t, Options{})
-	if err := m.WriteBlock(strings.NewReader("abc"), 3); err != nil {
+	if _, err := m.WriteBlock(strings.NewReader("abc"), 3, tape.Encoding{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.WriteMark(tape.KindFilemark); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.WriteBlock(strings.NewReader("wxyz"), 4); err != nil {
+	if _, err := m.WriteBlock(strings.NewReader("wxyz"), 4, tape.Encoding{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.WriteMark(tape.KindFilemark); err != nil {

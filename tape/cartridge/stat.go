@@ -52,7 +52,7 @@ type AttributeStat struct {
 func (m *Image) Stat() Stat {
 	st := Stat{
 		Path: m.path, Barcode: m.sb.barcode, Serial: fmt.Sprintf("%016X", m.sb.serial),
-		Version: formatVersion, Created: time.Unix(m.sb.created, 0).UTC(), Density: m.sb.density,
+		Version: int(m.sb.version), Created: time.Unix(m.sb.created, 0).UTC(), Density: m.sb.density,
 		WriteProtected: m.sb.flags&flagWriteProtected != 0, WORM: m.sb.flags&flagWORM != 0,
 		Capacity: m.sb.capacity, EarlyWarning: m.sb.earlyWarning,
 		LoadCount: m.sb.loadCount, FormatCount: m.sb.formatCount, VolumeChangeReference: m.sb.vcr,

@@ -1,6 +1,7 @@
 package cartridge
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -9,12 +10,48 @@ import (
 )
 
 // WriteBlock writes one block of n bytes read from r at the current
-// position, discarding everything after it, and moves past it.
-func (m *Image) WriteBlock(r io.Reader, n int) error {
+// position, stored as enc asks, discarding everything after it, and moves
+// past it. It returns the data bytes the block takes on the medium.
+func (m *Image) WriteBlock(r io.Reader, n int, enc tape.Encoding) (stored int, err error) {
 	if n <= 0 || n > MaxBlockLen {
-		return fmt.Errorf("cartridge: block length %d out of range 1..%d", n, MaxBlockLen)
+		return 0, fmt.Errorf("cartridge: block length %d out of range 1..%d", n, MaxBlockLen)
 	}
-	return m.write(recBlock, r, n)
+	if enc.Compress {
+		return m.writeCompressed(r, n)
+	}
+	return n, m.write(recBlock, r, n)
+}
+
+// writeCompressed reads the block behind room for a record header and
+// compresses it into m.ebuf behind room for the header and the encoding
+// prefix. A block that does not get smaller is written as it is. The
+// first encoded record makes the image format version 2 (superblock
+// written before it).
+func (m *Image) writeCompressed(r io.Reader, n int) (int, error) {
+	if err := m.checkWritable(); err != nil {
+		return 0, err
+	}
+	m.wbuf = grow(m.wbuf, max(wbufSize, recHeaderSize+n))
+	plain := m.wbuf[:recHeaderSize+n]
+	if _, err := io.ReadFull(r, plain[recHeaderSize:]); err != nil {
+		return 0, fmt.Errorf("cartridge: read block data: %w", err)
+	}
+	head := recHeaderSize + encPrefixSize
+	m.ebuf = grow(m.ebuf, head+tape.CompressBound(n))
+	out, ok := tape.Compress(m.ebuf[head:], plain[recHeaderSize:])
+	if !ok || len(out)+encPrefixSize >= n {
+		return n, m.writeRecord(recBlock, 0, plain)
+	}
+	if m.sb.version < 2 {
+		m.sb.version = 2
+		if err := m.persistSuperblock(); err != nil {
+			m.sb.version = 1
+			return 0, err
+		}
+	}
+	rec := m.ebuf[:head+len(out)]
+	binary.LittleEndian.PutUint32(rec[recHeaderSize:], uint32(n))
+	return len(rec) - recHeaderSize, m.writeRecord(recBlock, encCompressed, rec)
 }
 
 // WriteMark writes a filemark or a setmark at the current position,
@@ -31,82 +68,123 @@ func (m *Image) WriteMark(kind tape.Kind) error {
 
 const wbufSize = recHeaderSize + 1<<20 // a 1 MiB block goes out in one pwrite
 
+// write writes a record of n plain data bytes read from r (a mark when n
+// is 0).
 func (m *Image) write(typ uint8, r io.Reader, n int) error {
 	if err := m.checkWritable(); err != nil {
 		return err
 	}
-	p := &m.parts[m.part]
-	at := m.cur
-	if m.sb.flags&flagWORM != 0 && at.off < p.eod.off {
-		return tape.ErrWORMOverwrite
-	}
-	total := recHeaderSize + int64(n)
-	if at.off+total > p.capacity {
-		return tape.ErrEndOfMedium
-	}
-	h := recHeader{
-		typ: typ, part: uint8(m.part), length: uint32(n), prevLen: at.prevLen,
-		obj: at.obj, file: at.file, set: at.set, id: m.rng.Uint64(), prev: at.prevID,
-	}
 	if m.wbuf == nil {
 		m.wbuf = make([]byte, wbufSize)
 	}
-	off := p.start + at.off
-	if total <= wbufSize {
-		// Take the data before touching the image: a short reader leaves
-		// the tape as it was.
-		buf := m.wbuf[:total]
-		if n > 0 {
-			if _, err := io.ReadFull(r, buf[recHeaderSize:]); err != nil {
-				return fmt.Errorf("cartridge: read block data: %w", err)
-			}
-			h.dataCRC = crc32.Checksum(buf[recHeaderSize:], castagnoli)
-		}
-		if err := m.prepareWrite(p, at); err != nil {
-			return err
-		}
-		h.put(buf)
-		if _, err := m.f.WriteAt(buf, off); err != nil {
-			p.tailDirty = true
-			return fmt.Errorf("cartridge: write record: %w", err)
-		}
-	} else {
-		// Larger than the buffer: data in chunks, the header last, so a
-		// crash leaves no header in front of missing data.
-		if err := m.prepareWrite(p, at); err != nil {
-			return err
-		}
-		var crc uint32
-		for done := 0; done < n; {
-			c := min(n-done, wbufSize)
-			if _, err := io.ReadFull(r, m.wbuf[:c]); err != nil {
-				p.tailDirty = true
-				return fmt.Errorf("cartridge: read block data: %w", err)
-			}
-			crc = crc32.Update(crc, castagnoli, m.wbuf[:c])
-			if _, err := m.f.WriteAt(m.wbuf[:c], off+recHeaderSize+int64(done)); err != nil {
-				p.tailDirty = true
-				return fmt.Errorf("cartridge: write record: %w", err)
-			}
-			done += c
-		}
-		h.dataCRC = crc
-		h.put(m.scratch[:])
-		if _, err := m.f.WriteAt(m.scratch[:], off); err != nil {
-			p.tailDirty = true
-			return fmt.Errorf("cartridge: write record: %w", err)
+	if recHeaderSize+n > wbufSize {
+		return m.writeLarge(r, n)
+	}
+	// Take the data before touching the image: a short reader leaves the
+	// tape as it was.
+	rec := m.wbuf[:recHeaderSize+n]
+	if n > 0 {
+		if _, err := io.ReadFull(r, rec[recHeaderSize:]); err != nil {
+			return fmt.Errorf("cartridge: read block data: %w", err)
 		}
 	}
+	return m.writeRecord(typ, 0, rec)
+}
+
+// newRecord checks that a record of total bytes (header included) may be
+// written at the current position and returns its header (without the
+// data CRC).
+func (m *Image) newRecord(typ, enc uint8, total int64) (recHeader, error) {
+	p := &m.parts[m.part]
+	at := m.cur
+	if m.sb.flags&flagWORM != 0 && at.off < p.eod.off {
+		return recHeader{}, tape.ErrWORMOverwrite
+	}
+	if at.off+total > p.capacity {
+		return recHeader{}, tape.ErrEndOfMedium
+	}
+	return recHeader{
+		typ: typ, enc: enc, part: uint8(m.part), length: uint32(total - recHeaderSize), prevLen: at.prevLen,
+		obj: at.obj, file: at.file, set: at.set, id: m.rng.Uint64(), prev: at.prevID,
+	}, nil
+}
+
+// writeRecord writes rec, a record whose data is in place after room for
+// its header, at the current position with one pwrite.
+func (m *Image) writeRecord(typ, enc uint8, rec []byte) error {
+	h, err := m.newRecord(typ, enc, int64(len(rec)))
+	if err != nil {
+		return err
+	}
+	if len(rec) > recHeaderSize {
+		h.dataCRC = crc32.Checksum(rec[recHeaderSize:], castagnoli)
+	}
+	p := &m.parts[m.part]
+	at := m.cur
+	if err := m.prepareWrite(p, at); err != nil {
+		return err
+	}
+	h.put(rec)
+	if _, err := m.f.WriteAt(rec, p.start+at.off); err != nil {
+		p.tailDirty = true
+		return fmt.Errorf("cartridge: write record: %w", err)
+	}
+	m.wrote(&h)
+	return nil
+}
+
+// writeLarge writes a plain block larger than the write buffer: data in
+// chunks, the header last, so a crash leaves no header in front of
+// missing data.
+func (m *Image) writeLarge(r io.Reader, n int) error {
+	h, err := m.newRecord(recBlock, 0, recHeaderSize+int64(n))
+	if err != nil {
+		return err
+	}
+	p := &m.parts[m.part]
+	at := m.cur
+	if err := m.prepareWrite(p, at); err != nil {
+		return err
+	}
+	off := p.start + at.off
+	var crc uint32
+	for done := 0; done < n; {
+		c := min(n-done, wbufSize)
+		if _, err := io.ReadFull(r, m.wbuf[:c]); err != nil {
+			p.tailDirty = true
+			return fmt.Errorf("cartridge: read block data: %w", err)
+		}
+		crc = crc32.Update(crc, castagnoli, m.wbuf[:c])
+		if _, err := m.f.WriteAt(m.wbuf[:c], off+recHeaderSize+int64(done)); err != nil {
+			p.tailDirty = true
+			return fmt.Errorf("cartridge: write record: %w", err)
+		}
+		done += c
+	}
+	h.dataCRC = crc
+	h.put(m.scratch[:recHeaderSize])
+	if _, err := m.f.WriteAt(m.scratch[:recHeaderSize], off); err != nil {
+		p.tailDirty = true
+		return fmt.Errorf("cartridge: write record: %w", err)
+	}
+	m.wrote(&h)
+	return nil
+}
+
+// wrote moves past the record h just written at the current position,
+// which is now the end of data.
+func (m *Image) wrote(h *recHeader) {
+	p := &m.parts[m.part]
+	at := m.cur
 	if p.last {
-		p.fileEnd = max(p.fileEnd, at.off+total)
+		p.fileEnd = max(p.fileEnd, at.off+h.size())
 	}
 	m.dirty = true
 	m.bumpVCR()
-	p.idx.note(at.obj, at.off, typ == recFilemark)
-	next := at.next(&h)
+	p.idx.note(at.obj, at.off, h.typ == recFilemark)
+	next := at.next(h)
 	p.eod = next
 	m.setPos(m.part, next)
-	return nil
 }
 
 // prepareWrite makes at the end of data before a record is written there:
@@ -147,8 +225,8 @@ func (m *Image) truncate(p *partition, at pos) error {
 			typ: recEOD, part: uint8(m.part), prevLen: at.prevLen, obj: at.obj,
 			file: at.file, set: at.set, id: m.rng.Uint64(), prev: at.prevID,
 		}
-		h.put(m.scratch[:])
-		if _, err := m.f.WriteAt(m.scratch[:], p.start+at.off); err != nil {
+		h.put(m.scratch[:recHeaderSize])
+		if _, err := m.f.WriteAt(m.scratch[:recHeaderSize], p.start+at.off); err != nil {
 			return fmt.Errorf("cartridge: write end-of-data marker: %w", err)
 		}
 		const page = 4096
@@ -161,7 +239,7 @@ func (m *Image) truncate(p *partition, at pos) error {
 	p.tailDirty = false
 	p.idx.truncate(at.obj)
 	m.hdrOK = false
-	m.rbufOK = false
+	m.rbufOK, m.dbufOK = false, false
 	m.dirty = true
 	return nil
 }
