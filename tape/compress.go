@@ -20,6 +20,8 @@ type Encoding struct {
 	// compression mode page). It is stored compressed only when that
 	// makes it smaller.
 	Compress bool
+	// Key encrypts the block (after compression) when not nil.
+	Key *Key
 }
 
 // CompressBound is the size of the buffer Compress needs for a block of n

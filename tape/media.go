@@ -28,6 +28,9 @@ type Object struct {
 	// Stored is the data bytes the block takes on the medium: Len for a
 	// block stored as written, less for a compressed one.
 	Stored int
+	// Encoding is the block's encoding flags (EncCompressed,
+	// EncEncrypted; 0 for a block stored as written).
+	Encoding uint8
 }
 
 // Position is a logical position on a medium: the position *before* the
@@ -64,6 +67,10 @@ var (
 	// ErrCorrupt is also a device fault: the drive logs it.
 	ErrCorrupt     error = mediumError("tape: image corrupt", scsi.Sense{Key: scsi.MediumError, ASC: scsi.MediumFormatCorrupted})
 	ErrNoPartition error = mediumError("tape: no such partition", illegal(scsi.InvalidFieldInCDB))
+	// ErrNoKey: an encrypted block and no key to decrypt it with.
+	ErrNoKey error = mediumError("tape: encrypted block, no key", dataProtect(scsi.UnableToDecryptData))
+	// ErrWrongKey: the block does not decrypt with the key in force.
+	ErrWrongKey error = mediumError("tape: encrypted block, wrong key", dataProtect(scsi.IncorrectDataEncryptionKey))
 )
 
 func mediumError(msg string, s scsi.Sense) *scsi.Error { return &scsi.Error{Sense: s, Msg: msg} }
@@ -88,6 +95,10 @@ type Medium interface {
 	// ReadAt reads data of the block at the current position (valid when
 	// Peek reports KindBlock); off is relative to the start of the block.
 	ReadAt(p []byte, off int64) (int, error)
+	// SetKey sets the key ReadAt decrypts encrypted blocks with (nil:
+	// none; ReadAt then fails on them with ErrNoKey, and with
+	// ErrWrongKey when they do not decrypt with the key).
+	SetKey(k *Key)
 	// Next moves past the object at the current position. At end of data it
 	// returns ErrEndOfData and does not move.
 	Next() error

@@ -38,10 +38,12 @@ type MemoryMedium struct {
 	open   bool
 	lib    *MemoryLibrary
 
-	plain, packed []byte // staging for compressing a block
-	dec           []byte // decoded data of the compressed block at decAt
-	decAt         int    // 1 + index of the object dec holds (0: none), in decPart
-	decPart       int
+	codec   Codec
+	key     *Key
+	plain   []byte // staging for encoding a block, and for decoding one
+	dec     []byte // decoded data of the encoded block at decAt
+	decAt   int    // 1 + index of the object dec holds (0: none), in decPart
+	decPart int
 }
 
 type memPart struct {
@@ -54,8 +56,9 @@ type memPart struct {
 // before it.
 type memObj struct {
 	kind    Kind
-	n       int // stored data bytes
-	logical int // the block's length as written (n unless compressed)
+	n       int   // stored data bytes
+	logical int   // the block's length as written (n unless encoded)
+	enc     uint8 // encoding flags (0: stored as written)
 	off     int64
 	files   uint64
 	sets    uint64
@@ -161,7 +164,13 @@ func (o *memObj) object() Object {
 	if o.kind != KindBlock {
 		return Object{Kind: o.kind}
 	}
-	return Object{Kind: o.kind, Len: o.logical, Stored: o.n}
+	return Object{Kind: o.kind, Len: o.logical, Stored: o.n, Encoding: o.enc}
+}
+
+// SetKey implements Medium.
+func (m *MemoryMedium) SetKey(k *Key) {
+	m.key = k
+	m.decAt = 0
 }
 
 // ReadAt implements Medium (and io.ReaderAt) over the block at the current
@@ -179,15 +188,18 @@ func (m *MemoryMedium) ReadAt(b []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	data := p.data[o.off : o.off+int64(o.n)]
-	if o.n != o.logical {
+	if o.enc != 0 {
 		if m.decAt != m.pos+1 || m.decPart != m.cur {
-			m.dec = growBuf(m.dec, o.logical)
-			if err := Decompress(m.dec[:o.logical], data); err != nil {
+			// Decode works in place: on a copy, not on the medium.
+			m.plain = grow(m.plain, o.n)
+			copy(m.plain, data)
+			dec, err := m.codec.Decode(m.plain[:o.n], o.enc, m.key)
+			if err != nil {
 				return 0, err
 			}
-			m.decAt, m.decPart = m.pos+1, m.cur
+			m.dec, m.decAt, m.decPart = dec, m.pos+1, m.cur
 		}
-		data = m.dec[:o.logical]
+		data = m.dec
 	}
 	n := copy(b, data[off:])
 	if n < len(b) {
@@ -284,7 +296,7 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error)
 	if n <= 0 {
 		return 0, fmt.Errorf("tape: memory medium: block length %d", n)
 	}
-	if !enc.Compress {
+	if !enc.Compress && enc.Key == nil {
 		buf, err := m.reserve(n)
 		if err != nil {
 			return 0, err
@@ -301,13 +313,12 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error)
 		m.commit(n, n)
 		return n, nil
 	}
-	m.plain = growBuf(m.plain, n)
+	m.plain = grow(m.plain, n)
 	if _, err := io.ReadFull(r, m.plain[:n]); err != nil {
 		return 0, fmt.Errorf("tape: memory medium: reading block data: %w", err)
 	}
-	m.packed = growBuf(m.packed, CompressBound(n))
-	data, ok := Compress(m.packed, m.plain[:n])
-	if !ok {
+	data, flags := m.codec.Encode(0, m.plain[:n], enc)
+	if flags == 0 {
 		data = m.plain[:n]
 	}
 	buf, err := m.reserve(len(data))
@@ -316,6 +327,7 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error)
 	}
 	copy(buf, data)
 	m.commit(n, len(data))
+	m.parts[m.cur].objs[m.pos-1].enc = flags
 	return len(data), nil
 }
 
@@ -347,13 +359,6 @@ func (m *MemoryMedium) commit(n, stored int) {
 	o := m.append(KindBlock, stored)
 	o.logical = n
 	p.data = p.data[:end]
-}
-
-func growBuf(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	return make([]byte, n)
 }
 
 // WriteMark implements Medium.

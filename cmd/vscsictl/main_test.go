@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -381,6 +382,14 @@ func TestDumpShowsCompression(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	key, err := tape.NewKey(bytes.Repeat([]byte{9}, tape.KeySize), []byte{1, 2}, []byte("TAPE01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("SECRET-PLAINTEXT-SECRET-PLAINTEXT")
+	if _, err := m.WriteBlock(bytes.NewReader(secret), len(secret), tape.Encoding{Compress: true, Key: key}); err != nil {
+		t.Fatal(err)
+	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,12 +398,22 @@ func TestDumpShowsCompression(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"encoding":"compressed"`) || strings.Contains(lines[1], "encoding") ||
+	if len(lines) != 3 || !strings.Contains(lines[0], `"encoding":"compressed"`) || strings.Contains(lines[1], "encoding") ||
 		!strings.Contains(lines[1], `"stored":65536`) || !strings.Contains(lines[0], `"length":65536`) {
 		t.Errorf("dump --json:\n%s", out)
 	}
+	// The encrypted block: its KAD and a good CRC without the key, never
+	// its data.
+	if len(lines) == 3 && (!strings.Contains(lines[2], `"encoding":"encrypted"`) || !strings.Contains(lines[2], `"akad":"0102"`) ||
+		!strings.Contains(lines[2], `"ukad":"`+hex.EncodeToString([]byte("TAPE01"))+`"`) || !strings.Contains(lines[2], `"crc":"ok"`)) {
+		t.Errorf("encrypted block: %s", lines[2])
+	}
+	if strings.Contains(out, "SECRET") {
+		t.Error("dump shows the plaintext")
+	}
 	out, _, err = vsctl(t, "media", "inspect", "--dir", dir, "--barcode", "Z1")
-	if err != nil || !strings.Contains(out, "format version 2") || !strings.Contains(out, "  stored    128 KiB of data in 64 KiB (1 of 2 blocks compressed, ratio 2.00:1)") {
+	if err != nil || !strings.Contains(out, "format version 2") || !strings.Contains(out, "  stored    128 KiB of data in 64.1 KiB (1 of 3 blocks compressed, ratio 2.00:1)") ||
+		!strings.Contains(out, "  encrypted 1 of 3 blocks") {
 		t.Errorf("inspect: %v\n%s", err, out)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ type inspectPartition struct {
 	// written, less where they were compressed).
 	StoredBytes uint64 `json:"stored_bytes"`
 	Compressed  uint64 `json:"compressed_blocks"`
+	Encrypted   uint64 `json:"encrypted_blocks"`
 }
 
 type inspectOutput struct {
@@ -97,6 +99,9 @@ func walkFiles(m *cartridge.Image, ip *inspectPartition) error {
 			if rec.Compressed {
 				ip.Compressed++
 			}
+			if rec.Encrypted {
+				ip.Encrypted++
+			}
 		case tape.KindSetmark:
 			cur.Setmarks++
 		case tape.KindFilemark:
@@ -145,6 +150,9 @@ func printInspect(w io.Writer, out inspectOutput, maxFiles int) error {
 		pr.printf("  used      %s (%d bytes, %.1f%%)\n", formatSize(p.Used), p.Used, pct)
 		pr.printf("  objects   %d: %d blocks (%s of data), %d filemarks, %d setmarks\n",
 			p.Objects, p.Blocks, formatSize(int64(p.BlockBytes)), p.Filemarks, p.Setmarks)
+		if p.Encrypted > 0 {
+			pr.printf("  encrypted %d of %d blocks (their data is ciphertext; the key is not on the cartridge)\n", p.Encrypted, p.Blocks)
+		}
 		if p.Compressed > 0 {
 			pr.printf("  stored    %s of data in %s (%d of %d blocks compressed, ratio %.2f:1)\n",
 				formatSize(int64(p.BlockBytes)), formatSize(int64(p.StoredBytes)), p.Compressed, p.Blocks,
@@ -226,7 +234,9 @@ type dumpLine struct {
 	Kind      string `json:"kind"`
 	Length    int    `json:"length"`
 	Stored    int    `json:"stored"`             // data bytes in the image
-	Encoding  string `json:"encoding,omitempty"` // "compressed", or empty: stored as written
+	Encoding  string `json:"encoding,omitempty"` // "compressed", "encrypted", "compressed+encrypted", or empty: stored as written
+	AKAD      string `json:"akad,omitempty"`     // an encrypted block's authenticated key-associated data, hex
+	UKAD      string `json:"ukad,omitempty"`     // its unauthenticated key-associated data, hex
 	Offset    int64  `json:"offset"`
 	CRC       string `json:"crc,omitempty"` // "ok" or the error, blocks only
 }
@@ -256,7 +266,7 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 	enc := json.NewEncoder(w)
 	pr := &printer{w: w}
 	if !*asJSON {
-		pr.printf("%4s %10s %8s %6s %-8s %9s %9s %-10s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "STORED", "ENCODING", "OFFSET", "CRC")
+		pr.printf("%4s %10s %8s %6s %-8s %9s %9s %-10s %14s %s\n", "PART", "OBJECT", "FILE", "SET", "KIND", "LENGTH", "STORED", "ENCODING", "OFFSET", "CRC [KAD]")
 	}
 	bad := 0
 	for _, p := range parts {
@@ -275,13 +285,18 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 				Partition: p, Object: rec.Object, File: rec.File, Set: rec.Set, Kind: kindName(rec.Kind),
 				Length: rec.Len, Stored: rec.Stored, Offset: rec.Offset,
 			}
-			if rec.Compressed {
-				l.Encoding = "compressed"
+			l.Encoding = encodingName(rec)
+			if rec.Encrypted {
+				akad, ukad, err := r.KAD()
+				if err != nil {
+					return fmt.Errorf("partition %d object %d: %w", p, rec.Object, err)
+				}
+				l.AKAD, l.UKAD = hex.EncodeToString(akad), hex.EncodeToString(ukad)
 			}
 			if rec.Kind == tape.KindBlock {
+				// The stored bytes against their CRC: no key needed.
 				l.CRC = "ok"
-				// Reading the whole block makes the image check its CRC.
-				if _, err := io.Copy(io.Discard, r); err != nil {
+				if err := r.Verify(); err != nil {
 					l.CRC = err.Error()
 					bad++
 				}
@@ -299,6 +314,9 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 				if encoding == "" {
 					encoding = "-"
 				}
+				if l.AKAD != "" || l.UKAD != "" {
+					crc += fmt.Sprintf(" [a-kad %s u-kad %s]", orDash(l.AKAD), orDash(l.UKAD))
+				}
 				pr.printf("%4d %10d %8d %6d %-8s %9d %9d %-10s %14d %s\n", l.Partition, l.Object, l.File, l.Set, l.Kind, l.Length, l.Stored, encoding, l.Offset, crc)
 			}
 		}
@@ -310,6 +328,26 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%d blocks do not match their checksum", bad)
 	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// encodingName names how a block is stored ("" when as written).
+func encodingName(rec *cartridge.Record) string {
+	switch {
+	case rec.Compressed && rec.Encrypted:
+		return "compressed+encrypted"
+	case rec.Compressed:
+		return "compressed"
+	case rec.Encrypted:
+		return "encrypted"
+	}
+	return ""
 }
 
 func kindName(k tape.Kind) string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/vscsid/vscsid/tape"
 )
 
 // On-disk layout. FORMAT.md is the byte-exact description; the constants
@@ -26,9 +28,12 @@ const (
 	recHeaderSize = 64
 	recMagic      = 0x43455256 // "VREC" as little-endian bytes
 	recCRCOff     = 60
-	// encPrefixSize is the encoding prefix at the start of an encoded
-	// record's data: the logical length (format version 2).
-	encPrefixSize = 4
+	// encPrefixSize is the least an encoded record's data starts with:
+	// the logical length (tape.PrefixSize; format version 2).
+	encPrefixSize = tape.PrefixSize
+	// maxDataLen is the longest record data: a block of MaxBlockLen
+	// encoded with the most overhead.
+	maxDataLen = MaxBlockLen + tape.MaxEncodingOverhead
 
 	// MaxBlockLen is the largest block the image stores: the largest
 	// transfer length of a variable-block READ/WRITE(6) (SSC-5 7.2, 24-bit
@@ -44,12 +49,10 @@ const (
 	recEOD      uint8 = 4 // end-of-data marker: not an object, ends the chain
 )
 
-// Record encodings (header byte 6, format version 2): how a block's data
-// is stored. A block with any of them starts with the encoding prefix.
-const (
-	encCompressed = 1 << 0 // S2 block (tape.Compress)
-	knownEnc      = encCompressed
-)
+// Record encodings (header byte 6, format version 2) are the tape
+// package's encoding flags (tape.EncCompressed, tape.EncEncrypted): an
+// encoded block's data is tape.Codec's, prefix first.
+const knownEnc = tape.EncKnown
 
 // Superblock flags.
 const (
@@ -135,7 +138,7 @@ func (h *recHeader) parse(b []byte) error {
 	h.dataCRC = le.Uint32(b[56:])
 	switch h.typ {
 	case recBlock:
-		if h.length == 0 || h.length > MaxBlockLen {
+		if h.length == 0 || h.length > maxDataLen || h.enc == 0 && h.length > MaxBlockLen {
 			return errBadHeader
 		}
 		h.logical = h.length
@@ -156,7 +159,7 @@ func (h *recHeader) parse(b []byte) error {
 	default:
 		return errBadHeader
 	}
-	if h.prevLen != 0 && (h.prevLen < recHeaderSize || h.prevLen > recHeaderSize+MaxBlockLen) {
+	if h.prevLen != 0 && (h.prevLen < recHeaderSize || h.prevLen > recHeaderSize+maxDataLen) {
 		return errBadHeader
 	}
 	return nil

@@ -46,9 +46,11 @@ type Image struct {
 	rbufOK  bool   // rbuf holds the verified data of the block at cur
 	crc     uint32 // running CRC of a large block's data, for reads in order
 	crcNext int64  // data offset the running CRC has reached
-	ebuf    []byte // stored bytes of an encoded block (read and write)
-	dbuf    []byte // decoded data of an encoded block
-	dbufOK  bool   // dbuf holds the decoded data of the block at cur
+	codec   tape.Codec
+	key     *tape.Key // decrypts encrypted blocks (SetKey)
+	ebuf    []byte    // stored data of an encoded block being read
+	dbuf    []byte    // its decoded data (the codec's buffer)
+	dbufOK  bool      // dbuf holds the decoded data of the block at cur
 
 	dirty    bool // records written since the last fdatasync
 	sbDirty  bool // superblock fields changed since the last superblock write

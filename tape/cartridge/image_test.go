@@ -1007,3 +1007,77 @@ func TestFormatVersion(t *testing.T) {
 		t.Errorf("version 3 image: %v", err)
 	}
 }
+
+// TestEncryptedRecords: an encrypted block is ciphertext in the file (a
+// marker written in it is nowhere in the image), reads back with its key,
+// fails with ErrNoKey and ErrWrongKey otherwise, survives a reopen, and a
+// plain block after it reads without a key.
+func TestEncryptedRecords(t *testing.T) {
+	m, _ := newCart(t, Options{Capacity: 8 << 20})
+	key, err := tape.NewKey(bytes.Repeat([]byte{0x11}, tape.KeySize), []byte("A1"), []byte("TAPE01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := []byte("VSCSID-PLAINTEXT-MARKER-0123456789")
+	block := bytes.Repeat(marker, 1000) // compresses too
+	for _, enc := range []tape.Encoding{{Key: key}, {Key: key, Compress: true}} {
+		if _, err := m.WriteBlock(bytes.NewReader(block), len(block), enc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.WriteBlock(bytes.NewReader(marker), len(marker), tape.Encoding{}); err != nil {
+		t.Fatal(err)
+	}
+	m = reopen(t, m)
+	raw, err := os.ReadFile(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(raw, marker); n != 1 { // only the plain block
+		t.Errorf("the marker is %d times in the image, want once (the plain block)", n)
+	}
+	for i, wantEnc := range []uint8{tape.EncEncrypted, tape.EncEncrypted | tape.EncCompressed} {
+		if err := m.Locate(0, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+		o, err := m.Peek()
+		if err != nil || o.Len != len(block) || o.Encoding != wantEnc {
+			t.Fatalf("block %d: %+v %v", i, o, err)
+		}
+		m.SetKey(nil)
+		if _, err := m.ReadAt(make([]byte, 10), 0); !errors.Is(err, tape.ErrNoKey) {
+			t.Errorf("block %d without a key: %v", i, err)
+		}
+		other, _ := tape.NewKey(bytes.Repeat([]byte{0x22}, tape.KeySize), []byte("A1"), nil)
+		m.SetKey(other)
+		if _, err := m.ReadAt(make([]byte, 10), 0); !errors.Is(err, tape.ErrWrongKey) {
+			t.Errorf("block %d with another key: %v", i, err)
+		}
+		m.SetKey(key)
+		if got, err := readBlock(m, len(block)); err != nil || !bytes.Equal(got, block) {
+			t.Errorf("block %d with its key: %v", i, err)
+		}
+	}
+	m.SetKey(nil)
+	if err := m.Locate(0, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readBlock(m, len(marker)); err != nil || !bytes.Equal(got, marker) {
+		t.Errorf("plain block without a key: %q %v", got, err)
+	}
+	// Without the key a record reader still checks every record's CRC.
+	r := m.Records(0)
+	for i := range 3 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Verify(); err != nil {
+			t.Errorf("record %d: Verify without a key: %v", i, err)
+		}
+	}
+	m.SetKey(key)
+	recs, _, err := walk(t, m, 0)
+	if !errors.Is(err, io.EOF) || len(recs) != 3 || !recs[0].Encrypted || recs[0].Compressed || !recs[1].Encrypted || !recs[1].Compressed || recs[2].Encrypted {
+		t.Errorf("records: %v %+v", err, recs)
+	}
+}

@@ -74,7 +74,7 @@ func (m *Image) Peek() (tape.Object, error) {
 	if err != nil {
 		return tape.Object{}, err
 	}
-	return tape.Object{Kind: kindOf(h.typ), Len: int(h.logical), Stored: int(h.length)}, nil
+	return tape.Object{Kind: kindOf(h.typ), Len: int(h.logical), Stored: int(h.length), Encoding: h.enc}, nil
 }
 
 // ReadAt reads data of the block at the current position; off is relative
@@ -166,9 +166,9 @@ func (m *Image) ReadAt(b []byte, off int64) (int, error) {
 const rbufSize = 1 << 20
 
 // readEncoded is ReadAt for an encoded block: the first call reads the
-// stored record, checks its CRC and decodes it into m.dbuf; the calls
-// after it copy from there. Both buffers grow to the largest block read
-// and are kept.
+// stored data, checks its CRC and decodes it (tape.Codec: decompress,
+// decrypt with the key SetKey gave); the calls after it copy from there.
+// The buffers grow to the largest block read and are kept.
 func (m *Image) readEncoded(h *recHeader, b []byte, off int64) (int, error) {
 	logical := int64(h.logical)
 	if off >= logical {
@@ -176,7 +176,9 @@ func (m *Image) readEncoded(h *recHeader, b []byte, off int64) (int, error) {
 	}
 	if !m.dbufOK {
 		stored := int(h.length)
-		m.ebuf = grow(m.ebuf, stored)
+		if cap(m.ebuf) < stored {
+			m.ebuf = make([]byte, stored)
+		}
 		src := m.ebuf[:stored]
 		if err := m.pread(src, m.parts[m.part].start+m.cur.off+recHeaderSize); err != nil {
 			return 0, err
@@ -184,11 +186,14 @@ func (m *Image) readEncoded(h *recHeader, b []byte, off int64) (int, error) {
 		if crc32.Checksum(src, castagnoli) != h.dataCRC {
 			return 0, m.dataCorrupt()
 		}
-		m.dbuf = grow(m.dbuf, int(logical))
-		if err := tape.Decompress(m.dbuf[:logical], src[encPrefixSize:]); err != nil {
-			return 0, corrupt("partition %d object %d: %v", m.part, m.cur.obj, err)
+		dec, err := m.codec.Decode(src, h.enc, m.key)
+		switch {
+		case errors.Is(err, tape.ErrNoKey) || errors.Is(err, tape.ErrWrongKey):
+			return 0, err
+		case err != nil || len(dec) != int(logical):
+			return 0, corrupt("partition %d object %d: encoded block does not decode: %v", m.part, m.cur.obj, err)
 		}
-		m.dbufOK = true
+		m.dbuf, m.dbufOK = dec, true
 	}
 	n := copy(b, m.dbuf[off:logical])
 	if n < len(b) {
@@ -197,13 +202,10 @@ func (m *Image) readEncoded(h *recHeader, b []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// grow returns b with room for n bytes: b itself when it has, else a new
-// buffer (the old contents are not kept).
-func grow(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:cap(b)]
-	}
-	return make([]byte, n)
+// SetKey implements tape.Medium: the key encrypted blocks are read with.
+func (m *Image) SetKey(k *tape.Key) {
+	m.key = k
+	m.dbufOK = false
 }
 
 // pread fills b from the file at off; a file that ends first is corrupt.
@@ -269,7 +271,7 @@ func (m *Image) Prev() (tape.Object, error) {
 	p.idx.note(h.obj, off, h.typ == recFilemark)
 	m.setPos(m.part, pos{off: off, obj: h.obj, file: h.file, set: h.set, prevID: h.prev, prevLen: h.prevLen})
 	m.hdr, m.hdrOK = h, true
-	return tape.Object{Kind: kindOf(h.typ), Len: int(h.logical), Stored: int(h.length)}, nil
+	return tape.Object{Kind: kindOf(h.typ), Len: int(h.logical), Stored: int(h.length), Encoding: h.enc}, nil
 }
 
 func b2u(b bool) uint64 {

@@ -14,9 +14,10 @@ type Record struct {
 	Kind tape.Kind // tape.KindBlock, tape.KindFilemark or tape.KindSetmark
 	Len  int       // data bytes of a block (as written by the host); 0 for a mark
 	// Stored is the data bytes the block takes in the image: Len, or less
-	// when it is Compressed.
+	// when it is Compressed, a little more when it is only Encrypted.
 	Stored     int
 	Compressed bool
+	Encrypted  bool
 	// Offset is the file offset of the record's header in the image.
 	Offset int64
 }
@@ -101,7 +102,8 @@ func (r *RecordReader) advance() error {
 		return io.EOF
 	}
 	r.rec = &Record{
-		Position: m.Pos(), Kind: o.Kind, Len: o.Len, Stored: o.Stored, Compressed: m.hdr.enc&encCompressed != 0,
+		Position: m.Pos(), Kind: o.Kind, Len: o.Len, Stored: o.Stored,
+		Compressed: o.Encoding&tape.EncCompressed != 0, Encrypted: o.Encoding&tape.EncEncrypted != 0,
 		Offset: m.parts[m.part].start + m.cur.off,
 	}
 	r.off, r.readErr = 0, nil
@@ -136,6 +138,52 @@ func (r *RecordReader) Read(b []byte) (int, error) {
 		r.readErr = err
 	}
 	return n, err
+}
+
+// Verify checks the current record's stored data against its checksum
+// without decoding it: it needs no key for an encrypted block. A mismatch
+// is an error matching tape.ErrCorrupt.
+func (r *RecordReader) Verify() error {
+	if r.rec == nil || r.rec.Kind != tape.KindBlock {
+		return nil
+	}
+	m := r.m
+	h, err := m.header()
+	if err != nil {
+		return err
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, 256<<10)
+	}
+	ok, err := m.checkData(m.parts[m.part].start+m.cur.off+recHeaderSize, h, r.buf)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return m.dataCorrupt()
+	}
+	return nil
+}
+
+// KAD returns the key-associated data stored with the current record
+// when it is encrypted (nil otherwise): what the host gave with the key,
+// never the key or the data.
+func (r *RecordReader) KAD() (akad, ukad []byte, err error) {
+	if r.rec == nil || !r.rec.Encrypted {
+		return nil, nil, nil
+	}
+	m := r.m
+	h, err := m.header()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := min(int(h.length), tape.MaxPrefixSize)
+	b := make([]byte, n)
+	if err := m.pread(b, m.parts[m.part].start+m.cur.off+recHeaderSize); err != nil {
+		return nil, nil, err
+	}
+	a, u := tape.BlockKAD(b, h.enc)
+	return a, u, nil
 }
 
 // WriteTo writes the rest of the current record's data to w, reading it in

@@ -1,7 +1,6 @@
 package cartridge
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -16,30 +15,30 @@ func (m *Image) WriteBlock(r io.Reader, n int, enc tape.Encoding) (stored int, e
 	if n <= 0 || n > MaxBlockLen {
 		return 0, fmt.Errorf("cartridge: block length %d out of range 1..%d", n, MaxBlockLen)
 	}
-	if enc.Compress {
-		return m.writeCompressed(r, n)
+	if enc.Compress || enc.Key != nil {
+		return m.writeEncoded(r, n, enc)
 	}
 	return n, m.write(recBlock, r, n)
 }
 
-// writeCompressed reads the block behind room for a record header and
-// compresses it into m.ebuf behind room for the header and the encoding
-// prefix. A block that does not get smaller is written as it is. The
-// first encoded record makes the image format version 2 (superblock
-// written before it).
-func (m *Image) writeCompressed(r io.Reader, n int) (int, error) {
+// writeEncoded reads the block behind room for a record header and
+// encodes it (tape.Codec) behind room for another. A block the codec
+// leaves as it is (compression that would not make it smaller) is
+// written as it is. The first encoded record makes the image format
+// version 2 (superblock written before it).
+func (m *Image) writeEncoded(r io.Reader, n int, enc tape.Encoding) (int, error) {
 	if err := m.checkWritable(); err != nil {
 		return 0, err
 	}
-	m.wbuf = grow(m.wbuf, max(wbufSize, recHeaderSize+n))
+	if cap(m.wbuf) < max(wbufSize, recHeaderSize+n) {
+		m.wbuf = make([]byte, max(wbufSize, recHeaderSize+n))
+	}
 	plain := m.wbuf[:recHeaderSize+n]
 	if _, err := io.ReadFull(r, plain[recHeaderSize:]); err != nil {
 		return 0, fmt.Errorf("cartridge: read block data: %w", err)
 	}
-	head := recHeaderSize + encPrefixSize
-	m.ebuf = grow(m.ebuf, head+tape.CompressBound(n))
-	out, ok := tape.Compress(m.ebuf[head:], plain[recHeaderSize:])
-	if !ok || len(out)+encPrefixSize >= n {
+	rec, flags := m.codec.Encode(recHeaderSize, plain[recHeaderSize:], enc)
+	if flags == 0 {
 		return n, m.writeRecord(recBlock, 0, plain)
 	}
 	if m.sb.version < 2 {
@@ -49,9 +48,7 @@ func (m *Image) writeCompressed(r io.Reader, n int) (int, error) {
 			return 0, err
 		}
 	}
-	rec := m.ebuf[:head+len(out)]
-	binary.LittleEndian.PutUint32(rec[recHeaderSize:], uint32(n))
-	return len(rec) - recHeaderSize, m.writeRecord(recBlock, encCompressed, rec)
+	return len(rec) - recHeaderSize, m.writeRecord(recBlock, flags, rec)
 }
 
 // WriteMark writes a filemark or a setmark at the current position,
