@@ -64,6 +64,10 @@ type Drive struct {
 	buf []byte // parameter data scratch (Data-In built here, reused)
 
 	st driveStats
+	// table is the command table of the model: driveCommands, or
+	// plainDriveCommands without encryption.
+	table *scsi.Table[*Drive]
+	crypt cryptState // data encryption parameters (encryption.go)
 	// logBase is the byte counters as of the load or the last LOG SELECT
 	// reset: the log pages count from there.
 	logBase byteCounts
@@ -217,7 +221,11 @@ func (d *Drive) initSPC() {
 	}
 	d.spc.VPD = []scsi.VPDPage{{Code: 0xb0, Append: d.appendVPDB0}}
 	d.spc.Modes = d.modePages()
-	d.spc.Commands = driveCommands.Commands()
+	d.table = driveCommands
+	if !d.pers.Encryption {
+		d.table = plainDriveCommands
+	}
+	d.spc.Commands = d.table.Commands()
 	d.spc.SelfTests.Reported = true // LOG SENSE page 10h
 	if d.pers.IBM {
 		d.spc.Diagnostics = []scsi.DiagnosticPage{{Code: diagIBM, Send: d.sendIBMDiagnostic}}
@@ -253,14 +261,15 @@ func (d *Drive) CommandName(op scsi.OpCode) string { return driveCommands.Name(o
 
 // Commands is the drive's command table, the same for every drive: the
 // names, classes and IMMED bits fault rules read, known before a drive is
-// built.
+// built (a model without encryption serves it without SECURITY PROTOCOL
+// IN and OUT).
 func Commands() *scsi.Table[*Drive] { return driveCommands }
 
 // HandleCommand implements target.Handler: the command through the
 // drive's command table, serialised with the operator methods.
 func (d *Drive) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Response {
 	d.mu.Lock()
-	r := driveCommands.Serve(d, &d.spc, cmd)
+	r := d.table.Serve(d, &d.spc, cmd)
 	d.mu.Unlock()
 	return r
 }
@@ -323,6 +332,7 @@ func (d *Drive) Reset() {
 	defer d.mu.Unlock()
 	d.spc.UA.Add(scsi.PowerOnResetOrBusDeviceReset)
 	d.mode = defaultModes(&d.pers, d.cfg)
+	d.clearKey() // a reset loses the data encryption parameters
 	d.applySenseFormat()
 	d.prevent = false
 	d.log.Info("logical unit reset")
@@ -365,6 +375,7 @@ func (d *Drive) Load(barcode string) error {
 		return fmt.Errorf("vtape %s: load %s: rewind: %w", d.name, barcode, err)
 	}
 	d.med, d.ra, d.info, d.barcode = m, m, info, barcode
+	m.SetKey(d.crypt.readKey())
 	d.state = stateReady
 	d.faulted, d.vcrDone = false, false
 	d.mode.pending = nil
@@ -404,8 +415,12 @@ func (d *Drive) Unload() error {
 	return d.eject()
 }
 
-// eject closes the medium and empties the drive.
+// eject closes the medium and empties the drive; with CKOD set the key
+// goes too.
 func (d *Drive) eject() error {
+	if d.crypt.ckod {
+		d.clearKey()
+	}
 	m, barcode := d.med, d.barcode
 	d.med, d.ra, d.info, d.barcode = nil, nil, MediumInfo{}, ""
 	d.state = stateEmpty

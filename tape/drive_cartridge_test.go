@@ -3,7 +3,12 @@ package tape_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -143,4 +148,68 @@ func attrCDB(op byte, part byte, first uint16, n uint32) []byte {
 	binary.BigEndian.PutUint16(c[8:], first)
 	binary.BigEndian.PutUint32(c[10:], n)
 	return c
+}
+
+// TestEncryptedCartridgeAcrossDrives: a block written encrypted on an
+// image is ciphertext in the file; the key is in no file of the media
+// directory (image, drive state); a new drive on the cartridge (as after a
+// daemon restart) cannot read it (DATA PROTECT 74/01) until it is given
+// the key, and the status page's VCELB says the cartridge holds encrypted
+// blocks.
+func TestEncryptedCartridgeAcrossDrives(t *testing.T) {
+	d, cfg, lib := cartridgeDrive(t, "ENC001", cartridge.Options{Capacity: 16 << 20})
+	for range 2 {
+		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
+	}
+	key := bytes.Repeat([]byte{0x3c, 0xc3}, 16)
+	page := []byte{0x00, 0x10, 0x00, 0x30, 0x40, 0x00, 0x02, 0x02, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x20}
+	page = append(page, key...)
+	spout := []byte{0xb5, 0x20, 0x00, 0x10, 0, 0, 0, 0, 0, byte(len(page)), 0, 0}
+	good(t, d, spout, page, 0)
+	marker := bytes.Repeat([]byte("ENCRYPTED-BLOCK-MARKER "), 400)
+	good(t, d, []byte{0x0a, 0, byte(len(marker) >> 16), byte(len(marker) >> 8), byte(len(marker)), 0}, marker, 0)
+	good(t, d, []byte{0x10, 0, 0, 0, 1, 0}, nil, 0)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(lib.Dir(), func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, marker[:40]) {
+			t.Errorf("%s holds the plaintext", path)
+		}
+		if bytes.Contains(b, key) || bytes.Contains(b, []byte(hex.EncodeToString(key))) || bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(key)[:20])) {
+			t.Errorf("%s holds the key", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d2, err := tape.New("tape1", cfg, lib, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = d2.Close() }()
+	for range 2 {
+		run(t, d2, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
+	}
+	des := good(t, d2, []byte{0xa2, 0x20, 0x00, 0x20, 0, 0, 0, 0, 0x10, 0, 0, 0}, nil, 4096)
+	if des[5] != 0 || des[6] != 0 || des[12]&0x08 == 0 {
+		t.Errorf("new drive: status page % x, want modes 0/0 and VCELB", des[:16])
+	}
+	r, _ := run(t, d2, []byte{0x08, 0, 0, 0x40, 0x00, 0}, nil, 16384)
+	if r.Status != scsi.StatusCheckCondition || r.Sense.Key != scsi.DataProtect || r.Sense.ASC != scsi.UnableToDecryptData {
+		t.Fatalf("read on a new drive: %v %+v, want DATA PROTECT 74/01", r.Status, r.Sense)
+	}
+	good(t, d2, spout, page, 0)
+	if got := good(t, d2, []byte{0x08, 0, byte(len(marker) >> 16), byte(len(marker) >> 8), byte(len(marker)), 0}, nil, len(marker)); !bytes.Equal(got, marker) {
+		t.Fatal("the block reads back different with the key")
+	}
 }

@@ -72,9 +72,19 @@ var driveCommands = scsi.NewTable(scsi.SSC, scsi.Readiness[*Drive]{Closed: (*Dri
 		Desc: scsi.Usage(byte(scsi.Space16), 0x0f, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04).WithMedium().WithClass(scsi.ClassPosition).WithTimeout(3600).WithExtent(sscExtent)},
 	{Respond: (*Drive).locate16,
 		Desc: scsi.Usage(byte(scsi.Locate16), 0x3b, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0x04).WithMedium().WithClass(scsi.ClassPosition).WithImmed(1, 0x01).WithTimeout(3600)},
+	{Respond: (*Drive).securityProtocolIn,
+		Desc: scsi.Usage(byte(scsi.SecurityProtocolIn), 0xff, 0xff, 0xff, 0x80, 0, 0xff, 0xff, 0xff, 0xff, 0, 0x04)},
+	{Respond: (*Drive).securityProtocolOut,
+		Desc: scsi.Usage(byte(scsi.SecurityProtocolOut), 0xff, 0xff, 0xff, 0x80, 0, 0xff, 0xff, 0xff, 0xff, 0, 0x04)},
 	{Respond: (*Drive).reportSupportedOpCodes,
 		Desc: scsi.Usage(byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04).WithSA(scsi.SAReportSupportedOpCodes)},
 }...)
+
+// plainDriveCommands is the table of a model without encryption: no
+// SECURITY PROTOCOL IN/OUT (INVALID COMMAND OPERATION CODE, as on a DAT72).
+var plainDriveCommands = driveCommands.Select(func(d *scsi.Desc) bool {
+	return d.OpCode != scsi.SecurityProtocolIn && d.OpCode != scsi.SecurityProtocolOut
+})
 
 // testUnitReady is TEST UNIT READY: GOOD once the checks Serve makes
 // (medium) have passed.

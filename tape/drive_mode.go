@@ -46,7 +46,7 @@ func (d *Drive) modePages() scsi.ModePages {
 		SelectBlockDescriptor: d.selectBlockDescriptor,
 	}
 	if d.pers.IBM {
-		pages.Pages = append(pages.Pages, scsi.ModePage{Code: pageReadWriteControl, Append: appendReadWriteControlPage})
+		pages.Pages = append(pages.Pages, scsi.ModePage{Code: pageReadWriteControl, Append: d.appendReadWriteControlPage})
 	}
 	return pages
 }

@@ -309,11 +309,26 @@ func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
 
 // appendReadWriteControlPage is IBM's read/write control page (25h, page
 // length 1Eh; IBM models only). LTFS reads it at every mount for the
-// encryption state of the drive and the cartridge (byte 20 bits 1..0
-// encryption state, byte 24 bit 0 medium encrypted, byte 27 the key
-// management method); this drive does not encrypt, so they are all 0: not
-// encrypted, off, no method. Not changeable.
-func appendReadWriteControlPage(b []byte, _ scsi.PageControl) []byte {
+// encryption state of the drive and the cartridge: byte 20 bits 1..0 the
+// drive's encryption state (1: on), byte 24 bit 0 the cartridge holds
+// encrypted data, byte 27 the key management method (50h: application
+// managed, the only one this drive has, which LTFS's IBM backends require
+// before they set a key). Not changeable.
+func (d *Drive) appendReadWriteControlPage(b []byte, pc scsi.PageControl) []byte {
 	b = append(b, pageReadWriteControl, readWriteControlLen)
-	return extendZero(b, readWriteControlLen)
+	b = extendZero(b, readWriteControlLen)
+	if pc != scsi.PCCurrent && pc != scsi.PCDefault || !d.pers.Encryption {
+		return b
+	}
+	p := b[len(b)-readWriteControlLen-2:]
+	p[27] = 0x50
+	if pc == scsi.PCCurrent {
+		if d.crypt.encMode == encEncrypt {
+			p[20] = 0x01
+		}
+		if d.state != stateEmpty && d.med.Info().Encrypted {
+			p[24] = 0x01
+		}
+	}
+	return b
 }

@@ -75,6 +75,9 @@ func (d *Drive) readVariable(cmd *scsi.Command, want int, sili bool) scsi.Respon
 		}
 		switch obj.Kind {
 		case KindBlock:
+			if s, ok := d.readCheck(obj); !ok {
+				return check(s)
+			}
 			// With LBP_R the block is followed by its protection
 			// information, as far as the transfer has room.
 			pi := d.mode.lbp.extra(false)
@@ -136,6 +139,9 @@ func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
 		}
 		switch obj.Kind {
 		case KindBlock:
+			if s, ok := d.readCheck(obj); !ok {
+				return check(s)
+			}
 			if obj.Len != bs {
 				if err := d.med.Next(); err != nil {
 					return d.fault(err, dirRead)
@@ -232,7 +238,7 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 			}
 			return check(lbpWriteSense(residue))
 		}
-		stored, err := d.med.WriteBlock(cmd.Data, size, Encoding{Compress: d.mode.compression})
+		stored, err := d.med.WriteBlock(cmd.Data, size, Encoding{Compress: d.mode.compression, Key: d.crypt.writeKey()})
 		if err != nil {
 			d.notePos()
 			d.noteUsed()

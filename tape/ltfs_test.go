@@ -137,7 +137,10 @@ func TestLTFSDataProtectionPage(t *testing.T) {
 func TestLTFSReadWriteControlPage(t *testing.T) {
 	h := newHarness(t, "personality=lto8")
 	in := h.ok(cdb(0x5a, 0, 0x25, 0, 0, 0, 0, 0, 48, 0), nil, 48)
-	wantBytes(t, "page 25h", in, hexBytes("002e 88 10 0000 0008 5e000000 00000000 25 1e"+strings.Repeat("00", 30)))
+	// Byte 27: application-managed encryption (50h), which LTFS's IBM
+	// backends require before they set a key; encryption off, and the
+	// cartridge holds no encrypted data.
+	wantBytes(t, "page 25h", in, hexBytes("002e 88 10 0000 0008 5e000000 00000000 25 1e"+strings.Repeat("00", 25)+"50"+strings.Repeat("00", 4)))
 	// Not changeable: the page as sensed is accepted back, a change is not.
 	list := slices.Clone(in)
 	list[0], list[1] = 0, 0

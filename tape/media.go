@@ -47,12 +47,16 @@ type Position struct {
 // MediumInfo describes a cartridge.
 type MediumInfo struct {
 	Barcode        string
-	Density        uint8   // density code (from the personality's table)
-	WriteProtected bool    // the cartridge's write-protect tab
-	WORM           bool    // write once: no overwrite of existing data
-	Partitions     int     // 1..4
-	Capacity       []int64 // per partition, bytes
-	EarlyWarning   []int64 // per partition: early warning starts this many bytes before Capacity
+	Density        uint8 // density code (from the personality's table)
+	WriteProtected bool  // the cartridge's write-protect tab
+	WORM           bool  // write once: no overwrite of existing data
+	// Encrypted: encrypted blocks have been written to the cartridge
+	// since it was formatted (SSC's VCELB: a host sees it and looks for
+	// a key).
+	Encrypted    bool
+	Partitions   int     // 1..4
+	Capacity     []int64 // per partition, bytes
+	EarlyWarning []int64 // per partition: early warning starts this many bytes before Capacity
 }
 
 // Errors a Medium returns (as they are or wrapped). Each is a *scsi.Error
@@ -99,6 +103,9 @@ type Medium interface {
 	// none; ReadAt then fails on them with ErrNoKey, and with
 	// ErrWrongKey when they do not decrypt with the key).
 	SetKey(k *Key)
+	// KAD returns the key-associated data stored with the encrypted block
+	// at the current position (nil for another object).
+	KAD() (akad, ukad []byte, err error)
 	// Next moves past the object at the current position. At end of data it
 	// returns ErrEndOfData and does not move.
 	Next() error

@@ -167,6 +167,20 @@ func (o *memObj) object() Object {
 	return Object{Kind: o.kind, Len: o.logical, Stored: o.n, Encoding: o.enc}
 }
 
+// KAD implements Medium.
+func (m *MemoryMedium) KAD() (akad, ukad []byte, err error) {
+	if !m.open {
+		return nil, nil, errMemoryClosed
+	}
+	p := &m.parts[m.cur]
+	if m.pos >= len(p.objs) {
+		return nil, nil, nil
+	}
+	o := &p.objs[m.pos]
+	akad, ukad = BlockKAD(p.data[o.off:o.off+int64(o.n)], o.enc)
+	return akad, ukad, nil
+}
+
 // SetKey implements Medium.
 func (m *MemoryMedium) SetKey(k *Key) {
 	m.key = k
@@ -328,6 +342,9 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error)
 	copy(buf, data)
 	m.commit(n, len(data))
 	m.parts[m.cur].objs[m.pos-1].enc = flags
+	if flags&EncEncrypted != 0 {
+		m.info.Encrypted = true
+	}
 	return len(data), nil
 }
 
@@ -424,7 +441,7 @@ func (m *MemoryMedium) Format(sizes []int64) error {
 	for i, c := range capacity {
 		ew[i] = min(m.ew, c/2)
 	}
-	m.info.Capacity, m.info.EarlyWarning, m.info.Partitions = capacity, ew, len(sizes)
+	m.info.Capacity, m.info.EarlyWarning, m.info.Partitions, m.info.Encrypted = capacity, ew, len(sizes), false
 	m.parts = make([]memPart, len(sizes))
 	m.cur, m.pos, m.decAt = 0, 0, 0
 	return nil

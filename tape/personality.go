@@ -71,6 +71,9 @@ type Personality struct {
 	// the model implements: Reed-Solomon CRC from LTO-5, CRC32C too from
 	// LTO-7 (the generations LTFS picks them by); 0 = none.
 	LBP uint8
+	// Encryption: the model encrypts (SECURITY PROTOCOL IN/OUT, tape data
+	// encryption, AES-256-GCM), as LTO-4 and later drives do.
+	Encryption bool
 	// IBM: the model has the IBM LTO vendor interfaces LTFS's IBM backend
 	// uses: diagnostic page 80h (forced dump, read back with READ BUFFER),
 	// the cartridge type as the mode header's medium type, mode page 25h
@@ -176,7 +179,7 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	return Personality{
 		Name: name, Vendor: vendor, Product: product, Revision: rev, Note: note,
 		MaxBlockSize: maxBlock, Densities: ltoTable(gen),
-		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM", LBP: lbp,
+		MaxPartitions: parts, WORM: true, IBM: vendor == "IBM", LBP: lbp, Encryption: true,
 	}
 }
 
@@ -186,7 +189,7 @@ var personalities = []Personality{
 		Name: "generic", Vendor: "VSCSI", Product: "VTAPE", Revision: "0100",
 		Note:         "variable blocks; LBP: RS-CRC, CRC32C",
 		MaxBlockSize: maxBlock24, Densities: []Density{densityGeneric},
-		MaxPartitions: 4, WORM: true, LBP: lbpMaskRS | lbpMaskCRC32C,
+		MaxPartitions: 4, WORM: true, LBP: lbpMaskRS | lbpMaskCRC32C, Encryption: true,
 	},
 	ltoPersonality("lto5", "IBM", "ULT3580-TD5", "Q3F0", 5),
 	ltoPersonality("lto6", "IBM", "ULT3580-TD6", "Q3F0", 6),

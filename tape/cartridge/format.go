@@ -58,7 +58,8 @@ const knownEnc = tape.EncKnown
 const (
 	flagWriteProtected = 1 << 0
 	flagWORM           = 1 << 1
-	knownFlags         = flagWriteProtected | flagWORM
+	flagEncrypted      = 1 << 2 // version 2: encrypted blocks written since the format
+	knownFlags         = flagWriteProtected | flagWORM | flagEncrypted
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -324,6 +324,7 @@ func (m *Image) buildInfo() {
 		Density:        m.sb.density,
 		WriteProtected: m.writeProtected(),
 		WORM:           m.sb.flags&flagWORM != 0,
+		Encrypted:      m.sb.flags&flagEncrypted != 0,
 		Partitions:     len(m.parts),
 		Capacity:       make([]int64, len(m.parts)),
 		EarlyWarning:   make([]int64, len(m.parts)),

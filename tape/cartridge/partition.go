@@ -35,8 +35,11 @@ func (m *Image) Format(sizes []int64) error {
 	// reached (they link to the old BOP ids), so cutting the file after it
 	// is only about space.
 	m.sb.formatCount++
+	flags := m.sb.flags
+	m.sb.flags &^= flagEncrypted
 	if err := m.writeSuperblock(entries); err != nil {
 		m.sb.formatCount--
+		m.sb.flags = flags
 		return err
 	}
 	m.sb.parts = entries

@@ -202,6 +202,21 @@ func (m *Image) readEncoded(h *recHeader, b []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// KAD implements tape.Medium: the key-associated data of the encrypted
+// block at the current position.
+func (m *Image) KAD() (akad, ukad []byte, err error) {
+	o, err := m.Peek()
+	if err != nil || o.Kind != tape.KindBlock || o.Encoding&tape.EncEncrypted == 0 {
+		return nil, nil, err
+	}
+	b := make([]byte, min(o.Stored, tape.MaxPrefixSize))
+	if err := m.pread(b, m.parts[m.part].start+m.cur.off+recHeaderSize); err != nil {
+		return nil, nil, err
+	}
+	akad, ukad = tape.BlockKAD(b, o.Encoding)
+	return akad, ukad, nil
+}
+
 // SetKey implements tape.Medium: the key encrypted blocks are read with.
 func (m *Image) SetKey(k *tape.Key) {
 	m.key = k

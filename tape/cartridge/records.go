@@ -172,18 +172,7 @@ func (r *RecordReader) KAD() (akad, ukad []byte, err error) {
 	if r.rec == nil || !r.rec.Encrypted {
 		return nil, nil, nil
 	}
-	m := r.m
-	h, err := m.header()
-	if err != nil {
-		return nil, nil, err
-	}
-	n := min(int(h.length), tape.MaxPrefixSize)
-	b := make([]byte, n)
-	if err := m.pread(b, m.parts[m.part].start+m.cur.off+recHeaderSize); err != nil {
-		return nil, nil, err
-	}
-	a, u := tape.BlockKAD(b, h.enc)
-	return a, u, nil
+	return r.m.KAD()
 }
 
 // WriteTo writes the rest of the current record's data to w, reading it in

@@ -41,12 +41,18 @@ func (m *Image) writeEncoded(r io.Reader, n int, enc tape.Encoding) (int, error)
 	if flags == 0 {
 		return n, m.writeRecord(recBlock, 0, plain)
 	}
-	if m.sb.version < 2 {
+	// Version 2, and the encrypted flag, reach the superblock before the
+	// first record that needs them.
+	if sb := m.sb; sb.version < 2 || flags&tape.EncEncrypted != 0 && sb.flags&flagEncrypted == 0 {
 		m.sb.version = 2
+		if flags&tape.EncEncrypted != 0 {
+			m.sb.flags |= flagEncrypted
+		}
 		if err := m.persistSuperblock(); err != nil {
-			m.sb.version = 1
+			m.sb.version, m.sb.flags = sb.version, sb.flags
 			return 0, err
 		}
+		m.info.Encrypted = m.sb.flags&flagEncrypted != 0
 	}
 	return len(rec) - recHeaderSize, m.writeRecord(recBlock, flags, rec)
 }
