@@ -1,6 +1,7 @@
 package tape
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -84,6 +85,7 @@ func fuzzCartridge(tb testing.TB, cfg Config, write func(*harness)) *MemoryMediu
 func fuzzDrive(t *testing.T, cfg Config, cart *MemoryMedium) *Drive {
 	t.Helper()
 	m := *cart
+	m.codec, m.key, m.dec, m.decAt, m.plain = Codec{}, nil, nil, 0, nil
 	m.info.Capacity = slices.Clone(m.info.Capacity)
 	m.info.EarlyWarning = slices.Clone(m.info.EarlyWarning)
 	m.parts = make([]memPart, len(cart.parts))
@@ -177,5 +179,40 @@ func FuzzLBP(f *testing.F) {
 		defer func() { _ = d.Close() }()
 		setup(&harness{t: t, d: d}, 1+method%2)
 		fuzzCommands(t, d, [][]byte{c, c, readPos(0)}, out, inLen)
+	})
+}
+
+// FuzzEncryption sends an arbitrary Set Data Encryption page (SECURITY
+// PROTOCOL OUT), then an arbitrary command, the next block encryption
+// status page and a READ, to an LTO-6 drive whose cartridge holds
+// encrypted blocks (with KAD), a filemark and a plain block: nothing
+// panics, and every answer is GOOD or CHECK CONDITION with sense that
+// fits.
+func FuzzEncryption(f *testing.F) {
+	on := sdePage(0x40, 0x40, 2, 2, 1, keyA, kad(0x00, 0x00, "Hello world!"))
+	f.Add(on, []byte{0x08, 0, 0, 0x10, 0, 0}, []byte{}, uint16(4096))
+	f.Add(sdePage(0x40, 0, 2, 3, 1, keyA, kad(0x01, 0, "ABC123456789")), spinCDB(0x20, 0x0020, 8192), []byte{}, uint16(8192))
+	f.Add(sdePage(0x40, 0, 0, 0, 0, make([]byte, 32)), spinCDB(0x20, 0x0010, 4), []byte{}, uint16(4))
+	f.Add(sdePage(0x40, 0x04, 0, 2, 1, keyB), []byte{0x0a, 0, 0, 0, 100, 0}, make([]byte, 100), uint16(0))
+	f.Add([]byte{0, 0x10, 0xff, 0xff}, spinCDB(0x00, 0x0000, 100), []byte{}, uint16(100))
+	cfg, err := ParseConfig("memory=1;barcode=FUZZ03;capacity=1M;early_warning=64K;personality=lto6;min_block=1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cart := fuzzCartridge(f, cfg, func(h *harness) {
+		h.ok(spoutCDB(len(on)), on, 0)
+		h.ok(write6(false, 100), bytes.Repeat([]byte{1}, 100), 0)
+		h.ok(write6(false, 1024), bytes.Repeat([]byte("fuzz"), 256), 0)
+		h.ok(weof(1), nil, 0)
+		off := sdePage(0x40, 0, 0, 0, 0, nil)
+		h.ok(spoutCDB(len(off)), off, 0)
+		h.ok(write6(false, 10), make([]byte, 10), 0)
+	})
+	f.Fuzz(func(t *testing.T, page, c, out []byte, inLen uint16) {
+		d := fuzzDrive(t, cfg, cart)
+		defer func() { _ = d.Close() }()
+		fuzzCommands(t, d, [][]byte{spoutCDB(len(page))}, page, 0)
+		fuzzCommands(t, d, [][]byte{c, spinCDB(0x20, 0x0021, 4096)}, out, inLen)
+		fuzzCommands(t, d, [][]byte{cdb(0x08, 0, 0, 0x10, 0, 0), spinCDB(0x20, 0x0020, 4096)}, nil, 4096)
 	})
 }
