@@ -222,6 +222,8 @@ func collectTape(ch chan<- prometheus.Metric, name string, t tape.Stats) {
 	counter(ch, descTapeData, float64(t.WrittenBytes), name, dirWrite)
 	counter(ch, descTapeMedium, float64(t.MediumReadBytes), name, dirRead)
 	counter(ch, descTapeMedium, float64(t.MediumWrittenBytes), name, dirWrite)
+	counter(ch, descTapeEncrypted, float64(t.DecryptedBytes), name, dirRead)
+	counter(ch, descTapeEncrypted, float64(t.EncryptedBytes), name, dirWrite)
 	counter(ch, descCleanings, float64(t.Cleanings), name)
 	gauge(ch, descCleanNow, b2f(t.CleanNow), name)
 	counter(ch, descTapeEvents, float64(t.ILIEvents), name, eventILI)

@@ -175,6 +175,7 @@ func fixture() []target.DeviceStatus {
 			Object: 12, File: 2, UsedBytes: 1 << 20, CapacityBytes: 12e12,
 			FilemarksWritten: 2, Cleanings: 3, CleanNow: true, ILIEvents: 1, FilemarkEvents: 1, EODEvents: 1,
 			ReadBytes: 3 << 20, WrittenBytes: 4 << 20, MediumReadBytes: 1 << 20, MediumWrittenBytes: 2 << 20,
+			DecryptedBytes: 1 << 20, EncryptedBytes: 2 << 20,
 		}},
 		st: fault.Stats{Delays: hist(delayBounds, 0, nil)},
 	})

@@ -187,6 +187,8 @@ var (
 		"Data bytes of READ and WRITE commands, by direction (read: to the initiator; write: from it): the logical blocks.", lDevice, lDirection)
 	descTapeMedium = desc(subTape, "medium_bytes_total",
 		"Data bytes READ took from the medium and WRITE put on it, by direction, after compression: vscsi_tape_data_bytes_total over this is the compression ratio.", lDevice, lDirection)
+	descTapeEncrypted = desc(subTape, "encrypted_bytes_total",
+		"Data bytes of READ and WRITE commands, by direction, that were encrypted on the medium (read: decrypted for the initiator; write: encrypted with the key the host set).", lDevice, lDirection)
 	descCleanings = desc(subTape, "cleanings_total",
 		"Cleanings done by a cleaning cartridge (barcode CLN...).", lDevice)
 	descCleanNow = desc(subTape, "cleaning_requested",
@@ -235,7 +237,7 @@ var allDescs = []*prometheus.Desc{
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,
-	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descTapeData, descTapeMedium, descCleanings, descCleanNow, descTapeEvents,
+	descFile, descObject, descFilemarksWritten, descEarlyWarnings, descTapeData, descTapeMedium, descTapeEncrypted, descCleanings, descCleanNow, descTapeEvents,
 	descChangerMoves, descChangerMoveSeconds, descChangerElements, descChangerFull, descChangerImports, descChangerExports,
 	descFaultMatched, descFaultInjected, descFaultDelay, descFaultClamped, descFaultHeld,
 	descFaultInterrupted,

@@ -161,4 +161,22 @@ func TestZeroAllocs(t *testing.T) {
 	if n != 0 {
 		t.Errorf("READ(6) with ILI and filemark: %v allocs", n)
 	}
+
+	// Encrypted (and compressed: DCE is on) writes and reads.
+	h := &harness{t: t, d: d}
+	p := sdePage(0x40, 0, 2, 2, 1, keyA)
+	h.ok(spoutCDB(len(p)), p, 0)
+	s.run(s.rewind)
+	s.inTape = 0
+	s.fill(t)
+	if n := testing.AllocsPerRun(200, func() { s.write(t) }); n != 0 {
+		t.Errorf("encrypted WRITE(6): %v allocs per command", n)
+	}
+	s.fill(t)
+	if n := testing.AllocsPerRun(100, func() { s.read(t) }); n != 0 {
+		t.Errorf("encrypted READ(6): %v allocs per command", n)
+	}
+	if d.Stats().EncryptedBytes == 0 || d.Stats().DecryptedBytes == 0 {
+		t.Error("nothing was encrypted")
+	}
 }

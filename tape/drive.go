@@ -94,6 +94,7 @@ type driveStats struct {
 	// counters, which the log pages show since the load (logBase).
 	readBytes, writtenBytes   atomic.Uint64
 	mediumRead, mediumWritten atomic.Uint64
+	decrypted, encrypted      atomic.Uint64 // logical bytes of encrypted blocks read and written
 	cleanings                 atomic.Uint64
 	cleanNow                  atomic.Bool // TapeAlert flag 20 is set
 	mu                        sync.Mutex  // barcode and loadTime change on load/unload only
@@ -126,6 +127,9 @@ type Stats struct {
 	// compression ratio).
 	ReadBytes, WrittenBytes             uint64
 	MediumReadBytes, MediumWrittenBytes uint64
+	// DecryptedBytes and EncryptedBytes are the part of ReadBytes and
+	// WrittenBytes that was encrypted on the medium.
+	DecryptedBytes, EncryptedBytes uint64
 }
 
 // New returns a drive named name (the device name, used for the default
@@ -493,6 +497,8 @@ func (d *Drive) Stats() Stats {
 		WrittenBytes:       s.writtenBytes.Load(),
 		MediumReadBytes:    s.mediumRead.Load(),
 		MediumWrittenBytes: s.mediumWritten.Load(),
+		DecryptedBytes:     s.decrypted.Load(),
+		EncryptedBytes:     s.encrypted.Load(),
 	}
 	s.mu.Lock()
 	out.Barcode, out.LoadTime = s.barcode, s.loadTime

@@ -89,6 +89,9 @@ func (d *Drive) readVariable(cmd *scsi.Command, want int, sili bool) scsi.Respon
 				if err != nil {
 					return d.fault(err, dirRead)
 				}
+				if obj.Encoding&EncEncrypted != 0 {
+					d.st.decrypted.Add(uint64(w))
+				}
 			}
 			d.st.mediumRead.Add(uint64(obj.Stored))
 			if pi > 0 && want > obj.Len {
@@ -155,6 +158,9 @@ func (d *Drive) readFixed(cmd *scsi.Command, count int) scsi.Response {
 			if err != nil {
 				return d.fault(err, dirRead)
 			}
+			if obj.Encoding&EncEncrypted != 0 {
+				d.st.decrypted.Add(uint64(w))
+			}
 			d.st.mediumRead.Add(uint64(obj.Stored))
 			if pi := d.mode.lbp.extra(false); pi > 0 {
 				d.lbpAppend(cmd.Data, at, bs, pi)
@@ -220,6 +226,7 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 	}
 	// With LBP_W every block is followed by its protection information.
 	pi := d.mode.lbp.extra(true)
+	enc := Encoding{Compress: d.mode.compression, Key: d.crypt.writeKey()}
 	size, count := x.length-pi, 1
 	if x.fixed {
 		size, count = int(d.mode.blockSize), x.length
@@ -238,7 +245,7 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 			}
 			return check(lbpWriteSense(residue))
 		}
-		stored, err := d.med.WriteBlock(cmd.Data, size, Encoding{Compress: d.mode.compression, Key: d.crypt.writeKey()})
+		stored, err := d.med.WriteBlock(cmd.Data, size, enc)
 		if err != nil {
 			d.notePos()
 			d.noteUsed()
@@ -253,6 +260,9 @@ func (d *Drive) write(cmd *scsi.Command, x xfer) scsi.Response {
 		}
 		d.st.writtenBytes.Add(uint64(size))
 		d.st.mediumWritten.Add(uint64(stored))
+		if enc.Key != nil {
+			d.st.encrypted.Add(uint64(size))
+		}
 		cmd.Data.Discard(pi)
 	}
 	d.notePos()

@@ -160,6 +160,13 @@ func TestEncryptionRoundTrip(t *testing.T) {
 			t.Fatalf("block %d reads back different", i)
 		}
 	}
+	var sum uint64
+	for _, b := range blocks {
+		sum += uint64(len(b))
+	}
+	if st := h.d.Stats(); st.EncryptedBytes != sum || st.DecryptedBytes != sum {
+		t.Errorf("stats: %d bytes encrypted, %d decrypted, want %d each", st.EncryptedBytes, st.DecryptedBytes, sum)
+	}
 	if p := nbes(); p[12]&0x0f != 2 {
 		t.Errorf("next block at a filemark: status %d, want 2", p[12]&0x0f)
 	}

@@ -73,6 +73,7 @@ const chunk = 2048 // 512 MiB
 func streamData() []struct {
 	name, cfg string
 	block     []byte
+	encrypt   bool
 } {
 	r := rand.NewChaCha8([32]byte{9})
 	var dict [256][8]byte
@@ -88,21 +89,38 @@ func streamData() []struct {
 	return []struct {
 		name, cfg string
 		block     []byte
+		encrypt   bool
 	}{
-		{"dce-off", ";compression=0", random},
-		{"compressible", "", text},
-		{"random", "", random},
+		{"dce-off", ";compression=0", random, false},
+		{"compressible", "", text, false},
+		{"random", "", random, false},
+		{"compressible-encrypted", "", text, true},
+		{"random-encrypted", "", random, true},
+	}
+}
+
+// encrypt sets an AES-256 key on the drive (SECURITY PROTOCOL OUT, Set
+// Data Encryption: encrypt, decrypt), as stenc does.
+func encrypt(b *testing.B, k *targettest.Kernel) {
+	page := []byte{0x00, 0x10, 0x00, 0x30, 0x40, 0x00, 0x02, 0x02, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x20}
+	page = append(page, make([]byte, 32)...)
+	spout := []byte{0xb5, 0x20, 0x00, 0x10, 0, 0, 0, 0, 0, byte(len(page)), 0, 0}
+	if c := k.Submit(spout, targettest.DataOut(page)); c.Status != scsi.StatusGood {
+		b.Fatalf("set data encryption: status %v sense % x", c.Status, c.Sense)
 	}
 }
 
 func BenchmarkStreamWrite256K(b *testing.B) {
 	for _, sd := range streamData() {
-		b.Run(sd.name, func(b *testing.B) { benchStreamWrite(b, sd.cfg, sd.block) })
+		b.Run(sd.name, func(b *testing.B) { benchStreamWrite(b, sd.cfg, sd.block, sd.encrypt) })
 	}
 }
 
-func benchStreamWrite(b *testing.B, cfg string, block []byte) {
+func benchStreamWrite(b *testing.B, cfg string, block []byte, enc bool) {
 	k := streamDrive(b, cfg)
+	if enc {
+		encrypt(b, k)
+	}
 	b.SetBytes(streamBlock)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -120,12 +138,15 @@ func benchStreamWrite(b *testing.B, cfg string, block []byte) {
 
 func BenchmarkStreamRead256K(b *testing.B) {
 	for _, sd := range streamData() {
-		b.Run(sd.name, func(b *testing.B) { benchStreamRead(b, sd.cfg, sd.block) })
+		b.Run(sd.name, func(b *testing.B) { benchStreamRead(b, sd.cfg, sd.block, sd.encrypt) })
 	}
 }
 
-func benchStreamRead(b *testing.B, cfg string, block []byte) {
+func benchStreamRead(b *testing.B, cfg string, block []byte, enc bool) {
 	k := streamDrive(b, cfg)
+	if enc {
+		encrypt(b, k)
+	}
 	if bad, err := k.Pump(write256K, targettest.DataOut(block), chunk); bad != 0 || err != nil {
 		b.Fatalf("%d bad writes, %v", bad, err)
 	}
