@@ -57,6 +57,8 @@ require wait_for ed0-ready 20 "$MT -f $T0 status | grep -q ONLINE"
 check stenc-status stenc -f "$T0"
 expect_match stenc-status-shows-encryption '[Ee]ncrypt' "$OUT"
 status_off=$OUT
+# stenc 2.x prints the capabilities page: the algorithm, KAD, raw mode.
+[ $STENC = 1 ] || expect_match stenc-shows-capabilities 'AES-256-GCM-128' "$OUT"
 check stenc-on stenc -f "$T0" $ON -a 1 -k "$KEY"
 check stenc-status-on stenc -f "$T0"
 # The status after setting the key is not the one before (its wording

@@ -223,7 +223,7 @@ func plan(o options) ([]*part, error) {
 	add(&part{name: o.suite + "-powercut", cmd: []string{"deploy/vm/powercut", "--suite", o.suite, "--no-build", "--cuts", strconv.Itoa(o.cuts)},
 		after: []string{build}, slots: 1, est: 40 * (o.cuts + 1)})
 	if o.newest != "" {
-		for _, sc := range []string{"smoke", "disk", "tape", "attach"} {
+		for _, sc := range []string{"smoke", "disk", "tape", "attach", "encryption"} {
 			i := slices.IndexFunc(scen, func(s scenario) bool { return s.name == sc })
 			if i < 0 {
 				return nil, fmt.Errorf("the newest kernel's scenario %s is not a regression scenario", sc)
@@ -344,7 +344,7 @@ func regressionScenarios(dir string) ([]scenario, error) {
 // order only (an unknown scenario counts a minute).
 var estimates = map[string]int{
 	"smoke": 12, "attach": 20, "ctl": 17, "disk": 35, "faults": 37, "kill9": 130,
-	"library": 90, "reclaim": 13, "tape": 140, "metrics": 35,
+	"library": 90, "reclaim": 13, "tape": 140, "metrics": 35, "compression": 40, "encryption": 30,
 }
 
 // scenarioMeta reads the "# vm-KEY: value" lines of a scenario's header.
