@@ -70,6 +70,21 @@ func cartridgeDrive(t *testing.T, barcode string, o cartridge.Options) (*tape.Dr
 	return d, cfg, lib
 }
 
+// secondDrive is a new drive of cfg on lib (as after a daemon restart),
+// loaded with cfg's cartridge, its unit attentions consumed.
+func secondDrive(t *testing.T, cfg tape.Config, lib *cartridge.Library) *tape.Drive {
+	t.Helper()
+	d, err := tape.New("tape1", cfg, lib, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	for range 2 {
+		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0) // UA 29/00, 28/00
+	}
+	return d
+}
+
 func TestDriveOnCartridgeImage(t *testing.T) {
 	d, cfg, lib := cartridgeDrive(t, "TAPE01", cartridge.Options{Capacity: 64 << 20, EarlyWarning: 1 << 20})
 	for range 2 {
@@ -118,14 +133,7 @@ func TestDriveOnCartridgeImage(t *testing.T) {
 
 	// A new drive loads the cartridge again: partitions, data and MAM
 	// persisted in the image.
-	d2, err := tape.New("tape1", cfg, lib, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = d2.Close() }()
-	for range 2 {
-		run(t, d2, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
-	}
+	d2 := secondDrive(t, cfg, lib)
 	good(t, d2, locate, nil, 0)
 	if data := good(t, d2, []byte{0x08, 0, 0, 0x00, 0x10, 0}, nil, 16); string(data) != "index partition!" {
 		t.Fatalf("partition 1 after reload: %q", data)
@@ -192,14 +200,7 @@ func TestEncryptedCartridgeAcrossDrives(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d2, err := tape.New("tape1", cfg, lib, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = d2.Close() }()
-	for range 2 {
-		run(t, d2, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
-	}
+	d2 := secondDrive(t, cfg, lib)
 	des := good(t, d2, []byte{0xa2, 0x20, 0x00, 0x20, 0, 0, 0, 0, 0x10, 0, 0, 0}, nil, 4096)
 	if des[5] != 0 || des[6] != 0 || des[12]&0x08 == 0 {
 		t.Errorf("new drive: status page % x, want modes 0/0 and VCELB", des[:16])

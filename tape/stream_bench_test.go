@@ -112,52 +112,42 @@ func encrypt(b *testing.B, k *targettest.Kernel) {
 
 func BenchmarkStreamWrite256K(b *testing.B) {
 	for _, sd := range streamData() {
-		b.Run(sd.name, func(b *testing.B) { benchStreamWrite(b, sd.cfg, sd.block, sd.encrypt) })
-	}
-}
-
-func benchStreamWrite(b *testing.B, cfg string, block []byte, enc bool) {
-	k := streamDrive(b, cfg)
-	if enc {
-		encrypt(b, k)
-	}
-	b.SetBytes(streamBlock)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for done := 0; done < b.N; {
-		n := min(chunk, b.N-done)
-		if bad, err := k.Pump(write256K, targettest.DataOut(block), n); bad != 0 || err != nil {
-			b.Fatalf("%d bad writes, %v", bad, err)
-		}
-		done += n
-		b.StopTimer()
-		submitGood(b, k, rewind)
-		b.StartTimer()
+		b.Run(sd.name, func(b *testing.B) {
+			k := streamDrive(b, sd.cfg)
+			if sd.encrypt {
+				encrypt(b, k)
+			}
+			pumpChunks(b, k, write256K, targettest.DataOut(sd.block))
+		})
 	}
 }
 
 func BenchmarkStreamRead256K(b *testing.B) {
 	for _, sd := range streamData() {
-		b.Run(sd.name, func(b *testing.B) { benchStreamRead(b, sd.cfg, sd.block, sd.encrypt) })
+		b.Run(sd.name, func(b *testing.B) {
+			k := streamDrive(b, sd.cfg)
+			if sd.encrypt {
+				encrypt(b, k)
+			}
+			if bad, err := k.Pump(write256K, targettest.DataOut(sd.block), chunk); bad != 0 || err != nil {
+				b.Fatalf("%d bad writes, %v", bad, err)
+			}
+			submitGood(b, k, rewind)
+			pumpChunks(b, k, read256K, targettest.DataIn(streamBlock))
+		})
 	}
 }
 
-func benchStreamRead(b *testing.B, cfg string, block []byte, enc bool) {
-	k := streamDrive(b, cfg)
-	if enc {
-		encrypt(b, k)
-	}
-	if bad, err := k.Pump(write256K, targettest.DataOut(block), chunk); bad != 0 || err != nil {
-		b.Fatalf("%d bad writes, %v", bad, err)
-	}
-	submitGood(b, k, rewind)
+// pumpChunks is the timed loop: b.N commands cdb with data through the
+// ring, a rewind (not timed) every chunk of them.
+func pumpChunks(b *testing.B, k *targettest.Kernel, cdb []byte, data targettest.Data) {
 	b.SetBytes(streamBlock)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(chunk, b.N-done)
-		if bad, err := k.Pump(read256K, targettest.DataIn(streamBlock), n); bad != 0 || err != nil {
-			b.Fatalf("%d bad reads, %v", bad, err)
+		if bad, err := k.Pump(cdb, data, n); bad != 0 || err != nil {
+			b.Fatalf("% x: %d bad commands, %v", cdb, bad, err)
 		}
 		done += n
 		b.StopTimer()
