@@ -78,7 +78,7 @@ func fuzzImageInput(file []byte) []byte {
 }
 
 // fuzzSeedImages returns a few small real images: one partition with
-// blocks (compressed ones too) and marks, two partitions with attributes,
+// blocks (compressed and encrypted ones too) and marks, two partitions with attributes,
 // and a torn tail.
 func fuzzSeedImages(t testing.TB) [][]byte {
 	var out [][]byte
@@ -90,6 +90,17 @@ func fuzzSeedImages(t testing.TB) [][]byte {
 		t.Fatal(err)
 	}
 	mustPut(t, m, g.block(50)) // after the sync point
+	// An encrypted block (with KAD) and a compressed encrypted one.
+	key, err := tape.NewKey(bytes.Repeat([]byte{0x42}, tape.KeySize), []byte("AK"), []byte("UKAD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []tape.Encoding{{Key: key}, {Key: key, Compress: true}} {
+		data := bytes.Repeat([]byte("encrypted fuzz seed "), 10)
+		if _, err := m.WriteBlock(bytes.NewReader(data), len(data), enc); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b, _ := os.ReadFile(m.path)
 	out = append(out, b, b[:len(b)-20])
 
