@@ -30,7 +30,7 @@ data rate:
               token bucket without model=, the drive's native rate with it
   burst       SIZE: token bucket depth (default 10ms of rate, at least 4KiB)
 tape drive model (model= sets them all; the keys after it override):
-  model       dds, lto5, lto6, lto7, lto8, lto9, custom (all zero)
+  model       dds, lto5, lto6, lto7, lto8, lto9, lto10, custom (all zero)
   buffer      SIZE: drive buffer; writes complete once buffered, reads are
               read ahead into it while the tape streams
   overhead    DURATION every tape command costs
@@ -98,6 +98,7 @@ var tapeModels = map[string]Timing{
 	"lto7":   ltoModel("lto7", 300e6, 1<<30, 60e9),
 	"lto8":   ltoModel("lto8", 360e6, 1<<30, 120e9),
 	"lto9":   ltoModel("lto9", 400e6, 1<<30, 180e9),
+	"lto10":  ltoModel("lto10", 400e6, 1<<30, 300e9),
 	"custom": {Model: "custom"},
 }
 
@@ -151,7 +152,7 @@ func ParseTiming(s string) (Timing, error) {
 	if m, ok := kv["model"]; ok {
 		preset, known := tapeModels[m]
 		if !known {
-			return Timing{}, fmt.Errorf("model=%s: unknown model (want dds, lto5, lto6, lto7, lto8, lto9 or custom)", m)
+			return Timing{}, fmt.Errorf("model=%s: unknown model (want dds, lto5, lto6, lto7, lto8, lto9, lto10 or custom)", m)
 		}
 		t = preset
 	}

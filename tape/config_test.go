@@ -205,7 +205,7 @@ func TestPersonalities(t *testing.T) {
 // revisions its IBM backend requires, as LTFS's IBM backend expects.
 var ltfsDrives = []struct{ vendor, product, minRev string }{
 	{"IBM", "ULT3580-TD5", "B170"}, {"IBM", "ULT3580-TD6", ""}, {"IBM", "ULT3580-TD7", ""},
-	{"IBM", "ULT3580-TD8", "HB81"}, {"IBM", "ULT3580-TD9", ""},
+	{"IBM", "ULT3580-TD8", "HB81"}, {"IBM", "ULT3580-TD9", ""}, {"IBM", "ULT3580-TDA", ""},
 	{"HP", "Ultrium 5-SCSI", ""}, {"HP", "Ultrium 6-SCSI", ""}, {"HP", "Ultrium 7-SCSI", ""},
 	{"HPE", "Ultrium 8-SCSI", ""}, {"HPE", "Ultrium 9-SCSI", ""},
 }

@@ -64,6 +64,7 @@ func TestLTFSCartridgeType(t *testing.T) {
 		{"personality=lto6", "68 10 0000 0008 5a"},
 		{"personality=lto6;worm=1", "6c 10 0000 0008 5a"},
 		{"personality=lto8", "88 10 0000 0008 5e"},
+		{"personality=lto10", "a8 10 0000 0008 62"},
 		{"personality=hp-lto6", "00 10 0000 0008 5a"},
 	} {
 		h := newHarness(t, tt.cfg)
@@ -77,6 +78,12 @@ func TestLTFSCartridgeType(t *testing.T) {
 	h.d.spc.Modes.MediumType = h.d.mediumType()
 	in := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)
 	wantBytes(t, "lto7 with an LTO-5 cartridge", in[2:9], hexBytes("58 90 0000 0008 58"))
+	// An LTO-10 drive with the 40 TB cartridge (density 63h).
+	h10 := newHarness(t, "personality=lto10")
+	h10.d.info.Density = 0x63
+	h10.d.spc.Modes.MediumType = h10.d.mediumType()
+	in = h10.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)
+	wantBytes(t, "lto10 with the 40 TB cartridge", in[2:9], hexBytes("a9 10 0000 0008 63"))
 	// Without a cartridge: 00h.
 	h.ok(cdb(0x1b, 0, 0, 0, 0, 0), nil, 0)
 	in = h.ok(cdb(0x5a, 0x08, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)

@@ -118,6 +118,17 @@ var (
 	densityLTO9 = Density{Code: 0x60, Name: "U-932", Description: "Ultrium 9/32T", Organization: "LTO-CVE",
 		BitsPerMM: 21456, Width: 127, Tracks: 8960, CapacityMB: 18000000,
 		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035, CartridgeType: 0x98}
+	// LTO-10: two cartridges, 30 TB and the 40 TB one, each with its own
+	// density code and cartridge type (LTFS's TC_DC_LTO10/LTOP10 and
+	// TC_MP_LTO10D/LTOP10D_CART); bits per mm and tracks as the IBM LTO
+	// SCSI reference gives them. The medium length is not published:
+	// 0, "not reported".
+	densityLTO10 = Density{Code: 0x62, Name: "U1032A", Description: "Ultrium 10/32T", Organization: "LTO-CVE",
+		BitsPerMM: 21657, Width: 127, Tracks: 15104, CapacityMB: 30000000,
+		MediumName: "LTO10Dat", MediumDesc: "Ultrium 10 Data Tape", CartridgeType: 0xa8}
+	densityLTO10P = Density{Code: 0x63, Name: "U1032P", Description: "Ultrium 10P/32T", Organization: "LTO-CVE",
+		BitsPerMM: 22441, Width: 127, Tracks: 15104, CapacityMB: 40000000,
+		MediumName: "LTO10PDt", MediumDesc: "Ultrium 10 40TB Tape", CartridgeType: 0xa9}
 )
 
 // DDS densities (3.81 mm helical scan: bits per mm does not apply).
@@ -140,8 +151,12 @@ var densityGeneric = Density{Code: 0x80, Name: "VTAPE", Description: "vscsid vir
 
 // ltoTable returns the density table of an LTO generation-n drive: LTO-5
 // to LTO-7 read two generations back and write one back; LTO-8 and LTO-9
-// read and write one generation back.
+// read and write one generation back; LTO-10 reads and writes its own two
+// cartridges only (no LTO-9), the 30 TB one its default.
 func ltoTable(n int) []Density {
+	if n == 10 {
+		return []Density{withWritable(densityLTO10P), withWritable(densityLTO10)}
+	}
 	all := []Density{densityLTO3, densityLTO4, densityLTO5, densityLTO6, densityLTO7, densityLTO8, densityLTO9}
 	own := n - 3 // index of generation n
 	var t []Density
@@ -196,6 +211,9 @@ var personalities = []Personality{
 	ltoPersonality("lto7", "IBM", "ULT3580-TD7", "Q3F0", 7),
 	ltoPersonality("lto8", "IBM", "ULT3580-TD8", "Q3F0", 8),
 	ltoPersonality("lto9", "IBM", "ULT3580-TD9", "Q3F0", 9),
+	// IBM calls LTO-10 "generation A": its product ID is ULT3580-TDA, which
+	// LTFS's supported-drive table matches (ULT3580-TD10 would not).
+	ltoPersonality("lto10", "IBM", "ULT3580-TDA", "Q3F0", 10),
 	ltoPersonality("hp-lto5", "HP", "Ultrium 5-SCSI", "Z6ED", 5),
 	ltoPersonality("hp-lto6", "HP", "Ultrium 6-SCSI", "Z6ED", 6),
 	ltoPersonality("hp-lto7", "HP", "Ultrium 7-SCSI", "Z6ED", 7),

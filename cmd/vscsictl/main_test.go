@@ -327,13 +327,13 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 	var d densityFlag
-	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "0x42": 0x42, "88": 88, "010": 10} {
+	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "lto10": 0x62, "lto10p": 0x63, "0x42": 0x42, "88": 88, "010": 10} {
 		if err := d.Set(in); err != nil || uint8(d) != want {
 			t.Errorf("density %q: %#x %v", in, uint8(d), err)
 		}
 	}
-	if err := d.Set("lto10"); err == nil {
-		t.Error("lto10 accepted")
+	if err := d.Set("lto11"); err == nil {
+		t.Error("lto11 accepted")
 	}
 	var p partitionsFlag
 	if err := p.Set("1GiB,0"); err != nil || len(p) != 2 || p[0] != 1<<30 || p[1] != 0 {

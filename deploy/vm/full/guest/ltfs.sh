@@ -54,6 +54,9 @@ ltfs_scenario() {
 	local p=$1 n=$2 dev=ltfs-$1 wwn gen bc sg ok
 	wwn=$(printf 'naa.5001405000b%05x' "$n")
 	gen=${p##*lto}
+	# The LTO media id: L5..L9, and LA for LTO-10 (IBM's "generation A";
+	# LTFS's IBM backend wants an L in the seventh place).
+	[ "$gen" != 10 ] || gen=A
 	bc=$(printf 'LTFS%02dL%s' "$n" "$gen")
 	note "LTFS on $p: drive $dev, cartridge $bc, target $wwn"
 	ok=
