@@ -43,7 +43,7 @@ func TestParseConfig(t *testing.T) {
 	bad := []struct{ in, msg string }{
 		{"", "media: required"},
 		{"media=/m;slots=0", "slots"},
-		{"media=/m;slots=4097", "slots"},
+		{"media=/m;slots=61441", "slots"},
 		{"media=/m;mailslots=241", "mailslots"},
 		{"media=/m;drives=a+b+c+d+e+f+g+h+i+j+k+l+m+n+o+p", "room for 15"},
 		{"media=/m;drives=tape0+tape0", "given twice"},

@@ -92,7 +92,7 @@ var personalities = []Personality{
 	{
 		Name: "generic", Vendor: "VSCSI", Product: "VLIBRARY", Revision: "0100",
 		Transport: 0x0000, Drive: 0x0001, Mail: 0x0010, Storage: 0x1000,
-		MaxDrives: 15, MaxMail: 240, MaxStorage: 4096, Slots: 20, MailSlots: 4,
+		MaxDrives: 15, MaxMail: 240, MaxStorage: 0x10000 - 0x1000, Slots: 20, MailSlots: 4,
 		DVCID: DVCIDSerial, SerialLen: 32,
 		Note: "vscsid's own",
 	},
