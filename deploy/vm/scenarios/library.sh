@@ -257,7 +257,7 @@ wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 # expired (flag 22). Its import/export station opened with OPEN/CLOSE
 # IMPORT/EXPORT ELEMENT is out of the robot's reach until closed (28/01).
 MODELS=/tmp/vmtest/models
-mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700"
+mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big"
 check cln-create "$CTL" media create --dir "$MODELS/l700" --barcode CLN001L1 --capacity 4MiB
 cat >/etc/vscsid/models.yaml <<EOF
 cmd_time_out: 30
@@ -286,14 +286,20 @@ devices:
   - name: l700
     type: vlibrary
     config: "personality=stk-l700;media=$MODELS/l700;drives=ctape0;cartridges=2;first=C00001L8;capacity=4M"
+  - name: bigd0
+    type: vtape
+    config: "personality=lto8;media=$MODELS/big"
+  - name: big
+    type: vlibrary
+    config: "media=$MODELS/big;slots=20000;mailslots=4;drives=bigd0;cartridges=3;first=G00001L8;capacity=4M"
 EOF
 artefact /etc/vscsid/models.yaml
 vscsid_start models --config /etc/vscsid/models.yaml --dbus=off
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
-for n in msl scalar ts4300 l700; do
+for n in msl scalar ts4300 l700 big; do
 	require wait_for "models-$n-attached" 30 "dev_node changer $n && dev_node sg $n"
 done
-for n in msld0 scalard0 ts4300d0 ctape0; do
+for n in msld0 scalard0 ts4300d0 ctape0 bigd0; do
 	require wait_for "models-$n-attached" 30 "dev_node tape $n && dev_node sg $n"
 done
 # model NAME VENDOR PRODUCT SLOTS MAIL STORAGE MAILADDR DRIVEADDR: lsscsi,
@@ -311,6 +317,16 @@ model msl HP "MSL G3 Series" 24 1 0020 01c0 01e0
 model scalar QUANTUM "Scalar i3-i6" 50 5 1000 0010 0100
 model ts4300 IBM 3573-TL 40 5 1000 0010 0100
 model l700 STK L700 36 4 03e8 000a 01f4
+# A library of 20,000 slots (the generic model takes up to 61,440): mtx
+# reads its storage in two requests of 10,000 elements, moves a cartridge
+# to the last slot and loads it from there into the drive.
+model big VSCSI VLIBRARY 20004 4 1000 0010 0001
+SGB=/dev/$(dev_sg big)
+check big-transfer-to-last "$MTX" -f "$SGB" transfer 1 20000
+expect_output big-last-slot-full '^ +Storage Element 20000:Full :VolumeTag=G00001L8 *$' "$MTX" -f "$SGB" status
+check big-load-from-last "$MTX" -f "$SGB" load 20000 0
+expect_output big-loaded '^Data Transfer Element 0:Full \(Storage Element 20000 Loaded\):VolumeTag = G00001L8' "$MTX" -f "$SGB" status
+check big-unload-to-last "$MTX" -f "$SGB" unload 20000 0
 SGL=/dev/$(dev_sg l700)
 DSG=/dev/$(dev_sg ctape0)
 check l700-load "$MTX" -f "$SGL" load 1 0
