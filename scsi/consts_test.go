@@ -297,6 +297,7 @@ var ascTable = []struct {
 	{scsi.LogParametersChanged, 0x2a02, "LOG PARAMETERS CHANGED"},
 	{scsi.CapacityDataHasChanged, 0x2a09, "CAPACITY DATA HAS CHANGED"},
 	{scsi.TimestampChanged, 0x2a10, "TIMESTAMP CHANGED"},
+	{scsi.EncryptionChangedByVendorEvent, 0x2a12, "DATA ENCRYPTION PARAMETERS CHANGED BY VENDOR SPECIFIC EVENT"},
 	{scsi.CommandSequenceError, 0x2c00, "COMMAND SEQUENCE ERROR"},
 	{scsi.CommandsClearedByAnotherInitiator, 0x2f00, "COMMANDS CLEARED BY ANOTHER INITIATOR"},
 	{scsi.IncompatibleMediumInstalled, 0x3000, "INCOMPATIBLE MEDIUM INSTALLED"},

@@ -3,6 +3,8 @@ package tape
 import (
 	"errors"
 	"fmt"
+
+	"github.com/vscsid/vscsid/scsi"
 )
 
 // A Snapshot is the part of a drive's state that a clean daemon restart
@@ -35,6 +37,9 @@ type ModeSnapshot struct {
 	LBPRead     bool   `json:"lbp_read,omitempty"`
 	LBPRBDP     bool   `json:"lbp_rbdp,omitempty"`
 	Prevent     bool   `json:"prevent,omitempty"` // medium removal prevented
+	// Encryption: data encryption parameters were set (the key is never
+	// saved, so the resumed drive has none: see Resume).
+	Encryption bool `json:"encryption,omitempty"`
 }
 
 // ClosedState returns the drive's state as Close found it, after the last
@@ -54,7 +59,7 @@ func (d *Drive) snapshot() {
 		Mode: &ModeSnapshot{
 			Density: m.density, Compression: m.compression, RSMK: m.rsmk, PEWS: m.pews, DSense: m.dsense,
 			LBPMethod: m.lbp.method, LBPWrite: m.lbp.write, LBPRead: m.lbp.read, LBPRBDP: m.lbp.rbdp,
-			Prevent: d.prevent,
+			Prevent: d.prevent, Encryption: d.crypt.encMode != encDisable || d.crypt.decMode != decDisable,
 		}}
 }
 
@@ -77,6 +82,14 @@ var ErrSnapshotMismatch = errors.New("snapshot is of another cartridge")
 // reset. On an error the drive is left at the beginning of partition 0 in
 // the configured block size, with both unit attentions, as after a plain
 // load.
+//
+// Encryption is the exception to a silent restart: the key lived in the
+// old drive's memory only, so a drive that was encrypting or decrypting
+// resumes without a key and queues UNIT ATTENTION 2A/12 (data encryption
+// parameters changed by vendor specific event). The initiator's next
+// command gets it, and a WRITE that would otherwise go out unencrypted
+// never does before the application has seen the change and set its key
+// again.
 func (d *Drive) Resume(s Snapshot) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -116,6 +129,9 @@ func (d *Drive) Resume(s Snapshot) error {
 		d.applySenseFormat()
 		d.prevent = m.Prevent
 		d.spc.UA.Clear() // only New's power on and load were queued
+		if m.Encryption {
+			d.spc.UA.Add(scsi.EncryptionChangedByVendorEvent)
+		}
 	}
 	d.notePos()
 	return nil

@@ -183,3 +183,45 @@ func newMemDrive(t *testing.T, cfgstring string) *tape.Drive {
 	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
+
+// A drive that was encrypting resumes without its key (it was never
+// saved) and says so: the first command gets UNIT ATTENTION 2A/12, the
+// status page shows encryption off, and the encrypted block is DATA
+// PROTECT 74/01 until the key is set again.
+func TestResumeEncryptingDriveReportsIt(t *testing.T) {
+	d, cfg, lib := cartridgeDrive(t, "RES003", cartridge.Options{Capacity: 16 << 20})
+	for range 2 {
+		run(t, d, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
+	}
+	page := []byte{0x00, 0x10, 0x00, 0x30, 0x40, 0x00, 0x02, 0x02, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x20}
+	page = append(page, bytes.Repeat([]byte{0x77}, 32)...)
+	spout := []byte{0xb5, 0x20, 0x00, 0x10, 0, 0, 0, 0, 0, byte(len(page)), 0, 0}
+	good(t, d, spout, page, 0)
+	good(t, d, []byte{0x0a, 0, 0, 0x04, 0x00, 0}, bytes.Repeat([]byte("s"), 1024), 0)
+	good(t, d, []byte{0x01, 0, 0, 0, 0, 0}, nil, 0) // rewind
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := d.ClosedState()
+	if !ok || s.Mode == nil || !s.Mode.Encryption {
+		t.Fatalf("ClosedState %+v: want the encryption flag", s.Mode)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil || bytes.Contains(raw, []byte("777777")) || bytes.Contains(raw, bytes.Repeat([]byte{0x77}, 4)) {
+		t.Fatalf("saved state %s holds the key (%v)", raw, err)
+	}
+	d2 := resumed(t, cfg, lib, s)
+	r, _ := run(t, d2, []byte{0, 0, 0, 0, 0, 0}, nil, 0)
+	if r.Status != scsi.StatusCheckCondition || r.Sense.Key != scsi.UnitAttention || r.Sense.ASC != scsi.EncryptionChangedByVendorEvent {
+		t.Fatalf("first command after the resume: %v %+v, want UNIT ATTENTION 2A/12", r.Status, r.Sense)
+	}
+	good(t, d2, []byte{0, 0, 0, 0, 0, 0}, nil, 0) // then nothing else
+	des := good(t, d2, []byte{0xa2, 0x20, 0x00, 0x20, 0, 0, 0, 0, 0x10, 0, 0, 0}, nil, 4096)
+	if des[5] != 0 || des[6] != 0 {
+		t.Errorf("status page after the resume: modes %d/%d, want 0/0", des[5], des[6])
+	}
+	r, _ = run(t, d2, []byte{0x08, 0, 0, 0x04, 0x00, 0}, nil, 1024)
+	if r.Sense.Key != scsi.DataProtect || r.Sense.ASC != scsi.UnableToDecryptData {
+		t.Errorf("read after the resume: %+v, want DATA PROTECT 74/01", r.Sense)
+	}
+}
