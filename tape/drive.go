@@ -593,14 +593,20 @@ func (d *Drive) mediumDensity() uint8 {
 }
 
 // writable reports whether the drive may write the loaded cartridge: not
-// write protected, and a density the drive writes.
+// write protected, and a density the drive writes (one it does not list
+// at all, such as an LTO-9 cartridge in an LTO-10 drive, it neither
+// writes nor reads).
 func (d *Drive) writable() bool {
 	if d.info.WriteProtected {
 		return false
 	}
 	den := d.pers.density(d.mediumDensity())
-	return den == nil || den.Writable
+	return den != nil && den.Writable
 }
+
+// readable reports whether the loaded cartridge's density is one the
+// drive reads.
+func (d *Drive) readable() bool { return d.pers.density(d.mediumDensity()) != nil }
 
 // bumpVCR increments the VOLUME CHANGE REFERENCE attribute (0009h) the
 // first time the cartridge is changed after a load, as LTFS expects.

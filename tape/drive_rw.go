@@ -53,6 +53,10 @@ func (d *Drive) read(cmd *scsi.Command, x xfer) scsi.Response {
 	if x.length == 0 {
 		return scsi.Good // SSC-5 6.3: not an error, no movement
 	}
+	if !d.readable() {
+		// A cartridge of a generation the drive does not read.
+		return check(scsi.Sense{Key: scsi.MediumError, ASC: scsi.CannotReadMediumIncompatible})
+	}
 	if x.fixed && int64(x.length)*int64(int(d.mode.blockSize)+d.mode.lbp.extra(false)) > int64(cmd.Data.Len()) {
 		// Blocks the initiator has no room for would be consumed and lost.
 		return check(scsi.InvalidFieldSense(2, -1))

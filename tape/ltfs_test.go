@@ -271,3 +271,34 @@ func TestLTFSVolumeStatistics(t *testing.T) {
 	// 204h: to early warning (1 MiB before the end of each partition).
 	wantBytes(t, "204h", logValue(t, in, 0x17, 0x0204), hexBytes("07 00 0000 00000005 07 00 0001 0000005d"))
 }
+
+// TestIncompatibleGeneration: a drive neither reads nor writes a
+// cartridge of a density it does not list (LTO-10 reads no LTO-9, LTO-8
+// no LTO-6): READ is MEDIUM ERROR 30/02 (cannot read medium, incompatible
+// format), WRITE DATA PROTECT 30/05, and MODE SENSE sets WP so that st
+// refuses to open it for writing.
+func TestIncompatibleGeneration(t *testing.T) {
+	for _, tc := range []struct {
+		cfg     string
+		density uint8
+	}{{"personality=lto10", 0x60}, {"personality=lto8", 0x5a}} {
+		h := newHarness(t, tc.cfg)
+		h.d.info.Density = tc.density
+		if s, _ := h.fail(read6(false, false, 1024), nil, 1024); s != "700003000000000a00000000300200000000" {
+			t.Errorf("%s, density %#x: READ sense %s, want 03/30/02", tc.cfg, tc.density, s)
+		}
+		if s, _ := h.fail(write6(false, 1024), make([]byte, 1024), 0); s != "700007000000000a00000000300500000000" {
+			t.Errorf("%s, density %#x: WRITE sense %s, want 07/30/05", tc.cfg, tc.density, s)
+		}
+		if hdr := h.ok(cdb(0x1a, 0, 0x3f, 0, 0xff, 0), nil, 0xff); hdr[2]&0x80 == 0 {
+			t.Errorf("%s, density %#x: MODE SENSE header % x, want WP", tc.cfg, tc.density, hdr[:4])
+		}
+	}
+	// One generation back is still read on LTO-8: the blank cartridge's
+	// end of data, not an incompatible format.
+	h := newHarness(t, "personality=lto8")
+	h.d.info.Density = 0x5c
+	if r, _ := h.do(read6(false, true, 1024), nil, 1024); r.Sense.Key != scsi.BlankCheck {
+		t.Errorf("lto8 with an LTO-7 cartridge: %s, want BLANK CHECK at end of data", senseHex(r.Sense))
+	}
+}
