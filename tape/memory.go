@@ -324,7 +324,7 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error)
 			m.decAt = 0
 			return 0, fmt.Errorf("tape: memory medium: reading block data: %w", err)
 		}
-		m.commit(n, n)
+		m.commit(n, n, 0)
 		return n, nil
 	}
 	m.plain = grow(m.plain, n)
@@ -340,11 +340,7 @@ func (m *MemoryMedium) WriteBlock(r io.Reader, n int, enc Encoding) (int, error)
 		return 0, err
 	}
 	copy(buf, data)
-	m.commit(n, len(data))
-	m.parts[m.cur].objs[m.pos-1].enc = flags
-	if flags&EncEncrypted != 0 {
-		m.info.Encrypted = true
-	}
+	m.commit(n, len(data), flags)
 	return len(data), nil
 }
 
@@ -369,13 +365,16 @@ func (m *MemoryMedium) reserve(n int) ([]byte, error) {
 }
 
 // commit appends the block of logical length n whose stored bytes
-// reserve returned.
-func (m *MemoryMedium) commit(n, stored int) {
+// (encoded as flags say) reserve returned.
+func (m *MemoryMedium) commit(n, stored int, flags uint8) {
 	p := &m.parts[m.cur]
 	end := m.dataOffset() + int64(stored)
 	o := m.append(KindBlock, stored)
-	o.logical = n
+	o.logical, o.enc = n, flags
 	p.data = p.data[:end]
+	if flags&EncEncrypted != 0 {
+		m.info.Encrypted = true
+	}
 }
 
 // WriteMark implements Medium.
