@@ -13,6 +13,29 @@ tc() { # targetcli with its output on the console too
 	printf '%s' "$out"
 	return $rc
 }
+# tcb LINE...: targetcli commands in one targetcli process, each argument
+# one command line (what tc's arguments make, joined by spaces): the
+# interactive shell reads them from stdin. A targetcli start walks configfs
+# and takes about 2.5 s under TCG, so setup and teardown that are not
+# themselves under test go through one process. Its own TARGETCLI_HOME
+# keeps the operator's preferences apart; the batch turns off
+# auto_save_on_exit (argument mode never saves, the interactive shell
+# would save the whole configuration at its end) and color_mode, so that a
+# failing line shows as "Error: ...". The shell logs a failing line and
+# goes on; tcb then fails.
+tcb() {
+	local out rc=0 home=/run/vmtest-targetcli
+	mkdir -p $home
+	out=$({ echo 'set global auto_save_on_exit=false color_mode=false'; printf '%s\n' "$@"; } |
+		TARGETCLI_HOME=$home targetcli 2>&1 | grep -v -e 'Cannot set dbroot')
+	grep -q 'Error: ' <<<"$out" && rc=1
+	{
+		printf '$ targetcli <<batch (rc %d)\n' $rc
+		printf '%s\n' "$@" | sed 's/^/  | > /'
+		printf '%s\n' "$out" | sed 's/^/  | /'
+	} >&2
+	return $rc
+}
 # scrape: vscsid's /metrics text (the guest has python3, no wget or curl).
 scrape() {
 	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9544/metrics", timeout=10).read().decode())'

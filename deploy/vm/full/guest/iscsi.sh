@@ -22,11 +22,11 @@ ISCSI_MEDIA=/var/lib/vscsid/iscsi
 # ISCSI_INI. Prints the target's IQN.
 iscsi_export() {
 	local iqn=iqn.2026-12.io.github.vscsid:$1
-	tc /iscsi create "$iqn" >/dev/null &&
-		tc "/iscsi/$iqn/tpg1/luns" create "/backstores/user:$2/$1" >/dev/null &&
-		tc "/iscsi/$iqn/tpg1/acls" create "$ISCSI_INI" >/dev/null &&
-		tc "/iscsi/$iqn/tpg1/acls/$ISCSI_INI" set auth "userid=$ISCSI_USER" "password=$ISCSI_PASS" >/dev/null &&
-		tc "/iscsi/$iqn/tpg1" set attribute authentication=1 >/dev/null &&
+	tcb "/iscsi create $iqn" \
+		"/iscsi/$iqn/tpg1/luns create /backstores/user:$2/$1" \
+		"/iscsi/$iqn/tpg1/acls create $ISCSI_INI" \
+		"/iscsi/$iqn/tpg1/acls/$ISCSI_INI set auth userid=$ISCSI_USER password=$ISCSI_PASS" \
+		"/iscsi/$iqn/tpg1 set attribute authentication=1" &&
 		printf '%s\n' "$iqn"
 }
 
@@ -132,7 +132,7 @@ iscsi_chaining() {
 	fi
 	isd=$(wait_new sd_list "$sd0")
 	sd0=$(sd_list)
-	tc /loopback create $lw >/dev/null && tc /loopback/$lw/luns create /backstores/user:vdisk/ichain >/dev/null
+	tcb "/loopback create $lw" "/loopback/$lw/luns create /backstores/user:vdisk/ichain"
 	lsd=$(wait_new sd_list "$sd0")
 	ids=$(iscsi_sg "$isd") lsg=$(iscsi_sg "$lsd")
 	if [ -z "$ids" ] || [ -z "$lsg" ]; then
@@ -175,9 +175,7 @@ iscsi_chaining() {
 	check_sh tcm-loop-chaining-256-pages "$(declare -f chained); chained '$chain_tcm_loop_256' 64"
 	check_sh tcm-loop-chaining-refuses-512-and-2048 "for v in '$chain_tcm_loop_512' '$chain_tcm_loop_2048'; do set -- \$v; [ \$1 != 0 ] && [ \$((\$6 - \$2)) = 0 ] || exit 1; done"
 	iscsiadm -m node -T "$iqn" -p 127.0.0.1 --logout >/dev/null 2>&1
-	tc /loopback delete $lw >/dev/null 2>&1
-	tc /iscsi delete "$iqn" >/dev/null 2>&1
-	tc /backstores/user:vdisk delete ichain >/dev/null 2>&1
+	tcb "/loopback delete $lw" "/iscsi delete $iqn" "/backstores/user:vdisk delete ichain"
 }
 
 # iscsi_read_buckets DEVICE: the cumulative READ transfer histogram of
@@ -304,11 +302,10 @@ iscsi_chaining_run() {
 iscsi_run() {
 	iscsi_initiator "$ISCSI_INI"
 	local ok=1 itape idisk sd st sg
-	tc /backstores/user:vdisk create name=idisk size=256M 'cfgstring=size=256M;mode=store' >/dev/null || ok=
 	# max_block 8 MiB (LTO's largest block) and hw_max_sectors to match:
 	# the iSCSI path carries it, tcm_loop does not.
-	tc /backstores/user:vtape create name=itape size=1G hw_max_sectors=16384 \
-		"cfgstring=personality=lto8;media=$ISCSI_MEDIA;barcode=ISC001L8;max_block=8388608" >/dev/null || ok=
+	tcb "/backstores/user:vdisk create name=idisk size=256M cfgstring=size=256M;mode=store" \
+		"/backstores/user:vtape create name=itape size=1G hw_max_sectors=16384 cfgstring=personality=lto8;media=$ISCSI_MEDIA;barcode=ISC001L8;max_block=8388608" || ok=
 	idisk=$(iscsi_export idisk vdisk) || ok=
 	itape=$(iscsi_export itape vtape) || ok=
 	if [ -z "$ok" ]; then
@@ -409,10 +406,7 @@ iscsi_cleanup() {
 	iscsiadm -m node --logoutall=all >/dev/null 2>&1
 	iscsiadm -m node -o delete >/dev/null 2>&1
 	iscsiadm -m iface -I $ISCSI_IFACE2 -o delete >/dev/null 2>&1
-	local n
-	for n in idisk itape; do
-		tc /iscsi delete "iqn.2026-12.io.github.vscsid:$n" >/dev/null 2>&1
-	done
-	tc /backstores/user:vdisk delete idisk >/dev/null 2>&1
-	tc /backstores/user:vtape delete itape >/dev/null 2>&1
+	# Any of these may be gone already: tcb fails, and nobody minds.
+	tcb "/iscsi delete iqn.2026-12.io.github.vscsid:idisk" "/iscsi delete iqn.2026-12.io.github.vscsid:itape" \
+		"/backstores/user:vdisk delete idisk" "/backstores/user:vtape delete itape"
 }
