@@ -121,7 +121,7 @@ vm-full:
 	deploy/vm/full/run --timeout 1500
 
 # LTFS (mkltfs, ltfs, ltfsck; built from the source beside the checkout or
-# $LTFS_SRC) on every LTO personality, in the full guest; about 11 min for all ten.
+# $LTFS_SRC) on every LTO and IBM 3592 personality, in the full guest.
 vm-ltfs:
 	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
 

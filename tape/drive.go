@@ -561,7 +561,8 @@ func (d *Drive) inEW() bool {
 
 // mediumType is the MODE SENSE header medium type. IBM models report the
 // cartridge type code of the loaded cartridge's density (58h LTO-5 data
-// ... 98h LTO-9 data, 4h more for WORM), as LTFS's IBM backend reads it;
+// ... 98h LTO-9 data, 4h more for WORM; 93h 3592 JC ... 96h JF), as
+// LTFS's IBM backend reads it;
 // the other LTO models 00h data and 01h WORM (LTFS's HP backend derives
 // the cartridge type from the density code and reads WORM here); the
 // generic and DDS models 00h.
@@ -572,8 +573,8 @@ func (d *Drive) mediumType() uint8 {
 		if den == nil || den.CartridgeType == 0 {
 			return 0x00
 		}
-		if worm {
-			return den.CartridgeType | 0x04
+		if worm && den.WORMCartridgeType != 0 {
+			return den.WORMCartridgeType
 		}
 		return den.CartridgeType
 	}

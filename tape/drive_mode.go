@@ -21,9 +21,16 @@ const (
 	pagePartition    = 0x11 // SSC-5 8.3.5 medium partition
 	pageInfoExcept   = 0x1c // SPC-5 7.5.12 informational exceptions control
 	pageMediumConfig = 0x1d // SSC-5 8.3.7 medium configuration (WORM mode)
-	// IBM LTO vendor page: read/write control (encryption state).
+	// IBM vendor pages: read/write control (encryption state; LTO and
+	// 3592), and on 3592 models medium sense (23h) and initiator-specific
+	// extensions (24h). Their lengths are those LTFS's buffers assume.
 	pageReadWriteControl = 0x25
 	readWriteControlLen  = 0x1e
+	pageMediumSense      = 0x23
+	mediumSenseLen       = 0x3a
+	pageInitiatorExt     = 0x24
+	initiatorExtLen      = 0x16
+	eodControlMask       = 0x0c // byte 8 of page 25h that 3592 models let MODE SELECT change
 	devConfigLen         = 0x0e // page length of the device configuration page
 	devConfigExtLen      = 0x1c // page length of its extension subpage
 	partitionFixedLen    = 8    // medium partition page without size descriptors
@@ -45,7 +52,12 @@ func (d *Drive) modePages() scsi.ModePages {
 		BlockDescriptor:       d.blockDescriptor,
 		SelectBlockDescriptor: d.selectBlockDescriptor,
 	}
-	if d.pers.IBM {
+	if d.pers.Enterprise {
+		pages.Pages = append(pages.Pages,
+			scsi.ModePage{Code: pageMediumSense, Append: d.appendMediumSensePage, Select: d.selectMediumSensePage},
+			scsi.ModePage{Code: pageInitiatorExt, Append: d.appendInitiatorExtPage},
+			scsi.ModePage{Code: pageReadWriteControl, Append: d.appendReadWriteControlPage, Select: d.selectReadWriteControlPage})
+	} else if d.pers.IBM {
 		pages.Pages = append(pages.Pages, scsi.ModePage{Code: pageReadWriteControl, Append: d.appendReadWriteControlPage})
 	}
 	return pages

@@ -313,14 +313,25 @@ func (d *Drive) appendMediumConfigPage(b []byte, pc scsi.PageControl) []byte {
 // drive's encryption state (1: on), byte 24 bit 0 the cartridge holds
 // encrypted data, byte 27 the key management method (50h: application
 // managed, the only one this drive has, which LTFS's IBM backends require
-// before they set a key). Not changeable.
+// before they set a key). On 3592 models byte 8's bits 3..2 are
+// changeable (LTFS turns off reading across end of data there at every
+// load: d.mode.eodControl); on LTO models nothing is.
 func (d *Drive) appendReadWriteControlPage(b []byte, pc scsi.PageControl) []byte {
 	b = append(b, pageReadWriteControl, readWriteControlLen)
 	b = extendZero(b, readWriteControlLen)
+	p := b[len(b)-readWriteControlLen-2:]
+	switch pc {
+	case scsi.PCChangeable:
+		if d.pers.Enterprise {
+			p[8] = eodControlMask
+		}
+		return b
+	case scsi.PCCurrent, scsi.PCSaved:
+		p[8] = d.mode.eodControl
+	}
 	if pc != scsi.PCCurrent && pc != scsi.PCDefault || !d.pers.Encryption {
 		return b
 	}
-	p := b[len(b)-readWriteControlLen-2:]
 	p[27] = 0x50
 	if pc == scsi.PCCurrent {
 		if d.crypt.encMode == encEncrypt {
@@ -330,5 +341,63 @@ func (d *Drive) appendReadWriteControlPage(b []byte, pc scsi.PageControl) []byte
 			p[24] = 0x01
 		}
 	}
+	return b
+}
+
+func (d *Drive) selectReadWriteControlPage(page []byte) error {
+	d.mode.eodControl = page[8] & eodControlMask
+	return nil
+}
+
+// appendMediumSensePage is IBM's medium sense page (23h, 3592 models), of
+// which this drive fills what LTFS reads and writes: byte 10 bit 7, the
+// cartridge's write-protect switch (LTFS's physical write protection;
+// bits 4 and 0, persistent and permanent write protection, are never
+// set), and the capacity scaling fields mkltfs sets before it formats
+// (byte 11 bit 0 and byte 12, changeable; see selectMediumSensePage).
+// Page length 3Ah as LTFS's 76-byte buffer takes it.
+func (d *Drive) appendMediumSensePage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageMediumSense, mediumSenseLen)
+	b = extendZero(b, mediumSenseLen)
+	p := b[len(b)-mediumSenseLen-2:]
+	switch {
+	case pc == scsi.PCChangeable:
+		p[11], p[12] = 0x01, 0xff
+	case pc == scsi.PCCurrent && d.state != stateEmpty && d.info.WriteProtected:
+		p[10] = 0x80
+	}
+	return b
+}
+
+// selectMediumSensePage takes the capacity scaling of page 23h. The
+// cartridges here always have their full capacity, which is what mkltfs
+// asks for (byte 11 bit 0 set, scaling value 0 in byte 12, before every
+// format); a scaled capacity is refused (26/00 at byte 12).
+func (d *Drive) selectMediumSensePage(page []byte) error {
+	if page[11]&0x01 != 0 && page[12] != 0 {
+		return &scsi.Error{Sense: scsi.InvalidParameterSense(12, -1)}
+	}
+	return nil
+}
+
+// appendInitiatorExtPage is IBM's initiator-specific extensions page (24h,
+// 3592 models): byte 2 says which logical block protection methods the
+// drive has, 40h Reed-Solomon CRC and 20h CRC32C, from which LTFS picks
+// the method it selects in page 0Ah/F0h. Page length 16h as LTFS's
+// 40-byte buffer takes it. Not changeable.
+func (d *Drive) appendInitiatorExtPage(b []byte, pc scsi.PageControl) []byte {
+	b = append(b, pageInitiatorExt, initiatorExtLen)
+	b = extendZero(b, initiatorExtLen)
+	if pc == scsi.PCChangeable {
+		return b
+	}
+	var f byte
+	if d.pers.LBP&lbpMaskRS != 0 {
+		f |= 0x40
+	}
+	if d.pers.LBP&lbpMaskCRC32C != 0 {
+		f |= 0x20
+	}
+	b[len(b)-initiatorExtLen-2+2] = f
 	return b
 }

@@ -23,10 +23,13 @@ type Density struct {
 	MediumName   string // MEDIUM TYPE NAME, 8 ASCII characters, e.g. "LTO9Data"
 	MediumDesc   string // DESCRIPTION of the medium type, 20 characters
 	MediumLength uint16 // metres
-	// CartridgeType is the medium type code IBM drives report in the
-	// mode parameter header for a data cartridge of this density (the
-	// generation in the high nibble, 8h; WORM adds 4h); 0 = none.
-	CartridgeType uint8
+	// CartridgeType and WORMCartridgeType are the medium type codes IBM
+	// drives report in the mode parameter header for a data and a WORM
+	// cartridge of this density (LTO: the generation in the high nibble,
+	// 8h, WORM adds 4h; 3592: 9xh data, Axh WORM); 0 = none (a WORM
+	// cartridge of a density without a WORM type reports the data type).
+	CartridgeType     uint8
+	WORMCartridgeType uint8
 }
 
 // A Personality is the identity and the fixed capabilities of an emulated
@@ -79,6 +82,11 @@ type Personality struct {
 	// the cartridge type as the mode header's medium type, mode page 25h
 	// (read/write control) and log page 37h.
 	IBM bool
+	// Enterprise: an IBM 3592 drive, with the mode pages LTFS reads from
+	// those only: 23h (medium sense: write protection), 24h
+	// (initiator-specific extensions: the LBP methods), and byte 8 of
+	// page 25h changeable (LTFS turns off reading across end of data).
+	Enterprise bool
 }
 
 // DefaultDensity is the drive's native density.
@@ -99,25 +107,25 @@ func (p *Personality) density(code uint8) *Density {
 var (
 	densityLTO3 = Density{Code: 0x44, Name: "U-316", Description: "Ultrium 3/16T", Organization: "LTO-CVE",
 		BitsPerMM: 9638, Width: 127, Tracks: 704, CapacityMB: 400000,
-		MediumName: "LTO3Data", MediumDesc: "Ultrium 3 Data Tape", MediumLength: 680, CartridgeType: 0x38}
+		MediumName: "LTO3Data", MediumDesc: "Ultrium 3 Data Tape", MediumLength: 680, CartridgeType: 0x38, WORMCartridgeType: 0x3c}
 	densityLTO4 = Density{Code: 0x46, Name: "U-416", Description: "Ultrium 4/16T", Organization: "LTO-CVE",
 		BitsPerMM: 12725, Width: 127, Tracks: 896, CapacityMB: 800000,
-		MediumName: "LTO4Data", MediumDesc: "Ultrium 4 Data Tape", MediumLength: 820, CartridgeType: 0x48}
+		MediumName: "LTO4Data", MediumDesc: "Ultrium 4 Data Tape", MediumLength: 820, CartridgeType: 0x48, WORMCartridgeType: 0x4c}
 	densityLTO5 = Density{Code: 0x58, Name: "U-516", Description: "Ultrium 5/16T", Organization: "LTO-CVE",
 		BitsPerMM: 15142, Width: 127, Tracks: 1280, CapacityMB: 1500000,
-		MediumName: "LTO5Data", MediumDesc: "Ultrium 5 Data Tape", MediumLength: 846, CartridgeType: 0x58}
+		MediumName: "LTO5Data", MediumDesc: "Ultrium 5 Data Tape", MediumLength: 846, CartridgeType: 0x58, WORMCartridgeType: 0x5c}
 	densityLTO6 = Density{Code: 0x5a, Name: "U-616", Description: "Ultrium 6/16T", Organization: "LTO-CVE",
 		BitsPerMM: 15142, Width: 127, Tracks: 2176, CapacityMB: 2500000,
-		MediumName: "LTO6Data", MediumDesc: "Ultrium 6 Data Tape", MediumLength: 846, CartridgeType: 0x68}
+		MediumName: "LTO6Data", MediumDesc: "Ultrium 6 Data Tape", MediumLength: 846, CartridgeType: 0x68, WORMCartridgeType: 0x6c}
 	densityLTO7 = Density{Code: 0x5c, Name: "U-732", Description: "Ultrium 7/32T", Organization: "LTO-CVE",
 		BitsPerMM: 19107, Width: 127, Tracks: 3584, CapacityMB: 6000000,
-		MediumName: "LTO7Data", MediumDesc: "Ultrium 7 Data Tape", MediumLength: 960, CartridgeType: 0x78}
+		MediumName: "LTO7Data", MediumDesc: "Ultrium 7 Data Tape", MediumLength: 960, CartridgeType: 0x78, WORMCartridgeType: 0x7c}
 	densityLTO8 = Density{Code: 0x5e, Name: "U-832", Description: "Ultrium 8/32T", Organization: "LTO-CVE",
 		BitsPerMM: 20669, Width: 127, Tracks: 6656, CapacityMB: 12000000,
-		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960, CartridgeType: 0x88}
+		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960, CartridgeType: 0x88, WORMCartridgeType: 0x8c}
 	densityLTO9 = Density{Code: 0x60, Name: "U-932", Description: "Ultrium 9/32T", Organization: "LTO-CVE",
 		BitsPerMM: 21456, Width: 127, Tracks: 8960, CapacityMB: 18000000,
-		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035, CartridgeType: 0x98}
+		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035, CartridgeType: 0x98, WORMCartridgeType: 0x9c}
 	// LTO-10: two cartridges, 30 TB and the 40 TB one, each with its own
 	// density code and cartridge type (LTFS's TC_DC_LTO10/LTOP10 and
 	// TC_MP_LTO10D/LTOP10D_CART); bits per mm and tracks as the IBM LTO
@@ -125,10 +133,37 @@ var (
 	// 0, "not reported".
 	densityLTO10 = Density{Code: 0x62, Name: "U1032A", Description: "Ultrium 10/32T", Organization: "LTO-CVE",
 		BitsPerMM: 21657, Width: 127, Tracks: 15104, CapacityMB: 30000000,
-		MediumName: "LTO10Dat", MediumDesc: "Ultrium 10 Data Tape", CartridgeType: 0xa8}
+		MediumName: "LTO10Dat", MediumDesc: "Ultrium 10 Data Tape", CartridgeType: 0xa8, WORMCartridgeType: 0xac}
 	densityLTO10P = Density{Code: 0x63, Name: "U1032P", Description: "Ultrium 10P/32T", Organization: "LTO-CVE",
 		BitsPerMM: 22441, Width: 127, Tracks: 15104, CapacityMB: 40000000,
 		MediumName: "LTO10PDt", MediumDesc: "Ultrium 10 40TB Tape", CartridgeType: 0xa9}
+)
+
+// IBM 3592 densities: each format on the cartridge type it is native to
+// (E07 on JC, E08 and 55F on JD, 60F on JE, 70F on JF), with that
+// cartridge's WORM type (JY, JZ, JV; JF has none). The drive's names and
+// bits per mm are those of IBM's 3592 SCSI reference; the track counts
+// and medium lengths are not in the sources this table was made from: 0,
+// "not reported". 70F's name follows the series (3592A7). A real 3592
+// may write an older format on a newer cartridge (a TS1150 writes E07 on
+// JC); here a cartridge's type is that of the format it holds, which is
+// what the mode header reports and LTFS checks.
+var (
+	density3592E07 = Density{Code: 0x54, Name: "3592A4", Description: "3592 E07 (TS1140)", Organization: "IBM",
+		BitsPerMM: 19686, Width: 127, CapacityMB: 4000000,
+		MediumName: "3592JC", MediumDesc: "IBM 3592 JC data", CartridgeType: 0x93, WORMCartridgeType: 0xa3}
+	density3592E08 = Density{Code: 0x55, Name: "3592A5", Description: "3592 E08 (TS1150)", Organization: "IBM",
+		BitsPerMM: 20670, Width: 127, CapacityMB: 10000000,
+		MediumName: "3592JD", MediumDesc: "IBM 3592 JD data", CartridgeType: 0x94, WORMCartridgeType: 0xa4}
+	density3592_55F = Density{Code: 0x56, Name: "3592B5", Description: "3592 55F (TS1155)", Organization: "IBM",
+		BitsPerMM: 20670, Width: 127, CapacityMB: 15000000,
+		MediumName: "3592JD", MediumDesc: "IBM 3592 JD data", CartridgeType: 0x94, WORMCartridgeType: 0xa4}
+	density3592_60F = Density{Code: 0x57, Name: "3592A6", Description: "3592 60F (TS1160)", Organization: "IBM",
+		BitsPerMM: 21850, Width: 127, CapacityMB: 20000000,
+		MediumName: "3592JE", MediumDesc: "IBM 3592 JE data", CartridgeType: 0x95, WORMCartridgeType: 0xa5}
+	density3592_70F = Density{Code: 0x59, Name: "3592A7", Description: "3592 70F (TS1170)", Organization: "IBM",
+		Width: 127, CapacityMB: 50000000,
+		MediumName: "3592JF", MediumDesc: "IBM 3592 JF data", CartridgeType: 0x96}
 )
 
 // DDS densities (3.81 mm helical scan: bits per mm does not apply).
@@ -198,6 +233,31 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	}
 }
 
+const maxBlock3592 = 2 << 20 // 3592 READ BLOCK LIMITS maximum
+
+// ibm3592Personality is a 3592 drive: IBM's enterprise interfaces, four
+// partitions, WORM, encryption, and RS-CRC logical block protection,
+// CRC32C too from the TS1150 (which is how LTFS, reading page 24h,
+// chooses). dens lists what it reads, its own format last.
+func ibm3592Personality(name, product string, crc32c bool, dens ...Density) Personality {
+	lbp, note := uint8(lbpMaskRS), "3592; LBP: RS-CRC"
+	if crc32c {
+		lbp |= lbpMaskCRC32C
+		note += ", CRC32C"
+	}
+	return Personality{
+		Name: name, Vendor: "IBM", Product: product, Revision: rev3592, Note: note,
+		MaxBlockSize: maxBlock3592, Densities: dens,
+		MaxPartitions: 4, WORM: true, IBM: true, Enterprise: true, LBP: lbp, Encryption: true,
+	}
+}
+
+// rev3592 is the 3592 models' revision: LTFS refuses a TS1140 below
+// "3694" (the same big-endian comparison as for LTO).
+const rev3592 = "4A70"
+
+func readOnly(d Density) Density { d.Writable = false; return d }
+
 // personalities is the table behind the personality config key.
 var personalities = []Personality{
 	{
@@ -219,6 +279,16 @@ var personalities = []Personality{
 	ltoPersonality("hp-lto7", "HP", "Ultrium 7-SCSI", "Z6ED", 7),
 	ltoPersonality("hp-lto8", "HPE", "Ultrium 8-SCSI", "Z6ED", 8),
 	ltoPersonality("hp-lto9", "HPE", "Ultrium 9-SCSI", "Z6ED", 9),
+	// IBM 3592: the product IDs LTFS's IBM backend matches; what each
+	// reads and writes as in LTFS's table of them (the TS1155 and TS1160
+	// read E07 cartridges but no longer write them; the TS1170 reads only
+	// its own JF).
+	ibm3592Personality("ts1140", "03592E07", false, withWritable(density3592E07)),
+	ibm3592Personality("ts1150", "03592E08", true, withWritable(density3592E07), withWritable(density3592E08)),
+	ibm3592Personality("ts1155", "0359255F", true, readOnly(density3592E07), withWritable(density3592E08), withWritable(density3592_55F)),
+	ibm3592Personality("ts1160", "0359260F", true, readOnly(density3592E07), withWritable(density3592E08),
+		withWritable(density3592_55F), withWritable(density3592_60F)),
+	ibm3592Personality("ts1170", "0359270F", true, withWritable(density3592_70F)),
 	{
 		Name: "dat72", Vendor: "HP", Product: "DAT72", Revision: "A060",
 		Note:             "DDS, setmarks, fixed 1024-byte blocks at start",

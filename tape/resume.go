@@ -37,6 +37,8 @@ type ModeSnapshot struct {
 	LBPRead     bool   `json:"lbp_read,omitempty"`
 	LBPRBDP     bool   `json:"lbp_rbdp,omitempty"`
 	Prevent     bool   `json:"prevent,omitempty"` // medium removal prevented
+	// EODControl is byte 8 of IBM page 25h on 3592 models (LTFS sets it).
+	EODControl uint8 `json:"eod_control,omitempty"`
 	// Encryption: data encryption parameters were set (the key is never
 	// saved, so the resumed drive has none: see Resume).
 	Encryption bool `json:"encryption,omitempty"`
@@ -57,7 +59,7 @@ func (d *Drive) snapshot() {
 	m := d.mode
 	d.closedState = Snapshot{Barcode: d.barcode, Partition: p.Partition, Object: p.Object, BlockSize: m.blockSize,
 		Mode: &ModeSnapshot{
-			Density: m.density, Compression: m.compression, RSMK: m.rsmk, PEWS: m.pews, DSense: m.dsense,
+			Density: m.density, Compression: m.compression, RSMK: m.rsmk, PEWS: m.pews, DSense: m.dsense, EODControl: m.eodControl,
 			LBPMethod: m.lbp.method, LBPWrite: m.lbp.write, LBPRead: m.lbp.read, LBPRBDP: m.lbp.rbdp,
 			Prevent: d.prevent, Encryption: d.crypt.encMode != encDisable || d.crypt.decMode != decDisable,
 		}}
@@ -125,6 +127,9 @@ func (d *Drive) Resume(s Snapshot) error {
 	d.mode.blockSize = s.BlockSize
 	if m := s.Mode; m != nil {
 		d.mode.density, d.mode.compression, d.mode.rsmk, d.mode.pews, d.mode.dsense = m.Density, m.Compression, m.RSMK, m.PEWS, m.DSense
+		if d.pers.Enterprise {
+			d.mode.eodControl = m.EODControl & eodControlMask
+		}
 		d.mode.lbp = lbpState{method: m.LBPMethod, write: m.LBPWrite, read: m.LBPRead, rbdp: m.LBPRBDP}
 		d.applySenseFormat()
 		d.prevent = m.Prevent

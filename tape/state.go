@@ -53,6 +53,11 @@ type modeState struct {
 	lbp         lbpState
 	// informational exceptions control page (0x1C) bytes 2..11, stored.
 	iec [10]byte
+	// eodControl is byte 8 of IBM's read/write control page (25h) on 3592
+	// models: stored and reported. LTFS writes 0Ch to turn off reading
+	// across end of data, which this drive never does anyway (a read at
+	// EOD is BLANK CHECK).
+	eodControl uint8
 	// pending is the partition layout MODE SELECT of page 0x11 asked for;
 	// FORMAT MEDIUM applies it (POFM=1), loading another cartridge drops it.
 	pending []int64

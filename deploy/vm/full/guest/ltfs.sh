@@ -51,18 +51,25 @@ ltfs_step_sh() { CMD_TIMEOUT=600 check_sh "$@"; }
 ltfs_step() { CMD_TIMEOUT=600 check "$@"; }
 
 ltfs_scenario() {
-	local p=$1 n=$2 dev=ltfs-$1 wwn gen bc sg ok
+	local p=$1 n=$2 dev=ltfs-$1 wwn mid bc sg ok
 	wwn=$(printf 'naa.5001405000b%05x' "$n")
-	gen=${p##*lto}
-	# The LTO media id: L5..L9, and LA for LTO-10 (IBM's "generation A";
-	# LTFS's IBM backend wants an L in the seventh place).
-	[ "$gen" != 10 ] || gen=A
-	bc=$(printf 'LTFS%02dL%s' "$n" "$gen")
+	# The media id: L5..L9 for LTO, LA for LTO-10 (IBM's "generation A";
+	# LTFS's IBM backend wants an L in the seventh place); the 3592
+	# cartridge of the drive's own format (JC E07, JD E08 and 55F, JE 60F,
+	# JF 70F).
+	case $p in
+	ts1140) mid=JC ;;
+	ts1150 | ts1155) mid=JD ;;
+	ts1160) mid=JE ;;
+	ts1170) mid=JF ;;
+	*lto10) mid=LA ;;
+	*) mid=L${p##*lto} ;;
+	esac
+	bc=$(printf 'LTFS%02d%s' "$n" "$mid")
 	note "LTFS on $p: drive $dev, cartridge $bc, target $wwn"
 	ok=
-	tc /backstores/user:vtape create name="$dev" size=1G "cfgstring=personality=$p;media=/var/lib/vscsid/ltfs;barcode=$bc" >/dev/null &&
-		tc /loopback create "$wwn" >/dev/null &&
-		tc "/loopback/$wwn/luns" create "/backstores/user:vtape/$dev" >/dev/null && ok=1
+	tcb "/backstores/user:vtape create name=$dev size=1G cfgstring=personality=$p;media=/var/lib/vscsid/ltfs;barcode=$bc" \
+		"/loopback create $wwn" "/loopback/$wwn/luns create /backstores/user:vtape/$dev" && ok=1
 	udevadm settle -t 20 >/dev/null 2>&1
 	sg=$(vscsictl devices 2>/dev/null | awk -v d="$dev" '$1 == d && $7 != "-" { print "/dev/" $7 }')
 	if [ -z "$ok" ] || [ -z "$sg" ]; then
@@ -221,6 +228,5 @@ for c in json.load(sys.stdin)["commands"]:
 }
 
 ltfs_teardown() {
-	tc /loopback delete "$2" >/dev/null
-	tc /backstores/user:vtape delete "$1" >/dev/null
+	tcb "/loopback delete $2" "/backstores/user:vtape delete $1"
 }

@@ -1,0 +1,164 @@
+package tape
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestLTFS3592Load walks what LTFS's IBM backend sends an enterprise
+// (3592) drive at every load, in its order, with its buffer sizes (the
+// 8-byte MODE SENSE(10) header and the 8-byte block descriptor before
+// each page): page 3Fh for the cartridge type and the density, which
+// must be among those it supports; page 25h written back with byte 8 set
+// to 0Ch (reading across end of data off), a refusal of which fails the
+// load; page 24h, whose byte 2 chooses the LBP method LTFS then selects
+// in page 0Ah/F0h; page 23h, whose byte 10 is the write protection.
+func TestLTFS3592Load(t *testing.T) {
+	for _, tc := range []struct {
+		model    string
+		cartType byte // data cartridge of the drive's own format
+		density  byte
+		lbp      byte // page 24h byte 2
+	}{
+		{"ts1140", 0x93, 0x54, 0x40},
+		{"ts1150", 0x94, 0x55, 0x60},
+		{"ts1155", 0x94, 0x56, 0x60},
+		{"ts1160", 0x95, 0x57, 0x60},
+		{"ts1170", 0x96, 0x59, 0x60},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			h := newHarness(t, "personality="+tc.model)
+			inq := h.ok(cdb(0x12, 0, 0, 0, 96, 0), nil, 96)
+			if v, p := string(inq[8:16]), string(inq[16:32]); v != "IBM     " || p[:8] != productOf(t, tc.model) {
+				t.Fatalf("INQUIRY %q %q, want IBM %s", v, p, productOf(t, tc.model))
+			}
+			all := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff)
+			if all[2] != tc.cartType || all[8] != tc.density {
+				t.Fatalf("page 3Fh: cartridge type %#x density %#x, want %#x %#x", all[2], all[8], tc.cartType, tc.density)
+			}
+
+			rw := h.ok(cdb(0x5a, 0, 0x25, 0, 0, 0, 0, 0, 48, 0), nil, 48)
+			if rw[16] != 0x25 || rw[17] != 0x1e || rw[16+27] != 0x50 {
+				t.Fatalf("page 25h % x", rw[16:])
+			}
+			list := slices.Clone(rw)
+			list[0], list[1] = 0, 0
+			list[24] = 0x0c
+			h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0)
+			if rw = h.ok(cdb(0x5a, 0, 0x25, 0, 0, 0, 0, 0, 48, 0), nil, 48); rw[24] != 0x0c {
+				t.Fatalf("page 25h byte 8 after MODE SELECT: %#x, want 0Ch", rw[24])
+			}
+			// Only those two bits of byte 8 change; the rest is fixed.
+			list[24] = 0x8c
+			if s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), list, 0); s != "700005000000000a000000002600008f0018" {
+				t.Fatalf("page 25h byte 8 bit 7: sense %s, want 26/00 at byte 24 bit 7", s)
+			}
+
+			ext := h.ok(cdb(0x5a, 0, 0x24, 0, 0, 0, 0, 0, 40, 0), nil, 40)
+			if ext[16] != 0x24 || ext[17] != 0x16 || ext[0x12] != tc.lbp {
+				t.Fatalf("page 24h % x, want LBP byte %#x", ext[16:], tc.lbp)
+			}
+			method := byte(0x01)
+			if ext[0x12]&0x20 != 0 {
+				method = 0x02
+			}
+			dp := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+			dp[0], dp[1] = 0, 0
+			dp[20], dp[21], dp[22] = method, 4, 0xc0
+			h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), dp, 0)
+
+			ms := h.ok(cdb(0x5a, 0, 0x23, 0, 0, 0, 0, 0, 76, 0), nil, 76)
+			if ms[16] != 0x23 || ms[17] != 0x3a || ms[26] != 0 {
+				t.Fatalf("page 23h % x", ms[16:])
+			}
+			// mkltfs resets the capacity scaling before it formats (full
+			// capacity: byte 11 bit 0, value 0); a scaled one is refused.
+			ms[0], ms[1] = 0, 0
+			ms[27] |= 0x01
+			ms[28] = 0
+			h.ok(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 76, 0), ms, 0)
+			ms[28] = 0x35
+			if s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 76, 0), ms, 0); s != "700005000000000a0000000026000080001c" {
+				t.Fatalf("scaled capacity: sense %s, want 26/00 at byte 28", s)
+			}
+		})
+	}
+	// A write-protected cartridge: page 23h byte 10 bit 7 (LTFS's
+	// physical write protection).
+	h := newHarness(t, "personality=ts1160;wp=1")
+	if ms := h.ok(cdb(0x5a, 0, 0x23, 0, 0, 0, 0, 0, 76, 0), nil, 76); ms[26] != 0x80 {
+		t.Fatalf("write-protected: page 23h byte 10 %#x, want 80h", ms[26])
+	}
+	// A WORM cartridge reports the WORM type of its cartridge (JV).
+	h = newHarness(t, "personality=ts1160;worm=1")
+	if all := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff); all[2] != 0xa5 {
+		t.Fatalf("TS1160 WORM: cartridge type %#x, want A5h (JV)", all[2])
+	}
+	// The LTO models have neither page 23h nor 24h.
+	h = newHarness(t, "personality=lto9")
+	for _, pg := range []byte{0x23, 0x24} {
+		if s, _ := h.fail(cdb(0x5a, 0, pg, 0, 0, 0, 0, 0, 76, 0), nil, 76); s != "700005000000000a00000000240000cd0002" {
+			t.Errorf("lto9 page %#x: sense %s, want 24/00 at the page code", pg, s)
+		}
+	}
+}
+
+func productOf(t *testing.T, model string) string {
+	p, ok := LookupPersonality(model)
+	if !ok {
+		t.Fatalf("no personality %s", model)
+	}
+	return p.Product
+}
+
+// Test3592Formats: what each 3592 model does with a cartridge of another
+// format, as in LTFS's table of them. The TS1150 writes E07 (on JC); the
+// TS1155 and TS1160 read E07 but no longer write it (DATA PROTECT 30/05,
+// and WP in the mode header so that st opens it read-only); the TS1170
+// reads nothing but its own 70F (MEDIUM ERROR 30/02).
+func Test3592Formats(t *testing.T) {
+	for _, tc := range []struct {
+		model   string
+		density byte
+		read    bool
+		write   bool
+	}{
+		{"ts1150", 0x54, true, true},
+		{"ts1155", 0x54, true, false},
+		{"ts1155", 0x55, true, true},
+		{"ts1160", 0x54, true, false},
+		{"ts1160", 0x56, true, true},
+		{"ts1170", 0x57, false, false},
+		{"ts1140", 0x55, false, false},
+	} {
+		name := fmt.Sprintf("%s with %#x", tc.model, tc.density)
+		h := newHarness(t, "personality="+tc.model)
+		h.d.info.Density = tc.density
+		h.d.spc.Modes.MediumType = h.d.mediumType()
+		r, _ := h.do(read6(false, true, 1024), nil, 1024)
+		switch s := senseHex(r.Sense); {
+		case tc.read && r.Sense.Key != 0x08:
+			t.Errorf("%s: READ sense %s, want BLANK CHECK at end of data", name, s)
+		case !tc.read && s != "700003000000000a00000000300200000000":
+			t.Errorf("%s: READ sense %s, want 03/30/02", name, s)
+		}
+		r, _ = h.do(write6(false, 1024), make([]byte, 1024), 0)
+		switch s := senseHex(r.Sense); {
+		case tc.write && r.Status != 0:
+			t.Errorf("%s: WRITE sense %s, want GOOD", name, s)
+		case !tc.write && s != "700007000000000a00000000300500000000":
+			t.Errorf("%s: WRITE sense %s, want 07/30/05", name, s)
+		}
+		if hdr := h.ok(cdb(0x1a, 0, 0x3f, 0, 0xff, 0), nil, 0xff); (hdr[2]&0x80 == 0) != tc.write {
+			t.Errorf("%s: MODE SENSE header % x, WP want %v", name, hdr[:4], !tc.write)
+		}
+	}
+	// An E07 cartridge in a TS1160 reports JC, the type of its format.
+	h := newHarness(t, "personality=ts1160")
+	h.d.info.Density = 0x54
+	h.d.spc.Modes.MediumType = h.d.mediumType()
+	if all := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff); all[2] != 0x93 || all[8] != 0x54 {
+		t.Fatalf("TS1160 with E07: cartridge type %#x density %#x, want 93h 54h", all[2], all[8])
+	}
+}
