@@ -234,8 +234,6 @@ func statsOf(name string, s *tcmu.DeviceStats) control.Stats {
 	return out
 }
 
-var _ control.Service = (*daemon)(nil)
-
 // Load puts barcode in a tape drive (vscsictl load).
 func (d *daemon) Load(name, barcode string) error {
 	if barcode == "" {

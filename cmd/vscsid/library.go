@@ -45,28 +45,22 @@ func (d *daemon) Library(name string) (control.Library, error) {
 	if err != nil {
 		return control.Library{}, err
 	}
-	inv := c.Inventory()
-	drives := c.Drives()
-	out := control.Library{Name: name, Personality: c.Personality().Name, Serial: c.UnitSerial(), Outside: append([]string{}, inv.Outside...)}
-	for _, t := range [...]changer.ElementType{changer.DataTransfer, changer.Storage, changer.ImportExport} {
-		for i, s := range inv.Slots(t) {
-			e := elementOf(c, changer.Loc{Type: t, Index: i}, s)
-			if t == changer.DataTransfer {
-				e.Device = drives[i]
-			}
-			out.Elements = append(out.Elements, e)
-		}
+	out := control.Library{Name: name, Personality: c.Personality().Name, Serial: c.UnitSerial(),
+		Outside: append([]string{}, c.Inventory().Outside...)}
+	for _, e := range c.Elements() {
+		out.Elements = append(out.Elements, elementOf(e))
 	}
 	return out, nil
 }
 
-func elementOf(c *changer.Changer, l changer.Loc, s changer.Slot) control.Element {
-	e := control.Element{ElementRef: control.ElementRef{Type: l.Type.String(), Index: l.Index}, Address: c.Address(l),
-		Barcode: s.Barcode, ImpExp: s.ImpExp}
-	if s.Source != nil {
-		e.Source = &control.ElementRef{Type: s.Source.Type.String(), Index: s.Source.Index}
+// elementOf is an element as the control socket reports it.
+func elementOf(e changer.Element) control.Element {
+	ce := control.Element{ElementRef: control.ElementRef{Type: e.Type.String(), Index: e.Index}, Address: e.Address,
+		Barcode: e.Barcode, ImpExp: e.ImpExp, Device: e.Device}
+	if e.Source != nil {
+		ce.Source = &control.ElementRef{Type: e.Source.Type.String(), Index: e.Source.Index}
 	}
-	return e
+	return ce
 }
 
 func locOf(r control.ElementRef) (changer.Loc, error) {
@@ -109,8 +103,7 @@ func (d *daemon) Import(name, barcode string) (control.Element, error) {
 		return control.Element{}, withErrno(err, unix.EINVAL)
 	}
 	l := changer.Loc{Type: changer.ImportExport, Index: i}
-	inv := c.Inventory()
-	return elementOf(c, l, inv.Mail[i]), nil
+	return elementOf(changer.Element{Loc: l, Address: c.Address(l), Slot: c.Inventory().Mail[i]}), nil
 }
 
 // Export takes the cartridge out of a mail slot.
@@ -123,5 +116,6 @@ func (d *daemon) Export(name string, index int) (control.Element, error) {
 	if err != nil {
 		return control.Element{}, withErrno(err, unix.EINVAL)
 	}
-	return elementOf(c, changer.Loc{Type: changer.ImportExport, Index: index}, changer.Slot{Barcode: b}), nil
+	l := changer.Loc{Type: changer.ImportExport, Index: index}
+	return elementOf(changer.Element{Loc: l, Address: c.Address(l), Slot: changer.Slot{Barcode: b}}), nil
 }

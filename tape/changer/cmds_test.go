@@ -3,7 +3,9 @@ package changer
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -584,5 +586,28 @@ func testCleaningCartridge(t *testing.T) {
 	l.ok(move(0x0001, 0x1001), 0)
 	if at := l.where("CLN001L1"); at != (Loc{Storage, 1}) {
 		t.Fatalf("CLN001L1 back at %+v", at)
+	}
+}
+
+// TestElements: the operator's listing (vscsictl library) has the drives
+// first, with the device behind each, then the storage and mail slots,
+// each with its address in the personality and what it holds.
+func TestElements(t *testing.T) {
+	l := newLab(t, "personality=ibm-ts3100;slots=3;mailslots=1;drives=d0+d1", "A00001L8", "A00002L8")
+	if err := l.c.Move(Loc{Storage, 1}, Loc{DataTransfer, 1}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range l.c.Elements() {
+		got = append(got, fmt.Sprintf("%v/%d@%d:%s:%s", e.Type, e.Index, e.Address, e.Barcode, e.Device))
+	}
+	d, s, m := l.c.Address(Loc{DataTransfer, 0}), l.c.Address(Loc{Storage, 0}), l.c.Address(Loc{ImportExport, 0})
+	want := []string{
+		fmt.Sprintf("drive/0@%d::d0", d), fmt.Sprintf("drive/1@%d:A00002L8:d1", d+1),
+		fmt.Sprintf("storage/0@%d:A00001L8:", s), fmt.Sprintf("storage/1@%d::", s+1), fmt.Sprintf("storage/2@%d::", s+2),
+		fmt.Sprintf("mail/0@%d::", m),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Elements:\n got %q\nwant %q", got, want)
 	}
 }

@@ -54,6 +54,36 @@ func (c *Changer) lookup(addr uint16) (Loc, bool) {
 // Address returns the SCSI element address of l in this personality.
 func (c *Changer) Address(l Loc) uint16 { return c.addr(l) }
 
+// An Element is one element of the library as its operator sees it: where
+// it is, its SCSI address, what it holds and, for a data transfer element,
+// the drive device behind it (Config.Drives).
+type Element struct {
+	Loc
+	Address uint16
+	Slot
+	Device string
+}
+
+// Elements lists the library's elements that hold cartridges, drives
+// first, then storage slots, then mail slots, each in index order (the
+// transport holds none between moves).
+func (c *Changer) Elements() []Element {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Element
+	for _, t := range [...]ElementType{DataTransfer, Storage, ImportExport} {
+		for i, s := range c.inv.slots(t) {
+			e := Element{Loc: Loc{Type: t, Index: i}, Slot: s}
+			e.Address = c.addr(e.Loc)
+			if t == DataTransfer {
+				e.Device = c.cfg.Drives[i]
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // addr is the element address of l.
 func (c *Changer) addr(l Loc) uint16 { return c.base(l.Type) + uint16(l.Index) }
 
