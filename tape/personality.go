@@ -166,6 +166,30 @@ var (
 		MediumName: "3592JF", MediumDesc: "IBM 3592 JF data", CartridgeType: 0x96}
 )
 
+// StorageTek T10000 densities: A and B format on T1 cartridges, C and D on
+// T2, with the native capacities Oracle publishes and the track counts of
+// A and B; C's and D's bits per mm and tracks are not in the sources this
+// table was made from (0: not reported).
+var (
+	densityT10KA = Density{Code: 0x4a, Name: "T10000A", Description: "T10000A format", Organization: "STK",
+		Width: 127, Tracks: 768, CapacityMB: 500000, MediumName: "T10000T1", MediumDesc: "T10000 T1 cartridge"}
+	densityT10KB = Density{Code: 0x4b, Name: "T10000B", Description: "T10000B format", Organization: "STK",
+		Width: 127, Tracks: 1152, CapacityMB: 1000000, MediumName: "T10000T1", MediumDesc: "T10000 T1 cartridge"}
+	densityT10KC = Density{Code: 0x4c, Name: "T10000C", Description: "T10000C format", Organization: "STK",
+		Width: 127, CapacityMB: 5000000, MediumName: "T10000T2", MediumDesc: "T10000 T2 cartridge"}
+	densityT10KD = Density{Code: 0x4d, Name: "T10000D", Description: "T10000D format", Organization: "STK",
+		Width: 127, CapacityMB: 8500000, MediumName: "T10000T2", MediumDesc: "T10000 T2 cartridge"}
+)
+
+// Quantum SDLT densities (codes as Quantum's drives report them; native
+// capacities).
+var (
+	densitySDLT320 = Density{Code: 0x49, Name: "SDLT320", Description: "SDLT 320 160GB", Organization: "QUANTUM",
+		Width: 127, CapacityMB: 160000, MediumName: "SDLT-I", MediumDesc: "Super DLTtape I"}
+	densitySDLT600 = Density{Code: 0x4a, Name: "SDLT600", Description: "SDLT 600 300GB", Organization: "QUANTUM",
+		Width: 127, CapacityMB: 300000, MediumName: "SDLT-II", MediumDesc: "Super DLTtape II"}
+)
+
 // DDS densities (3.81 mm helical scan: bits per mm does not apply).
 var (
 	densityDDS3 = Density{Code: 0x25, Name: "DDS-3", Description: "DDS-3 12GB", Organization: "ECMA",
@@ -233,7 +257,10 @@ func ltoPersonality(name, vendor, product, rev string, gen int) Personality {
 	}
 }
 
-const maxBlock3592 = 2 << 20 // 3592 READ BLOCK LIMITS maximum
+const (
+	maxBlock3592 = 2 << 20   // 3592 READ BLOCK LIMITS maximum
+	maxBlockT10K = 2_097_152 // T10000 READ BLOCK LIMITS maximum
+)
 
 // ibm3592Personality is a 3592 drive: IBM's enterprise interfaces, four
 // partitions, WORM, encryption, and RS-CRC logical block protection,
@@ -289,6 +316,36 @@ var personalities = []Personality{
 	ibm3592Personality("ts1160", "0359260F", true, readOnly(density3592E07), withWritable(density3592E08),
 		withWritable(density3592_55F), withWritable(density3592_60F)),
 	ibm3592Personality("ts1170", "0359270F", true, withWritable(density3592_70F)),
+	// StorageTek T10000C and D: 2 MiB blocks; the C writes only its own
+	// format on T2 and reads the A and B formats of T1 cartridges, the D
+	// writes its own and reads C, B and A. Their LBP methods are Oracle's
+	// own (F0h, F1h), not the SSC ones vscsid implements, and their
+	// encryption is keyed by Oracle's key manager, not by SECURITY
+	// PROTOCOL OUT: neither is offered. Four partitions (the D has ten;
+	// vscsid's cartridges hold four).
+	{
+		Name: "t10000c", Vendor: "STK", Product: "T10000C", Revision: "1.57",
+		Note:          "2 MiB blocks, T2 cartridges",
+		MaxBlockSize:  maxBlockT10K,
+		Densities:     []Density{densityT10KA, densityT10KB, withWritable(densityT10KC)},
+		MaxPartitions: 2, WORM: true,
+	},
+	{
+		Name: "t10000d", Vendor: "STK", Product: "T10000D", Revision: "4.10",
+		Note:          "2 MiB blocks, T2 cartridges",
+		MaxBlockSize:  maxBlockT10K,
+		Densities:     []Density{densityT10KA, densityT10KB, densityT10KC, withWritable(densityT10KD)},
+		MaxPartitions: 4, WORM: true,
+	},
+	// A Super DLT drive for backup software that still ships DLT support:
+	// Quantum's SDLT600, which reads SDLT320 cartridges.
+	{
+		Name: "sdlt600", Vendor: "QUANTUM", Product: "SDLT600", Revision: "5252",
+		Note:          "Super DLT, reads SDLT320",
+		MaxBlockSize:  maxBlock24,
+		Densities:     []Density{densitySDLT320, withWritable(densitySDLT600)},
+		MaxPartitions: 1,
+	},
 	{
 		Name: "dat72", Vendor: "HP", Product: "DAT72", Revision: "A060",
 		Note:             "DDS, setmarks, fixed 1024-byte blocks at start",

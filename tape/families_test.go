@@ -112,12 +112,14 @@ func productOf(t *testing.T, model string) string {
 	return p.Product
 }
 
-// Test3592Formats: what each 3592 model does with a cartridge of another
-// format, as in LTFS's table of them. The TS1150 writes E07 (on JC); the
-// TS1155 and TS1160 read E07 but no longer write it (DATA PROTECT 30/05,
-// and WP in the mode header so that st opens it read-only); the TS1170
-// reads nothing but its own 70F (MEDIUM ERROR 30/02).
-func Test3592Formats(t *testing.T) {
+// TestOtherFormats: what the 3592, T10000 and SDLT models do with a
+// cartridge of another format. The TS1150 writes E07 (on JC); the TS1155
+// and TS1160 read E07 but no longer write it (DATA PROTECT 30/05, and WP
+// in the mode header so that st opens it read-only); the TS1170 reads
+// nothing but its own 70F (MEDIUM ERROR 30/02), as in LTFS's table of
+// them. The T10000C reads but does not write T1 formats, nor reads the
+// D's; the SDLT600 reads SDLT320 only.
+func TestOtherFormats(t *testing.T) {
 	for _, tc := range []struct {
 		model   string
 		density byte
@@ -131,6 +133,11 @@ func Test3592Formats(t *testing.T) {
 		{"ts1160", 0x56, true, true},
 		{"ts1170", 0x57, false, false},
 		{"ts1140", 0x55, false, false},
+		{"t10000c", 0x4b, true, false},
+		{"t10000c", 0x4d, false, false},
+		{"t10000d", 0x4c, true, false},
+		{"sdlt600", 0x49, true, false},
+		{"sdlt600", 0x4b, false, false},
 	} {
 		name := fmt.Sprintf("%s with %#x", tc.model, tc.density)
 		h := newHarness(t, "personality="+tc.model)
@@ -160,5 +167,28 @@ func Test3592Formats(t *testing.T) {
 	h.d.spc.Modes.MediumType = h.d.mediumType()
 	if all := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff); all[2] != 0x93 || all[8] != 0x54 {
 		t.Fatalf("TS1160 with E07: cartridge type %#x density %#x, want 93h 54h", all[2], all[8])
+	}
+}
+
+// TestT10000: the T10000 models take blocks up to 2 MiB (max_block, which
+// READ BLOCK LIMITS reports, may not exceed it) and have neither SECURITY
+// PROTOCOL IN nor logical block protection (theirs are Oracle's own), so
+// both are refused as on a drive without them.
+func TestT10000(t *testing.T) {
+	if _, err := ParseConfig("memory=1;personality=t10000c;max_block=4194304"); err == nil {
+		t.Error("max_block 4 MiB accepted for the T10000C")
+	}
+	h := newHarness(t, "personality=t10000d;max_block=2097152")
+	if rbl := h.ok(cdb(0x05, 0, 0, 0, 0, 0), nil, 6); rbl[1] != 0x20 || rbl[2] != 0 || rbl[3] != 0 {
+		t.Fatalf("READ BLOCK LIMITS % x, want maximum 200000h", rbl)
+	}
+	if s, _ := h.fail(cdb(0xa2, 0x20, 0, 0x01, 0, 0, 0, 0, 0x10, 0, 0, 0), nil, 0x1000); s != "700005000000000a00000000200000000000" {
+		t.Errorf("SECURITY PROTOCOL IN: sense %s, want 20/00", s)
+	}
+	dp := h.ok(cdb(0x5a, 0, 0x0a, 0xf0, 0, 0, 0, 0, 48, 0), nil, 48)
+	dp[0], dp[1] = 0, 0
+	dp[20], dp[21], dp[22] = 0x01, 4, 0xc0
+	if s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), dp, 0); s[24:28] != "2600" {
+		t.Errorf("LBP on: sense %s, want 26/00", s)
 	}
 }
