@@ -2,7 +2,8 @@
 # tape: vscsid's vtape through TCMU + tcm_loop + st, driven by mt-st, dd and
 # GNU tar the way an operator would: identity, variable and fixed records,
 # short and long reads (ILI), filemarks and positioning, early warning and
-# ENOSPC, empty drive, write protect, DAT72's fixed default, st's
+# ENOSPC, empty drive, write protect, DAT72's fixed default, the T10000C
+# and SDLT600 identities and densities, st's
 # statistics, and a file-backed cartridge that survives a daemon restart.
 #
 # st blocks in open() while a drive is NOT READY, so every command runs
@@ -32,9 +33,15 @@ devices:
   - name: persist
     type: vtape
     config: "personality=lto6;media=$MEDIA;barcode=PERS01L6"
+  - name: t10k
+    type: vtape
+    config: "personality=t10000c;memory=1;capacity=64M;barcode=T10001"
+  - name: sdlt
+    type: vtape
+    config: "personality=sdlt600;memory=1;capacity=64M;barcode=SDL001"
 EOF
 artefact /etc/vscsid/tape.yaml
-TAPES="tape0 small empty dat wprot persist"
+TAPES="tape0 small empty dat wprot persist t10k sdlt"
 
 dmesg_mark daemon
 vscsid_start tape --config /etc/vscsid/tape.yaml
@@ -234,6 +241,18 @@ check dat72-write-16k $DD if="$W/fx" of="$TD" bs=1k count=16
 check dat72-rewind "$MT" -f "$TD" rewind
 $DD if="$W/fx" of="$W/fx16" bs=1k count=16 2>/dev/null
 check_sh dat72-read-back "[ \"\$($DD if=$TD bs=1k 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/fx16") ]"
+
+# --------------------------------------- StorageTek T10000C, Quantum SDLT600
+# Their identities and densities as st sees them; a T10000C's 1 MiB
+# blocks through st (its 2 MiB ones do not fit tcm_loop's 256 pages).
+tape_id t10k STK T10000C
+tape_id sdlt QUANTUM SDLT600
+TK=/dev/n$(dev_tape t10k)
+expect_output t10k-density-0x4c 'Density code 0x4c' "$MT" -f "$TK" status
+check t10k-write-1m $DD if="$W/r1m" of="$TK" bs=1M
+check t10k-rewind "$MT" -f "$TK" rewind
+check_sh t10k-read-back "[ \"\$($DD if=$TK bs=1M 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/r1m") ]"
+expect_output sdlt-density-0x4a 'Density code 0x4a' "$MT" -f "/dev/n$(dev_tape sdlt)" status
 
 # ---------------------------------------- persistence across a restart
 TP=/dev/n$(dev_tape persist)
