@@ -121,7 +121,8 @@ vm-full:
 	deploy/vm/full/run --timeout 1500
 
 # LTFS (mkltfs, ltfs, ltfsck; built from the source beside the checkout or
-# $LTFS_SRC) on every LTO and IBM 3592 personality, in the full guest.
+# $LTFS_SRC) on every LTO and IBM 3592 personality, in the full guest (16;
+# about 12 min).
 vm-ltfs:
 	deploy/vm/full/run --suite ltfs --ltfs all --timeout 3600
 

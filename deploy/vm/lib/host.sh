@@ -35,7 +35,7 @@ ensure_host_tools() {
 	local want=(
 		qemu-system-x86_64:qemu-system-x86 cpio:cpio depmod:kmod
 		modprobe:kmod dpkg-deb:dpkg apt-get:apt gzip:gzip timeout:coreutils
-		readelf:binutils xz:xz-utils zstd:zstd tar:tar mkfs.ext4:e2fsprogs openssl:openssl
+		readelf:binutils xz:xz-utils zstd:zstd tar:tar mkfs.ext4:e2fsprogs openssl:openssl patch:patch
 	)
 	local missing=() pair
 	for pair in "${want[@]}"; do

@@ -15,6 +15,7 @@
 # second mount with logical block protection on the IBM models. Then it
 # reports the CHECK CONDITIONs vscsid answered during the run (from its
 # metrics) and fails on any that LTFS does not expect of a real drive.
+# On the 3592 models, last, ltfs_kmi: encryption with LTFS's key manager.
 # Check names are ltfs-PERSONALITY-STEP.
 
 LTFS_BIN=/opt/ltfs/bin
@@ -77,8 +78,43 @@ ltfs_scenario() {
 	else
 		pass "ltfs-$p-attach"
 		ltfs_on_drive "$p" "$dev" "$sg" "$p"
+		# LTFS's sg backend encrypts on enterprise drives only.
+		case $p in ts11*) ltfs_kmi "$p" "$dev" "$sg" "$bc" ;; esac
 	fi
 	ltfs_teardown "$dev" "$wwn"
+}
+
+# ltfs_kmi NAME DEVICE SG BARCODE: application-managed encryption through
+# LTFS's key manager interface, its simple plugin (a data key, DK, and its
+# identifier, DKi, on the command line): mkltfs formats with the key
+# (SECURITY PROTOCOL OUT before the labels), a mount with it writes a
+# file; a mount without the key and one with another key under the same
+# DKi fail (the drive answers the reads 74/01, 74/03); the right key reads
+# the file back, LTFS finding it through the DKi the drive reports
+# (SECURITY PROTOCOL IN, next block encryption status); last, unloaded,
+# the cartridge image holds encrypted blocks and not the file's text.
+ltfs_kmi() {
+	local name=$1 dev=$2 sg=$3 bc=$4 g=ltfs-$1-kmi m=/mnt/ltfs-$1 dk dk2 dki marker
+	dk=$(head -c 32 /dev/urandom | base64) dk2=$(head -c 32 /dev/urandom | base64)
+	dki=VSC$(head -c 9 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	marker=vscsid-kmi-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	{ echo "$marker"; head -c 100000 /dev/urandom | base64; echo "$marker"; } >/tmp/$g.txt
+	local key="-o kmi_dk=$dk -o kmi_dki=$dki" other="-o kmi_dk=$dk2 -o kmi_dki=$dki"
+	# shellcheck disable=SC2086 # $key is four words
+	ltfs_step "$g-mkltfs" $LTFS_BIN/mkltfs -d "$sg" -f -n "KMI-$name" --kmi-backend=simple $key \
+		-o kmi_dk_for_format="$dk" -o kmi_dki_for_format="$dki" || return
+	ltfs_step_sh "$g-write" "$LTFS_BIN/ltfs -o devname=$sg -o kmi_backend=simple $key $m && trap 'fusermount -u $m' EXIT &&
+		cp /tmp/$g.txt $m/secret.txt && sync"
+	# LTFS 17192W: "Cannot read: medium is encrypted."
+	ltfs_step_sh "$g-no-key-refused" "if $LTFS_BIN/ltfs -o devname=$sg $m >/tmp/$g.err 2>&1; then fusermount -u $m; exit 1; fi
+		grep -E 'LTFS1719[0-9]|LTFS1717[0-9]' /tmp/$g.err; grep -q 17192W /tmp/$g.err"
+	ltfs_step_sh "$g-wrong-key-refused" "if $LTFS_BIN/ltfs -o devname=$sg -o kmi_backend=simple $other $m >/tmp/$g.err 2>&1; then fusermount -u $m; exit 1; fi
+		grep -E 'LTFS1719[0-9]|LTFS1717[0-9]' /tmp/$g.err; grep -q 17192W /tmp/$g.err"
+	ltfs_step_sh "$g-read-back" "$LTFS_BIN/ltfs -o devname=$sg -o kmi_backend=simple $key $m && trap 'fusermount -u $m' EXIT &&
+		cmp /tmp/$g.txt $m/secret.txt"
+	ltfs_step_sh "$g-ciphertext" "vscsictl unload $dev && vscsictl media inspect --dir /var/lib/vscsid/ltfs --barcode $bc --json |
+			python3 -c 'import json, sys; n = sum(p[\"encrypted_blocks\"] for p in json.load(sys.stdin)[\"partitions\"]); print(n, \"encrypted blocks\"); sys.exit(n == 0)'
+		! grep -rqaF $marker /var/lib/vscsid/ltfs"
 }
 
 # ltfs_on_drive NAME DEVICE SG PERSONALITY: the scenario on vscsid device
