@@ -19,7 +19,7 @@ BIN       := bin
 # (deploy/version: CHANGELOG.md's release and the commit).
 LDFLAGS   := $(shell deploy/version --ldflags)
 
-.PHONY: all deps build vet cross lint unit deploy-check deb rpm packages fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check deb rpm packages fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak vm-btape perf demo experiments test clean
 
 all: build
 
@@ -145,6 +145,12 @@ vm-powercut:
 SOAK ?= 600
 vm-soak:
 	deploy/vm/full/run --suite soak --soak $(SOAK) --timeout $$(($(SOAK) + 900))
+
+# Bacula's btape "test" (write and re-read 20,000 blocks, block positions,
+# append, back up and re-read, forward space files) on a drive of each
+# family besides LTO-5..9: LTO-10, TS1160, T10000C, SDLT600; about 6 min.
+vm-btape:
+	deploy/vm/full/run --suite btape --timeout 1500
 
 # Two guests on a private qemu network: vscsid exporting a disk, a drive
 # and a library over iSCSI on one, open-iscsi with sd, st, ch, dd, tar,
