@@ -369,7 +369,7 @@ func (d *Drive) Load(barcode string) error {
 		d.loadCleaning(barcode, m)
 		return nil
 	}
-	info := m.Info()
+	info := d.mediumInfo(m, barcode)
 	if info.Partitions < 1 || info.Partitions > 4 {
 		_ = m.Close() // best effort: the error below is the one to report
 		return fmt.Errorf("vtape %s: load %s: cartridge reports %d partitions", d.name, barcode, info.Partitions)
@@ -582,6 +582,26 @@ func (d *Drive) mediumType() uint8 {
 		return 0x01
 	}
 	return 0x00
+}
+
+// mediumInfo is m's description as the drive takes it: a cartridge whose
+// image records no density has the one its label names (labelDensity).
+func (d *Drive) mediumInfo(m Medium, barcode string) MediumInfo {
+	info := m.Info()
+	if info.Density == 0 {
+		info.Density = d.pers.labelDensity(barcode)
+	}
+	return info
+}
+
+// RefusesLoaded reports whether the drive holds a data cartridge of a
+// format it does not read. A library asks it after moving a cartridge in:
+// a real drive reads the cartridge memory and refuses a generation it
+// cannot read, and the library reports the move as failed.
+func (d *Drive) RefusesLoaded() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.state != stateEmpty && d.clean == nil && !d.readable()
 }
 
 // mediumDensity is the density code of the loaded cartridge (the drive's

@@ -28,6 +28,12 @@ func newHarness(t testing.TB, extra string) *harness {
 	if extra != "" {
 		s += ";" + extra
 	}
+	return newHarnessConfig(t, s)
+}
+
+// newHarnessConfig is newHarness with the whole config string.
+func newHarnessConfig(t testing.TB, s string) *harness {
+	t.Helper()
 	cfg, err := ParseConfig(s)
 	if err != nil {
 		t.Fatalf("ParseConfig(%q): %v", s, err)

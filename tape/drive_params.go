@@ -232,7 +232,7 @@ func (d *Drive) setCapacity(cmd *scsi.Command) scsi.Response {
 // VOLUME CHANGE REFERENCE, the position at BOP of partition 0.
 func (d *Drive) reformatted() (scsi.Response, bool) {
 	d.mode.pending = nil
-	d.info = d.med.Info()
+	d.info = d.mediumInfo(d.med, d.barcode)
 	d.vcrDone = false
 	d.bumpVCR()
 	if err := d.seek(0, 0); err != nil {

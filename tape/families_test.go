@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"go.uber.org/zap/zaptest"
 )
 
 // TestLTFS3592Load walks what LTFS's IBM backend sends an enterprise
@@ -190,5 +192,51 @@ func TestT10000(t *testing.T) {
 	dp[20], dp[21], dp[22] = 0x01, 4, 0xc0
 	if s, _ := h.fail(cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 48, 0), dp, 0); s[24:28] != "2600" {
 		t.Errorf("LBP on: sense %s, want 26/00", s)
+	}
+}
+
+// TestLabelGeneration: a cartridge whose image records no density is of
+// the generation its LTO media id names, as a real one's cartridge memory
+// says: a blank LTO-9 cartridge in an LTO-10 drive is neither read nor
+// written; a blank LTO-8 one in an LTO-9 drive is an LTO-8 cartridge (its
+// type in the mode header); a label without an LTO media id, or a drive
+// that is not LTO, takes the drive's default.
+func TestLabelGeneration(t *testing.T) {
+	// blank loads a cartridge labelled barcode whose image records no
+	// density (as the daemon creates a missing one) into a drive.
+	blank := func(pers, barcode string) *harness {
+		cfg, err := ParseConfig("media=/unused;personality=" + pers + ";barcode=" + barcode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib, err := NewMemoryLibrary(MediumInfo{Partitions: 1, Capacity: []int64{64 << 20}, EarlyWarning: []int64{1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := New("tape0", cfg, lib, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Close() })
+		h := &harness{t: t, d: d}
+		h.clearUA()
+		return h
+	}
+	h := blank("lto10", "BLANK1L9")
+	if s, _ := h.fail(read6(false, false, 1024), nil, 1024); s != "700003000000000a00000000300200000000" {
+		t.Errorf("lto10, blank L9: READ sense %s, want 03/30/02", s)
+	}
+	if !h.d.RefusesLoaded() {
+		t.Error("lto10 does not refuse a blank L9 cartridge")
+	}
+	h = blank("lto9", "BLANK1L8")
+	if all := h.ok(cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 0xff, 0), nil, 0xff); all[2] != 0x88 || all[8] != 0x5e {
+		t.Errorf("lto9, blank L8: cartridge type %#x density %#x, want 88h 5Eh", all[2], all[8])
+	}
+	for _, c := range [][2]string{{"lto9", "BLANK1"}, {"generic", "BLANK1L5"}, {"ts1160", "BLANK1L5"}, {"lto10", "BLANK1LA"}} {
+		h = blank(c[0], c[1])
+		if h.d.RefusesLoaded() || h.d.mediumDensity() != h.d.pers.DefaultDensity().Code {
+			t.Errorf("%s with %s: refused %v, density %#x, want the drive's default", c[0], c[1], h.d.RefusesLoaded(), h.d.mediumDensity())
+		}
 	}
 }

@@ -89,6 +89,25 @@ type Personality struct {
 	Enterprise bool
 }
 
+// ltoMediaIDs are the LTO barcode media ids (a label's last two
+// characters) with the density of the generation each names. Type M
+// (M8, an LTO-7 cartridge initialised at 5Dh) is left out: it is a
+// format, not a cartridge generation, and only the drive that
+// initialises it decides it.
+var ltoMediaIDs = map[string]uint8{"L5": 0x58, "L6": 0x5a, "L7": 0x5c, "L8": 0x5e, "L9": 0x60, "LA": 0x62}
+
+// labelDensity is the density a cartridge labelled barcode has on this
+// drive before its image records one: on an LTO drive the generation its
+// LTO media id names, as a real cartridge's memory tells the drive (a
+// blank LTO-9 cartridge is LTO-9, which an LTO-10 drive neither reads nor
+// writes); 0 otherwise, the drive's default.
+func (p *Personality) labelDensity(barcode string) uint8 {
+	if len(barcode) < 2 || p.DefaultDensity().Organization != "LTO-CVE" {
+		return 0
+	}
+	return ltoMediaIDs[barcode[len(barcode)-2:]]
+}
+
 // DefaultDensity is the drive's native density.
 func (p *Personality) DefaultDensity() *Density { return &p.Densities[len(p.Densities)-1] }
 

@@ -22,6 +22,9 @@ import (
 type Drive interface {
 	// Load inserts and loads the cartridge (MOVE MEDIUM into the drive).
 	Load(barcode string) error
+	// RefusesLoaded reports that the loaded cartridge is of a format the
+	// drive does not read (the move then fails and is undone).
+	RefusesLoaded() bool
 	// Unload ejects the cartridge; it fails with tape.ErrRemovalPrevented
 	// while the drive's initiator prevents medium removal.
 	Unload() error

@@ -76,6 +76,11 @@ var (
 	// ErrLoadFailed: the drive is not there, or refused the load or the
 	// unload for another reason.
 	ErrLoadFailed = scsi.NewError(scsi.HardwareError, scsi.MediumLoadOrEjectFailed)
+	// ErrIncompatibleMedium: the drive does not read the cartridge's
+	// generation or format (an LTO-9 cartridge in an LTO-10 drive, an
+	// LTO-6 one in an LTO-8 drive): ILLEGAL REQUEST 30/00, INCOMPATIBLE
+	// MEDIUM INSTALLED, and the cartridge stays where it was.
+	ErrIncompatibleMedium = scsi.NewError(scsi.IllegalRequest, scsi.IncompatibleMediumInstalled)
 )
 
 // invalidElement is 21/01 INVALID ELEMENT ADDRESS pointing at the address
@@ -472,6 +477,12 @@ func (c *Changer) commit(locs []Loc, slots []Slot) error {
 			return ErrLoadFailed
 		}
 		loaded = append(loaded, d)
+		if d.RefusesLoaded() {
+			c.log.Info("drive does not read the cartridge's format; move refused", zap.String("drive", c.cfg.Drives[l.Index]),
+				zap.String("medium", slots[i].Barcode))
+			undo()
+			return ErrIncompatibleMedium
+		}
 	}
 	old := make([]Slot, len(locs))
 	for i, l := range locs {

@@ -611,3 +611,27 @@ func TestElements(t *testing.T) {
 		t.Fatalf("Elements:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestIncompatibleGenerationRefused: a library moving a cartridge into a
+// drive that does not read its generation (an LTO-9 cartridge, blank,
+// into an LTO-10 drive) gets ILLEGAL REQUEST 30/00, INCOMPATIBLE MEDIUM
+// INSTALLED; the cartridge stays in its slot and the drive stays empty.
+// An LTO-10 cartridge moves in.
+func TestIncompatibleGenerationRefused(t *testing.T) {
+	l := newLab(t, "slots=2;drives=d0", "A00001L9", "A00002LA")
+	l.swapDrive("d0", "personality=lto10")
+	src, dst := l.c.Address(Loc{Storage, 0}), l.c.Address(Loc{DataTransfer, 0})
+	if s := l.fail(move(src, dst)); s != "700005000000000a00000000300000000000" {
+		t.Fatalf("LTO-9 into LTO-10: sense %s, want 05/30/00", s)
+	}
+	if at := l.where("A00001L9"); at != (Loc{Storage, 0}) {
+		t.Fatalf("A00001L9 now in %v, want storage 0", at)
+	}
+	if b := l.drives["d0"].Stats().Barcode; b != "" {
+		t.Fatalf("drive holds %q after the refused move", b)
+	}
+	l.ok(move(l.c.Address(Loc{Storage, 1}), dst), 0)
+	if b := l.drives["d0"].Stats().Barcode; b != "A00002LA" {
+		t.Fatalf("drive holds %q, want A00002LA", b)
+	}
+}

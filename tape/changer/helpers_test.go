@@ -217,3 +217,24 @@ func logger(tb testing.TB) *zap.Logger {
 func createImage(dir, barcode string) error {
 	return cartridge.Create(dir, barcode, cartridge.Options{Capacity: cartridge.MinPartitionSize * 4})
 }
+
+// swapDrive replaces the lab's drive name by one configured with extra
+// (a personality), over the same media directory.
+func (l *lab) swapDrive(name, extra string) {
+	l.t.Helper()
+	lib, err := cartridge.NewLibrary(l.dir)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	cfg, err := tape.ParseConfig("media=" + l.dir + ";" + extra)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	d, err := tape.Open(name, cfg, lib, logger(l.t))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	_ = l.drives[name].Close()
+	l.t.Cleanup(func() { _ = d.Close() })
+	l.drives[name] = d
+}

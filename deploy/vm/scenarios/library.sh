@@ -257,7 +257,11 @@ wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 # expired (flag 22). Its import/export station opened with OPEN/CLOSE
 # IMPORT/EXPORT ELEMENT is out of the robot's reach until closed (28/01).
 MODELS=/tmp/vmtest/models
-mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big"
+mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big" "$MODELS/mixed"
+# Mixed generations: a blank LTO-9 and a blank LTO-10 cartridge (their
+# images record no density: the label's media id says the generation).
+check mixed-create-l9 "$CTL" media create --dir "$MODELS/mixed" --barcode M00001L9 --capacity 4MiB
+check mixed-create-la "$CTL" media create --dir "$MODELS/mixed" --barcode M00002LA --capacity 4MiB
 check cln-create "$CTL" media create --dir "$MODELS/l700" --barcode CLN001L1 --capacity 4MiB
 cat >/etc/vscsid/models.yaml <<EOF
 cmd_time_out: 30
@@ -292,14 +296,23 @@ devices:
   - name: big
     type: vlibrary
     config: "media=$MODELS/big;slots=20000;mailslots=4;drives=bigd0;cartridges=3;first=G00001L8;capacity=4M"
+  - name: mixd0
+    type: vtape
+    config: "personality=lto10;media=$MODELS/mixed"
+  - name: mixd1
+    type: vtape
+    config: "personality=lto9;media=$MODELS/mixed"
+  - name: mixed
+    type: vlibrary
+    config: "media=$MODELS/mixed;slots=4;mailslots=1;drives=mixd0+mixd1"
 EOF
 artefact /etc/vscsid/models.yaml
 vscsid_start models --config /etc/vscsid/models.yaml --dbus=off
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
-for n in msl scalar ts4300 l700 big; do
+for n in msl scalar ts4300 l700 big mixed; do
 	require wait_for "models-$n-attached" 30 "dev_node changer $n && dev_node sg $n"
 done
-for n in msld0 scalard0 ts4300d0 ctape0 bigd0; do
+for n in msld0 scalard0 ts4300d0 ctape0 bigd0 mixd0 mixd1; do
 	require wait_for "models-$n-attached" 30 "dev_node tape $n && dev_node sg $n"
 done
 # model NAME VENDOR PRODUCT SLOTS MAIL STORAGE MAILADDR DRIVEADDR: lsscsi,
@@ -327,6 +340,19 @@ expect_output big-last-slot-full '^ +Storage Element 20000:Full :VolumeTag=G0000
 check big-load-from-last "$MTX" -f "$SGB" load 20000 0
 expect_output big-loaded '^Data Transfer Element 0:Full \(Storage Element 20000 Loaded\):VolumeTag = G00001L8' "$MTX" -f "$SGB" status
 check big-unload-to-last "$MTX" -f "$SGB" unload 20000 0
+# Mixed generations in one library: the LTO-10 drive (element 1) does
+# not take the LTO-9 cartridge (slot 1, element 1000h): MOVE MEDIUM is
+# ILLEGAL REQUEST 30/00, mtx's load fails and the cartridge stays in its
+# slot; the LTO-9 drive takes it, and the LTO-10 drive its own.
+SGX=/dev/$(dev_sg mixed)
+expect_output mixed-move-incompatible 'Incompatible medium installed' sh -c "sg_raw $SGX a5 00 00 00 10 00 00 01 00 00 00 00 2>&1; true"
+expect_fail mixed-mtx-load-l9-into-lto10 "$MTX" -f "$SGX" load 1 0
+expect_output mixed-l9-stays '^ +Storage Element 1:Full :VolumeTag=M00001L9 *$' "$MTX" -f "$SGX" status
+expect_match mixed-lto10-empty '^Data Transfer Element 0:Empty' "$OUT"
+check mixed-l9-into-lto9 "$MTX" -f "$SGX" load 1 1
+check mixed-la-into-lto10 "$MTX" -f "$SGX" load 2 0
+expect_output mixed-both-loaded 'Data Transfer Element 1:Full \(Storage Element 1 Loaded\):VolumeTag = M00001L9' "$MTX" -f "$SGX" status
+expect_match mixed-la-loaded 'Data Transfer Element 0:Full \(Storage Element 2 Loaded\):VolumeTag = M00002LA' "$OUT"
 SGL=/dev/$(dev_sg l700)
 DSG=/dev/$(dev_sg ctape0)
 check l700-load "$MTX" -f "$SGL" load 1 0
