@@ -72,7 +72,7 @@ var errnos = []struct {
 	{changer.ErrStillLoaded, unix.EBUSY},
 	{changer.ErrDrivePrevents, unix.EBUSY},
 	{changer.ErrLoadFailed, unix.EIO},
-	{changer.ErrIncompatibleMedium, unix.EMEDIUMTYPE},
+	{changer.ErrIncompatibleMedium, emediumtype},
 }
 
 // errnoOf is the errno of err: the one it wraps, else that of the first

@@ -9,3 +9,6 @@ import "golang.org/x/sys/unix"
 // but builds there so that --check-config and --help work on a
 // developer's machine.
 const enomedium = unix.Errno(123)
+
+// emediumtype is Linux's EMEDIUMTYPE, as enomedium.
+const emediumtype = unix.Errno(124)
