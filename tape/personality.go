@@ -160,10 +160,11 @@ var (
 
 // IBM 3592 densities: each format on the cartridge type it is native to
 // (E07 on JC, E08 and 55F on JD, 60F on JE, 70F on JF), with that
-// cartridge's WORM type (JY, JZ, JV; JF has none). The drive's names and
-// bits per mm are those of IBM's 3592 SCSI reference; the track counts
-// and medium lengths are not in the sources this table was made from: 0,
-// "not reported". 70F's name follows the series (3592A7). A real 3592
+// cartridge's WORM type (JY, JZ, JV; JF has none). The names and bits per
+// mm are those of IBM's 3592 SCSI reference as FreeBSD's density table
+// (lib/libmt) has them, 70F's included; the track counts and medium
+// lengths are not in the sources this table was made from: 0, "not
+// reported". A real 3592
 // may write an older format on a newer cartridge (a TS1150 writes E07 on
 // JC); here a cartridge's type is that of the format it holds, which is
 // what the mode header reports and LTFS checks.
@@ -181,7 +182,7 @@ var (
 		BitsPerMM: 21850, Width: 127, CapacityMB: 20000000,
 		MediumName: "3592JE", MediumDesc: "IBM 3592 JE data", CartridgeType: 0x95, WORMCartridgeType: 0xa5}
 	density3592_70F = Density{Code: 0x59, Name: "3592A7", Description: "3592 70F (TS1170)", Organization: "IBM",
-		Width: 127, CapacityMB: 50000000,
+		BitsPerMM: 21850, Width: 127, CapacityMB: 50000000,
 		MediumName: "3592JF", MediumDesc: "IBM 3592 JF data", CartridgeType: 0x96}
 )
 
@@ -200,14 +201,57 @@ var (
 		Width: 127, CapacityMB: 8500000, MediumName: "T10000T2", MediumDesc: "T10000 T2 cartridge"}
 )
 
-// Quantum SDLT densities (codes as Quantum's drives report them; native
-// capacities).
+// Quantum SDLT densities and native capacities: 49h is SDLT 320 in
+// FreeBSD's density table ("SDLTapeI(160)", 7598 bits per mm); 4Ah is
+// the code SDLT 600 drives report (other tools, mhvtl among them, use it;
+// FreeBSD's table lists 4Ah only as T10000A, the codes being vendor
+// specific).
 var (
 	densitySDLT320 = Density{Code: 0x49, Name: "SDLT320", Description: "SDLT 320 160GB", Organization: "QUANTUM",
-		Width: 127, CapacityMB: 160000, MediumName: "SDLT-I", MediumDesc: "Super DLTtape I"}
+		BitsPerMM: 7598, Width: 127, CapacityMB: 160000, MediumName: "SDLT-I", MediumDesc: "Super DLTtape I"}
 	densitySDLT600 = Density{Code: 0x4a, Name: "SDLT600", Description: "SDLT 600 300GB", Organization: "QUANTUM",
 		Width: 127, CapacityMB: 300000, MediumName: "SDLT-II", MediumDesc: "Super DLTtape II"}
 )
+
+// densityNames are the names of density codes an operator may give a new
+// cartridge (vscsictl media create --density): the format it was written
+// in, which decides the drives that read it. LTO-1, LTO-2 and LTO-7 type M
+// have no entry of their own in the drive tables (no drive here writes
+// them) but name their codes.
+var densityNames = []struct {
+	name string
+	code uint8
+}{
+	{"lto1", 0x40}, {"lto2", 0x42}, {"lto3", densityLTO3.Code}, {"lto4", densityLTO4.Code},
+	{"lto5", densityLTO5.Code}, {"lto6", densityLTO6.Code}, {"lto7", densityLTO7.Code}, {"ltom8", 0x5d},
+	{"lto8", densityLTO8.Code}, {"lto9", densityLTO9.Code}, {"lto10", densityLTO10.Code}, {"lto10p", densityLTO10P.Code},
+	{"e07", density3592E07.Code}, {"e08", density3592E08.Code}, {"55f", density3592_55F.Code},
+	{"60f", density3592_60F.Code}, {"70f", density3592_70F.Code},
+	{"t10000a", densityT10KA.Code}, {"t10000b", densityT10KB.Code}, {"t10000c", densityT10KC.Code}, {"t10000d", densityT10KD.Code},
+	{"sdlt320", densitySDLT320.Code}, {"sdlt600", densitySDLT600.Code},
+	{"dds3", densityDDS3.Code}, {"dds4", densityDDS4.Code}, {"dat72", densityDAT72.Code},
+}
+
+// DensityCode returns the density code named name (DensityNames; case and
+// dashes do not matter: LTO-9 is lto9).
+func DensityCode(name string) (uint8, bool) {
+	name = strings.ToLower(strings.ReplaceAll(name, "-", ""))
+	for _, d := range densityNames {
+		if d.name == name {
+			return d.code, true
+		}
+	}
+	return 0, false
+}
+
+// DensityNames lists the names DensityCode knows, in table order.
+func DensityNames() []string {
+	n := make([]string, len(densityNames))
+	for i, d := range densityNames {
+		n[i] = d.name
+	}
+	return n
+}
 
 // DDS densities (3.81 mm helical scan: bits per mm does not apply).
 var (

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/tape"
 )
 
 // sizeFlag is a byte count in the shared size grammar of the cfgstrings
@@ -83,25 +84,20 @@ func (p *partitionsFlag) Set(v string) error {
 	return nil
 }
 
-// densityFlag is a density code: a number or an LTO generation.
+// densityFlag is a density code: a number or a format's name
+// (tape.DensityNames).
 type densityFlag uint8
-
-// ltoDensity are the SSC density codes of LTO generations.
-var ltoDensity = map[string]uint8{
-	"lto1": 0x40, "lto2": 0x42, "lto3": 0x44, "lto4": 0x46, "lto5": 0x58,
-	"lto6": 0x5A, "lto7": 0x5C, "ltom8": 0x5D, "lto8": 0x5E, "lto9": 0x60, "lto10": 0x62, "lto10p": 0x63,
-}
 
 func (d *densityFlag) String() string { return fmt.Sprintf("%#02x", uint8(*d)) }
 
 func (d *densityFlag) Set(v string) error {
-	if c, ok := ltoDensity[strings.ToLower(strings.ReplaceAll(v, "-", ""))]; ok {
+	if c, ok := tape.DensityCode(v); ok {
 		*d = densityFlag(c)
 		return nil
 	}
 	n, err := cfgstring.Uint(v, 0, 0xff)
 	if err != nil {
-		return fmt.Errorf("bad density %q (want a code such as 0x5a, or lto1..lto10, lto10p, ltom8)", v)
+		return fmt.Errorf("bad density %q (want a code such as 0x5a, or one of %s)", v, strings.Join(tape.DensityNames(), " "))
 	}
 	*d = densityFlag(n)
 	return nil

@@ -327,7 +327,8 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 	var d densityFlag
-	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "lto10": 0x62, "lto10p": 0x63, "0x42": 0x42, "88": 88, "010": 10} {
+	for in, want := range map[string]uint8{"lto6": 0x5A, "LTO-9": 0x60, "ltom8": 0x5D, "lto10": 0x62, "lto10p": 0x63, "lto1": 0x40,
+		"60F": 0x57, "e07": 0x54, "T10000D": 0x4d, "sdlt600": 0x4a, "dat72": 0x47, "0x42": 0x42, "88": 88, "010": 10} {
 		if err := d.Set(in); err != nil || uint8(d) != want {
 			t.Errorf("density %q: %#x %v", in, uint8(d), err)
 		}

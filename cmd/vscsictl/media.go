@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
+	"github.com/vscsid/vscsid/tape"
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
@@ -123,7 +125,7 @@ func (c *createFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.capacity, "capacity", "native capacity `size`, e.g. 2GiB, 500MB, 1T (record headers count)")
 	fs.Var(&c.earlyWarning, "early-warning", "early-warning zone `size` before the end of each partition (default 16MiB; at most a quarter of the capacity, and a partition uses at most a quarter of its own size)")
 	fs.Var(&c.partitions, "partitions", "partition `sizes`, comma-separated, the last may be 0 for the rest, e.g. 1GiB,0 (default: one partition)")
-	fs.Var(&c.density, "density", "density `code`: a number (0x5a) or lto1..lto10, lto10p (the 40 TB LTO-10 cartridge), ltom8 (default 0: the drive's default)")
+	fs.Var(&c.density, "density", "density `code`: a number (0x5a) or a format ("+strings.Join(tape.DensityNames(), ", ")+"; lto10p is the 40 TB LTO-10 cartridge; default 0: the drive's default, or on an LTO drive the generation of the barcode's media id)")
 	fs.BoolVar(&c.writeProtect, "write-protect", false, "set the write-protect tab")
 	fs.BoolVar(&c.worm, "worm", false, "write-once medium: data can be appended, never overwritten")
 }
