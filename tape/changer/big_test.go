@@ -46,28 +46,39 @@ func TestBigLibrary(t *testing.T) {
 	}
 }
 
-// BenchmarkBigLibraryStatus is one READ ELEMENT STATUS of 10,000 storage
-// elements with barcodes (mtx's chunk) on a 61,440-slot library.
-func BenchmarkBigLibraryStatus(b *testing.B) {
-	l := newLab(b, fmt.Sprintf("slots=%d", bigSlots), "BIG001L8")
-	const n = 10000
-	cdb := res(2, true, 0x1000, n, false, 8+8+n*52)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		l.ok(cdb, 8+8+n*52)
+// BenchmarkLibraryStatus is READ ELEMENT STATUS of every storage element
+// with its barcode (VOLTAG), as mtx status reads them (in chunks of at
+// most 10,000), on libraries of 50, 5,000 and 61,440 slots with a
+// cartridge in every slot.
+func BenchmarkLibraryStatus(b *testing.B) {
+	for _, slots := range []int{50, 5000, bigSlots} {
+		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
+			l := newLab(b, fmt.Sprintf("slots=%d;cartridges=%d;first=B00001L8;capacity=4M", slots, min(slots, 5000)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for start := 0; start < slots; start += 10000 {
+					n := min(10000, slots-start)
+					l.ok(res(2, true, uint16(0x1000+start), uint16(n), false, 8+8+n*52), 8+8+n*52)
+				}
+			}
+		})
 	}
 }
 
-// BenchmarkBigLibraryMove is a MOVE MEDIUM between two slots of a
-// 61,440-slot library: the inventory (all slots) is written and synced.
-func BenchmarkBigLibraryMove(b *testing.B) {
-	l := newLab(b, fmt.Sprintf("slots=%d", bigSlots), "BIG001L8")
-	at, other := uint16(0x1000), uint16(0x1000+bigSlots-1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		l.ok(move(at, other), 0)
-		at, other = other, at
+// BenchmarkLibraryMove is a MOVE MEDIUM between two slots of libraries of
+// 50, 5,000 and 61,440 slots: the inventory is written and synced.
+func BenchmarkLibraryMove(b *testing.B) {
+	for _, slots := range []int{50, 5000, bigSlots} {
+		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
+			l := newLab(b, fmt.Sprintf("slots=%d", slots), "BIG001L8")
+			at, other := uint16(0x1000), uint16(0x1000+slots-1)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				l.ok(move(at, other), 0)
+				at, other = other, at
+			}
+		})
 	}
 }
