@@ -335,6 +335,11 @@ model l700 STK L700 36 4 03e8 000a 01f4
 # to the last slot and loads it from there into the drive.
 model big VSCSI VLIBRARY 20004 4 1000 0010 0001
 SGB=/dev/$(dev_sg big)
+# How long mtx status of the whole library takes in the guest (TCG): for
+# the note, not a check.
+u0=$(cut -d' ' -f1 /proc/uptime)
+"$MTX" -f "$SGB" status >/dev/null 2>&1
+note "mtx status of the 20,000-slot library: $(awk -v a="$u0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f", b - a }') s in the guest"
 check big-transfer-to-last "$MTX" -f "$SGB" transfer 1 20000
 expect_output big-last-slot-full '^ +Storage Element 20000:Full :VolumeTag=G00001L8 *$' "$MTX" -f "$SGB" status
 check big-load-from-last "$MTX" -f "$SGB" load 20000 0
