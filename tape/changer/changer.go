@@ -332,7 +332,7 @@ func (c *Changer) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	return nil
+	return c.store.close()
 }
 
 // Import is the operator putting the cartridge barcode, whose image is in

@@ -450,7 +450,8 @@ func (c *Changer) checkReceiver(dst Loc) error {
 }
 
 // commit puts slots[i] into locs[i]: the drives among locs that receive
-// a cartridge load it, then the inventory is saved. If a load or the save
+// a cartridge load it, then the change is journalled (and now and then a
+// snapshot written, store.save). If a load or the save
 // fails, the inventory is left as it was and the drives loaded here are
 // unloaded again (the cartridges they had are already out).
 func (c *Changer) commit(locs []Loc, slots []Slot) error {
@@ -491,13 +492,20 @@ func (c *Changer) commit(locs []Loc, slots []Slot) error {
 	for i, l := range locs {
 		*c.slot(l) = slots[i]
 	}
-	if err := c.store.save(&c.inv); err != nil {
+	if err := c.store.journal(locs, slots); err != nil {
 		for i := len(locs) - 1; i >= 0; i-- {
 			*c.slot(locs[i]) = old[i]
 		}
 		c.log.Error("inventory not saved; move undone", zap.String("medium", slots[0].Barcode), zap.Error(err))
 		undo()
 		return ErrLoadFailed
+	}
+	if c.store.compactDue() {
+		// The move is durable in the journal already: a snapshot that
+		// fails leaves the journal to hold it, and is tried again.
+		if err := c.store.save(&c.inv); err != nil {
+			c.log.Warn("inventory snapshot not written; the journal keeps the moves", zap.Error(err))
+		}
 	}
 	return nil
 }

@@ -187,9 +187,9 @@ func TestMoveMedium(t *testing.T) {
 	if l.drives["tape1"].Stats().Barcode != "" {
 		t.Fatal("not unloaded")
 	}
-	b, err := os.ReadFile(l.c.store.path())
-	if err != nil || !strings.Contains(string(b), `"mail": [`+"\n\t\t{\n\t\t\t\"barcode\": \"A00001\"") {
-		t.Errorf("inventory file after the move: %s, %v", b, err)
+	b, err := os.ReadFile(l.c.store.journalPath())
+	if err != nil || !strings.Contains(string(b), `{"at":{"type":"mail","index":0},"slot":{"barcode":"A00001"`) {
+		t.Errorf("inventory journal after the move: %s, %v", b, err)
 	}
 	l.open()
 	if at := l.where("A00001"); at != (Loc{ImportExport, 0}) {

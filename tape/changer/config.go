@@ -27,6 +27,7 @@ keys:
 
 const configDescTail = `  media        directory of cartridge images, shared with the drives
                (required); the inventory is <media>/.library-<name>.json
+               and .library-<name>.journal
   slots        storage elements, 1 to the model's most, default the
                model's
   mailslots    import/export elements, 0 to the model's most, default the

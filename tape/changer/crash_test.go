@@ -1,6 +1,7 @@
 package changer
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,50 +11,141 @@ import (
 	"github.com/vscsid/vscsid/scsi"
 )
 
-// TestInventoryCrash cuts the inventory save of a MOVE MEDIUM at every
-// step (nothing written, a torn temporary file, written but not synced,
-// synced but not renamed, renamed but the directory not synced) and
-// restarts the changer over what is on disk: every cartridge is in
-// exactly one element, the move is either done or not, the command was
-// not reported GOOD unless the save completed, and the temporary files
-// are gone.
+// TestInventoryCrash cuts a MOVE MEDIUM's journal record (a torn record;
+// a record written but not synced) and restarts the changer over what is
+// on disk: every cartridge is in exactly one element, the move is done or
+// not (a torn record never counts), the command was not reported GOOD,
+// and the restarted changer moves normally.
 func TestInventoryCrash(t *testing.T) {
 	barcodes := []string{"A00001", "A00002", "A00003"}
-	for step := range numSteps {
+	for _, step := range []saveStep{stepJournalWrite, stepJournalSync} {
 		l := newLab(t, "slots=3;mailslots=1", barcodes...)
 		l.c.store.crash = func(s saveStep) bool { return s == step }
-		r, _ := l.do(move(0x1000, 0x0010), 0)
-		wantGood := false // the crash hook cuts every step, so no save completes
-		if (r.Status == scsi.StatusGood) != wantGood {
-			t.Errorf("step %d: status %v", step, r.Status)
+		if r, _ := l.do(move(0x1000, 0x0010), 0); r.Status == scsi.StatusGood {
+			t.Errorf("step %d: status GOOD", step)
 		}
-		if err := l.c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		l.open() // restart
-		inv := l.c.Inventory()
-		got := inv.Barcodes()
-		slices.Sort(got)
-		if !slices.Equal(got, barcodes) {
-			t.Errorf("step %d: cartridges after restart %v, want each of %v once", step, got, barcodes)
-		}
-		at := l.where("A00001")
-		if step >= stepSyncDir && at != (Loc{ImportExport, 0}) || step < stepRename && at != (Loc{Storage, 0}) {
+		at := l.restartAndCheck(step, barcodes)
+		if step == stepJournalWrite && at != (Loc{Storage, 0}) || at != (Loc{Storage, 0}) && at != (Loc{ImportExport, 0}) {
 			t.Errorf("step %d: A00001 at %+v", step, at)
 		}
-		ents, _ := os.ReadDir(l.dir)
-		for _, e := range ents {
-			if strings.Contains(e.Name(), ".tmp-") {
-				t.Errorf("step %d: %s left behind", step, e.Name())
-			}
-		}
-		// The restarted changer moves normally.
 		dst := uint16(0x1000)
 		if at.Type == Storage {
 			dst = 0x0010
 		}
 		l.ok(move(0x1001, dst), 0)
 	}
+}
+
+// TestSnapshotCrash cuts the snapshot a move writes once the journal is
+// due for compaction, at every step (nothing written, a torn temporary
+// file, written but not synced, synced but not renamed, renamed but the
+// directory not synced): the move is already durable in the journal, so
+// it is reported GOOD and is there after the restart, whether the
+// snapshot got written or not; the temporary files are gone.
+func TestSnapshotCrash(t *testing.T) {
+	barcodes := []string{"A00001", "A00002", "A00003"}
+	for step := range numSteps {
+		l := newLab(t, "slots=3;mailslots=1", barcodes...)
+		l.c.store.compact = 1
+		l.c.store.crash = func(s saveStep) bool { return s == step }
+		l.ok(move(0x1000, 0x0010), 0)
+		if at := l.restartAndCheck(step, barcodes); at != (Loc{ImportExport, 0}) {
+			t.Errorf("step %d: A00001 at %+v, want the mail slot", step, at)
+		}
+		l.ok(move(0x1001, 0x1000), 0)
+	}
+}
+
+// restartAndCheck closes and reopens the changer, checks that each
+// cartridge is in one element and no temporary file is left, and returns
+// where A00001 is.
+func (l *lab) restartAndCheck(step saveStep, barcodes []string) Loc {
+	l.t.Helper()
+	if err := l.c.Close(); err != nil {
+		l.t.Fatal(err)
+	}
+	l.open()
+	inv := l.c.Inventory()
+	got := inv.Barcodes()
+	slices.Sort(got)
+	if !slices.Equal(got, barcodes) {
+		l.t.Errorf("step %d: cartridges after restart %v, want each of %v once", step, got, barcodes)
+	}
+	ents, _ := os.ReadDir(l.dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			l.t.Errorf("step %d: %s left behind", step, e.Name())
+		}
+	}
+	return l.where("A00001")
+}
+
+// TestJournal: moves go to the journal, not the snapshot, until it is
+// due for compaction; a restart replays them; a torn last record (a cut
+// write) is dropped and cut off the file; a bad record before a good one
+// is corruption, and Open fails rather than lose placements.
+func TestJournal(t *testing.T) {
+	l := newLab(t, "slots=4;mailslots=0", "A00001")
+	snap := filepath.Join(l.dir, ".library-lib0.json")
+	jpath := filepath.Join(l.dir, ".library-lib0.journal")
+	before, _ := os.ReadFile(snap)
+	l.ok(move(0x1000, 0x1001), 0)
+	l.ok(move(0x1001, 0x1002), 0)
+	if after, _ := os.ReadFile(snap); !bytes.Equal(before, after) {
+		t.Fatal("a move rewrote the snapshot")
+	}
+	if lines := bytes.Count(mustRead(t, jpath), []byte("\n")); lines != 2 {
+		t.Fatalf("journal has %d records, want 2", lines)
+	}
+	if err := l.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A torn third record: dropped, and cut off the file.
+	good := mustRead(t, jpath)
+	torn := append(slices.Clone(good), []byte(`0badc0de {"set":[{"at":{"type":"storage","index":2},"slot":{}}`)...)
+	if err := os.WriteFile(jpath, torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.open()
+	if at := l.where("A00001"); at != (Loc{Storage, 2}) {
+		t.Fatalf("after replay A00001 at %+v, want storage 2", at)
+	}
+	if b := mustRead(t, jpath); !bytes.Equal(b, good) {
+		t.Fatalf("torn record not cut: %q", b)
+	}
+	// Compaction: the snapshot takes the moves, the journal empties.
+	l.c.store.compact = 1
+	l.ok(move(0x1002, 0x1003), 0)
+	if b := mustRead(t, jpath); len(b) != 0 {
+		t.Fatalf("journal after compaction: %q", b)
+	}
+	l.open()
+	if at := l.where("A00001"); at != (Loc{Storage, 3}) {
+		t.Fatalf("after compaction A00001 at %+v, want storage 3", at)
+	}
+	// A corrupt record before a good one.
+	l.ok(move(0x1003, 0x1000), 0)
+	l.ok(move(0x1000, 0x1001), 0)
+	if err := l.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := mustRead(t, jpath)
+	b[0] ^= 0x01
+	if err := os.WriteFile(jpath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open("lib0", l.cfg, nil, nil); err == nil || !strings.Contains(err.Error(), "record 1 is corrupt") {
+		t.Fatalf("Open over a corrupt journal: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestInventoryFileIsTheTruth: the saved file is what a restart reads,

@@ -7,8 +7,9 @@
 //
 // The cartridges are the image files of a media directory shared with
 // the drives (package tape/cartridge). Which barcode sits in which element
-// is the inventory, kept in <media>/.library-<name>.json and written
-// crash-safely before a move is reported GOOD (inventory.go); at start and
+// is the inventory, kept in <media>/.library-<name>.json with the moves
+// since in <media>/.library-<name>.journal, each synced before the move
+// is reported GOOD (inventory.go, journal.go); at start and
 // on INITIALIZE ELEMENT STATUS it is reconciled with the directory
 // (Reconcile): images it does not know go into free slots, entries whose
 // image is gone are dropped.

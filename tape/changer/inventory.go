@@ -285,13 +285,39 @@ func firstFree(lists ...[]Slot) *Slot {
 	return nil
 }
 
-// store keeps a library's inventory in <dir>/.library-<name>.json.
+// store keeps a library's inventory in <dir>/.library-<name>.json (the
+// snapshot) and <dir>/.library-<name>.journal (the moves since; see
+// journal.go).
 type store struct {
 	dir, name string
 	// crash, when set (tests), is asked before each step of a save; true
 	// stops the save there as a crash would, leaving the files as they
 	// are.
 	crash func(step saveStep) bool
+	jf    *os.File // the journal, open for appending once a move wrote to it
+	// records is the number of records in the journal; compact, when not
+	// 0 (tests), replaces compactAfter.
+	records, compact int
+}
+
+// compactDue reports whether the journal has grown enough for the next
+// move to write a snapshot.
+func (s *store) compactDue() bool {
+	n := s.compact
+	if n == 0 {
+		n = compactAfter
+	}
+	return s.records >= n
+}
+
+// close closes the journal.
+func (s *store) close() error {
+	if s.jf == nil {
+		return nil
+	}
+	err := s.jf.Close()
+	s.jf = nil
+	return err
 }
 
 // saveStep is a step of store.save, in order.
@@ -304,6 +330,9 @@ const (
 	stepRename                  // rename it over the inventory
 	stepSyncDir                 // fsync the directory
 	numSteps
+	// The steps of a journal append (store.journal).
+	stepJournalWrite // write the record
+	stepJournalSync  // fsync the journal
 )
 
 // errCrashed is what a save cut by the crash hook returns.
@@ -329,6 +358,9 @@ func (s *store) load() (inv Inventory, ok bool, err error) {
 	if inv.Version != inventoryVersion {
 		return inv, false, fmt.Errorf("changer: inventory %s: version %d, this build reads %d", s.path(), inv.Version, inventoryVersion)
 	}
+	if err := s.replay(&inv); err != nil {
+		return inv, false, err
+	}
 	return inv, true, nil
 }
 
@@ -350,9 +382,11 @@ func (s *store) removeTemps() error {
 
 // save replaces the inventory atomically and durably: a temporary file
 // in the same directory, written and fsynced, renamed over the inventory,
-// and the directory fsynced. A crash at any point leaves either the old
+// and the directory fsynced; then the journal, whose moves the snapshot
+// holds, is emptied. A crash at any point leaves either the old
 // inventory or the new one under the inventory's name (rename is atomic),
-// plus at most a temporary file that the next open removes.
+// plus at most a temporary file that the next open removes, and a journal
+// whose records, applied again, change nothing.
 func (s *store) save(inv *Inventory) error {
 	b, err := json.MarshalIndent(inv, "", "\t")
 	if err != nil {
@@ -398,5 +432,8 @@ func (s *store) save(inv *Inventory) error {
 	if cut(stepSyncDir) {
 		return errCrashed
 	}
-	return cartridge.SyncDir(s.dir)
+	if err := cartridge.SyncDir(s.dir); err != nil {
+		return err
+	}
+	return s.emptyJournal()
 }
