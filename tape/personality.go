@@ -164,10 +164,9 @@ var (
 // mm are those of IBM's 3592 SCSI reference as FreeBSD's density table
 // (lib/libmt) has them, 70F's included; the track counts and medium
 // lengths are not in the sources this table was made from: 0, "not
-// reported". A real 3592
-// may write an older format on a newer cartridge (a TS1150 writes E07 on
-// JC); here a cartridge's type is that of the format it holds, which is
-// what the mode header reports and LTFS checks.
+// reported". A real 3592 may write an older format on a newer cartridge
+// (a TS1150 writes E07 on JC); here a cartridge's type is that of the
+// format it holds, which is what the mode header reports and LTFS checks.
 var (
 	density3592E07 = Density{Code: 0x54, Name: "3592A4", Description: "3592 E07 (TS1140)", Organization: "IBM",
 		BitsPerMM: 19686, Width: 127, CapacityMB: 4000000,

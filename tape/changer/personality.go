@@ -83,6 +83,15 @@ type Personality struct {
 //     i3 and i6): addresses 1, 10h, 100h and 1000h as in Quantum's SCSI
 //     reference for its intelligent libraries; DVCID with vendor, product
 //     and serial.
+//   - ibm-3584 is the IBM 3584 family (TS3500, and the TS4500 that
+//     succeeds it), the multi-frame library: INQUIRY IBM 03584L32 0402, as
+//     a real one shows in /dev/tape/by-id and as AWS's virtual tape
+//     library emulates it (medium changer type IBM-03584L32-0402);
+//     transport 1, drives from 101h, import/export from 300h, storage
+//     from 400h, the 3584's layout as mhvtl's IBM module has it, which
+//     leaves room for 511 drives, 256 I/O cells and 64,512 storage slots;
+//     DVCID with vendor, product and serial. The default contents (400
+//     slots, 16 I/O cells) are vscsid's choice.
 //   - stk-l700 is the StorageTek L700 of the L180/L700 SCSI reference:
 //     transport 1, CAP cells from 10 (0Ah), drives from 500 (1F4h),
 //     storage from 1000 (3E8h); DVCID with vendor, product and serial. It
@@ -123,6 +132,13 @@ var personalities = []Personality{
 		MaxMail: 240, MaxDrives: 24, MaxStorage: 4096, Slots: 45, MailSlots: 5,
 		DVCID: DVCIDVendorSerial, SerialLen: 10,
 		Note: "Quantum Scalar i3",
+	},
+	{
+		Name: "ibm-3584", Vendor: "IBM", Product: "03584L32", Revision: "0402",
+		Transport: 0x0001, Drive: 0x0101, Mail: 0x0300, Storage: 0x0400,
+		MaxDrives: 0x0300 - 0x0101, MaxMail: 0x0400 - 0x0300, MaxStorage: 0x10000 - 0x0400, Slots: 400, MailSlots: 16,
+		DVCID: DVCIDVendorSerial, SerialLen: 10,
+		Note: "IBM 3584 (TS3500, TS4500)",
 	},
 	{
 		Name: "stk-l700", Vendor: "STK", Product: "L700", Revision: "550V",

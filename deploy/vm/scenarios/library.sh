@@ -257,7 +257,7 @@ wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 # expired (flag 22). Its import/export station opened with OPEN/CLOSE
 # IMPORT/EXPORT ELEMENT is out of the robot's reach until closed (28/01).
 MODELS=/tmp/vmtest/models
-mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big" "$MODELS/mixed"
+mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big" "$MODELS/mixed" "$MODELS/i3584"
 # Mixed generations: a blank LTO-9 and a blank LTO-10 cartridge (their
 # images record no density: the label's media id says the generation).
 check mixed-create-l9 "$CTL" media create --dir "$MODELS/mixed" --barcode M00001L9 --capacity 4MiB
@@ -296,6 +296,12 @@ devices:
   - name: big
     type: vlibrary
     config: "media=$MODELS/big;slots=20000;mailslots=4;drives=bigd0;cartridges=3;first=G00001L8;capacity=4M"
+  - name: i3584d0
+    type: vtape
+    config: "personality=lto9;media=$MODELS/i3584"
+  - name: i3584
+    type: vlibrary
+    config: "personality=ibm-3584;media=$MODELS/i3584;slots=5000;mailslots=16;drives=i3584d0;cartridges=100;first=I00001L9;capacity=4M"
   - name: mixd0
     type: vtape
     config: "personality=lto10;media=$MODELS/mixed"
@@ -309,10 +315,10 @@ EOF
 artefact /etc/vscsid/models.yaml
 vscsid_start models --config /etc/vscsid/models.yaml --dbus=off
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
-for n in msl scalar ts4300 l700 big mixed; do
+for n in msl scalar ts4300 l700 big mixed i3584; do
 	require wait_for "models-$n-attached" 30 "dev_node changer $n && dev_node sg $n"
 done
-for n in msld0 scalard0 ts4300d0 ctape0 bigd0 mixd0 mixd1; do
+for n in msld0 scalard0 ts4300d0 ctape0 bigd0 mixd0 mixd1 i3584d0; do
 	require wait_for "models-$n-attached" 30 "dev_node tape $n && dev_node sg $n"
 done
 # model NAME VENDOR PRODUCT SLOTS MAIL STORAGE MAILADDR DRIVEADDR: lsscsi,
@@ -345,6 +351,17 @@ expect_output big-last-slot-full '^ +Storage Element 20000:Full :VolumeTag=G0000
 check big-load-from-last "$MTX" -f "$SGB" load 20000 0
 expect_output big-loaded '^Data Transfer Element 0:Full \(Storage Element 20000 Loaded\):VolumeTag = G00001L8' "$MTX" -f "$SGB" status
 check big-unload-to-last "$MTX" -f "$SGB" unload 20000 0
+# The IBM 3584 with 5,000 slots (its own element layout: I/O cells from
+# 300h, drives from 101h, storage from 400h): mtx status (timed, for the
+# note), a load from the last slot and an unload.
+model i3584 IBM 03584L32 5016 16 0400 0300 0101
+SGI=/dev/$(dev_sg i3584)
+check i3584-transfer-to-last "$MTX" -f "$SGI" transfer 1 5000
+u0=$(cut -d' ' -f1 /proc/uptime)
+expect_output i3584-last-slot-full '^ +Storage Element 5000:Full :VolumeTag=I00001L9 *$' "$MTX" -f "$SGI" status
+note "mtx status of the 5,000-slot IBM 3584: $(awk -v a="$u0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f", b - a }') s in the guest"
+check i3584-load-from-last "$MTX" -f "$SGI" load 5000 0
+check i3584-unload "$MTX" -f "$SGI" unload 5000 0
 # Mixed generations in one library: the LTO-10 drive (element 1) does
 # not take the LTO-9 cartridge (slot 1, element 1000h): MOVE MEDIUM is
 # ILLEGAL REQUEST 30/00, mtx's load fails and the cartridge stays in its
