@@ -52,13 +52,15 @@ func (d *Drive) modePages() scsi.ModePages {
 		BlockDescriptor:       d.blockDescriptor,
 		SelectBlockDescriptor: d.selectBlockDescriptor,
 	}
-	if d.pers.Enterprise {
-		pages.Pages = append(pages.Pages,
-			scsi.ModePage{Code: pageMediumSense, Append: d.appendMediumSensePage, Select: d.selectMediumSensePage},
-			scsi.ModePage{Code: pageInitiatorExt, Append: d.appendInitiatorExtPage},
-			scsi.ModePage{Code: pageReadWriteControl, Append: d.appendReadWriteControlPage, Select: d.selectReadWriteControlPage})
-	} else if d.pers.IBM {
-		pages.Pages = append(pages.Pages, scsi.ModePage{Code: pageReadWriteControl, Append: d.appendReadWriteControlPage})
+	if d.pers.IBM {
+		rw := scsi.ModePage{Code: pageReadWriteControl, Append: d.appendReadWriteControlPage}
+		if d.pers.Enterprise {
+			rw.Select = d.selectReadWriteControlPage
+			pages.Pages = append(pages.Pages,
+				scsi.ModePage{Code: pageMediumSense, Append: d.appendMediumSensePage, Select: d.selectMediumSensePage},
+				scsi.ModePage{Code: pageInitiatorExt, Append: d.appendInitiatorExtPage})
+		}
+		pages.Pages = append(pages.Pages, rw)
 	}
 	return pages
 }

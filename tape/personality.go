@@ -345,8 +345,6 @@ func ibm3592Personality(name, product string, crc32c bool, dens ...Density) Pers
 // "3694" (the same big-endian comparison as for LTO).
 const rev3592 = "4A70"
 
-func readOnly(d Density) Density { d.Writable = false; return d }
-
 // personalities is the table behind the personality config key.
 var personalities = []Personality{
 	{
@@ -370,12 +368,12 @@ var personalities = []Personality{
 	ltoPersonality("hp-lto9", "HPE", "Ultrium 9-SCSI", "Z6ED", 9),
 	// IBM 3592: the product IDs LTFS's IBM backend matches; what each
 	// reads and writes as in LTFS's table of them (the TS1155 and TS1160
-	// read E07 cartridges but no longer write them; the TS1170 reads only
-	// its own JF).
+	// read E07 cartridges but no longer write them, so E07 is there
+	// without withWritable; the TS1170 reads only its own JF).
 	ibm3592Personality("ts1140", "03592E07", false, withWritable(density3592E07)),
 	ibm3592Personality("ts1150", "03592E08", true, withWritable(density3592E07), withWritable(density3592E08)),
-	ibm3592Personality("ts1155", "0359255F", true, readOnly(density3592E07), withWritable(density3592E08), withWritable(density3592_55F)),
-	ibm3592Personality("ts1160", "0359260F", true, readOnly(density3592E07), withWritable(density3592E08),
+	ibm3592Personality("ts1155", "0359255F", true, density3592E07, withWritable(density3592E08), withWritable(density3592_55F)),
+	ibm3592Personality("ts1160", "0359260F", true, density3592E07, withWritable(density3592E08),
 		withWritable(density3592_55F), withWritable(density3592_60F)),
 	ibm3592Personality("ts1170", "0359270F", true, withWritable(density3592_70F)),
 	// StorageTek T10000C and D: 2 MiB blocks; the C writes only its own
