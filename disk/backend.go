@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -154,7 +155,7 @@ func (s *Store) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // Zero makes [off, off+n) read as zeros, freeing the chunks it covers
-// entirely.
+// entirely and those it leaves all zero.
 func (s *Store) Zero(off, n int64) error {
 	if n < 0 || off < 0 || off > s.size || n > s.size-off {
 		return ErrStoreRange
@@ -172,8 +173,17 @@ func (s *Store) Zero(off, n int64) error {
 			s.allocated.Add(-storeChunkSize)
 		default:
 			clear(c[pos-start : stop-start])
+			if allZero(c[:min(storeChunkSize, s.size-start)]) {
+				s.chunks[i] = nil
+				s.allocated.Add(-storeChunkSize)
+			}
 		}
 		pos = stop
 	}
 	return nil
 }
+
+var zeroChunk storeChunk
+
+// allZero reports whether p (at most a chunk) is all zero bytes.
+func allZero(p []byte) bool { return bytes.Equal(p, zeroChunk[:len(p)]) }

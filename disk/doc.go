@@ -14,19 +14,27 @@
 // block descriptor and command usage data.
 //
 // Policies where SBC leaves a choice (see the methods for detail):
-//   - Data-In shorter than the transfer length: the data that fits is
-//     returned and the transport reports the residual (Buffer.Written).
-//     Longer: only the transfer length is written.
-//   - Data-Out shorter than the transfer length (WRITE, VERIFY with
-//     BYTCHK, WRITE SAME): ILLEGAL REQUEST, INVALID FIELD IN CDB pointing
-//     at the TRANSFER LENGTH field, and nothing is written, so a block is
-//     never torn. Longer: the excess is ignored.
+//   - Data-Out of WRITE, WRITE AND VERIFY or COMPARE AND WRITE not
+//     exactly the transfer length (the transport's expected length, the
+//     only length TCMU gives): ILLEGAL REQUEST, 0E/03 INVALID FIELD IN
+//     COMMAND INFORMATION UNIT, and nothing is written, as LIO's own
+//     backstores answer (a block is never torn). VERIFY with BYTCHK and
+//     WRITE SAME with less Data-Out than they compare or write: 24/00;
+//     the excess of a longer one is ignored.
+//   - Data-In longer than the transfer length: the transport reports the
+//     residual (underflow). Shorter: the data that fits, GOOD; TCMU
+//     cannot report an overflow residual (target_core_user.c only ever
+//     shortens a read with READ_LEN), so the initiator sees no residual.
 //   - Transfer length above max_blks (when reported): 24/00.
 //   - WRITE SAME with NUMBER OF LOGICAL BLOCKS 0: 24/00 (WSNZ=1).
 //   - RDPROTECT/WRPROTECT/VRPROTECT != 0 (no protection information),
 //     FUA_NV, reserved bits of WRITE byte 1, ANCHOR, and NACA in the
 //     CONTROL byte: 24/00 with the field pointer.
-//   - VERIFY in fake_rw mode is GOOD without comparing, like scsi_debug.
+//   - VERIFY and COMPARE AND WRITE in fake_rw mode compare nothing, like
+//     scsi_debug's fake_rw.
+//   - COMPARE AND WRITE is atomic against every other command of the
+//     device (they run one at a time); up to 255 blocks (or max_blks).
+//   - PRE-FETCH answers CONDITION MET: every block is as close as a cache.
 //   - A stopped unit (START STOP UNIT with START=0) answers media access
 //     commands and TEST UNIT READY with NOT READY, 04/02 (initializing
 //     command required) until started.

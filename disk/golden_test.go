@@ -68,17 +68,20 @@ func TestInquiryVPDSupportedPages(t *testing.T) {
 
 func TestInquiryVPDBlockLimits(t *testing.T) {
 	tests := []struct{ name, cfg, want string }{
-		// WSNZ; OPTIMAL TRANSFER LENGTH GRANULARITY 1; MAXIMUM TRANSFER
+		// WSNZ; MAXIMUM COMPARE AND WRITE LENGTH 255 (at most
+		// MAXIMUM TRANSFER LENGTH, below); OPTIMAL TRANSFER LENGTH GRANULARITY 1; MAXIMUM TRANSFER
 		// LENGTH not reported; OPTIMAL TRANSFER LENGTH 1024; no unmap;
 		// MAXIMUM WRITE SAME LENGTH 65535.
-		{"512n", cfg512n, "00 b0 00 3c 01 00 0001 00000000 00000400 00000000 00000000 00000000 00000000 00000000 000000000000ffff 00*20"},
-		{"4Kn", cfg4Kn, "00 b0 00 3c 01 00 0001 00000000 00000400 00000000 00000000 00000000 00000000 00000000 000000000000ffff 00*20"},
+		{"512n", cfg512n, "00 b0 00 3c 01 ff 0001 00000000 00000400 00000000 00000000 00000000 00000000 00000000 000000000000ffff 00*20"},
+		{"4Kn", cfg4Kn, "00 b0 00 3c 01 ff 0001 00000000 00000400 00000000 00000000 00000000 00000000 00000000 000000000000ffff 00*20"},
 		// Granularity 8 (the physical block); with UNMAP: MAXIMUM UNMAP
 		// LBA COUNT ffffffff, 256 descriptors, OPTIMAL UNMAP GRANULARITY 8,
 		// UGAVALID with alignment 1 (the lowest aligned LBA).
-		{"512e", cfg512e + ";lbpu=1", "00 b0 00 3c 01 00 0008 00000000 00000400 00000000 ffffffff 00000100 00000008 80000001 000000000000ffff 00*20"},
+		{"512e", cfg512e + ";lbpu=1", "00 b0 00 3c 01 ff 0008 00000000 00000400 00000000 ffffffff 00000100 00000008 80000001 000000000000ffff 00*20"},
 		{"limits", cfg4Kn + ";max_blks=256;opt_blks=64;opt_gran=2;lbpws=1;unmap_gran=16;max_ws_blks=0",
-			"00 b0 00 3c 01 00 0002 00000100 00000040 00000000 00000000 00000000 00000010 80000000 0000000000000000 00*20"},
+			"00 b0 00 3c 01 ff 0002 00000100 00000040 00000000 00000000 00000000 00000010 80000000 0000000000000000 00*20"},
+		{"caw-at-max", cfg512n + ";max_blks=8;opt_blks=8",
+			"00 b0 00 3c 01 08 0001 00000008 00000008 00000000 00000000 00000000 00000000 00000000 000000000000ffff 00*20"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,7 +283,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i < len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	want := hx("00 03 08 0a 12 15 16 17 1a 1b 1d 1e 25 28 2a 2f 35 41 55 5a 5e 5f 88 8a 8f 91 93 9e a0 a3 a8 aa af")
+	want := hx("00 03 08 0a 12 15 16 17 1a 1b 1d 1e 25 28 2a 2e 2f 34 35 41 55 5a 5e 5f 88 89 8a 8e 8f 90 91 93 9e a0 a3 a8 aa ae af")
 	if string(ops) != string(want) {
 		t.Fatalf("supported opcodes\n got % x\nwant % x", ops, want)
 	}

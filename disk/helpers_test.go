@@ -206,3 +206,12 @@ func pattern(n int, seed byte) []byte {
 	}
 	return p
 }
+
+// cawCDB is COMPARE AND WRITE of n blocks at lba.
+func cawCDB(lba uint64, n uint8) []byte {
+	c := make([]byte, 16)
+	c[0] = 0x89
+	binary.BigEndian.PutUint64(c[2:], lba)
+	c[13] = n
+	return c
+}

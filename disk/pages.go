@@ -15,7 +15,7 @@ import (
 func (d *Disk) appendBlockLimits(b []byte) []byte {
 	var p [60]byte // page bytes 4..63
 	p[0] = 0x01    // WSNZ: WRITE SAME with NUMBER OF LOGICAL BLOCKS 0 is refused
-	// p[1] MAXIMUM COMPARE AND WRITE LENGTH 0: not supported.
+	p[1] = byte(d.compareAndWriteMax())
 	binary.BigEndian.PutUint16(p[2:], d.cfg.OptGran)
 	binary.BigEndian.PutUint32(p[4:], d.cfg.MaxBlocks)
 	binary.BigEndian.PutUint32(p[8:], d.cfg.OptBlocks)

@@ -6,8 +6,9 @@ import (
 	"github.com/vscsid/vscsid/scsi"
 )
 
-// The data path: READ, WRITE and VERIFY, and SYNCHRONIZE CACHE, which
-// flushes what WRITE left in the backend's cache.
+// The data path: READ, WRITE, WRITE AND VERIFY, VERIFY and COMPARE AND
+// WRITE, and the cache commands: SYNCHRONIZE CACHE, which flushes what
+// WRITE left in the backend's cache, and PRE-FETCH.
 
 // ---- READ(6/10/12/16), SBC-4 5.12–5.15 ----
 
@@ -152,11 +153,12 @@ func (d *Disk) write16(cmd *scsi.Command) error {
 	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
 }
 
-// write stores n blocks at lba from the Data-Out buffer. A Data-Out
-// buffer shorter than n blocks is refused with 24/00 pointing at the
-// TRANSFER LENGTH field before anything is written (TCMU cannot report a
-// Data-Out residual, and a partial write would tear a block); excess
-// Data-Out is ignored.
+// write stores n blocks at lba from the Data-Out buffer. The Data-Out
+// buffer (the transport's expected data transfer length) must hold
+// exactly n blocks: a shorter or longer one is refused with 0E/03 INVALID
+// FIELD IN COMMAND INFORMATION UNIT before anything is written, as LIO's
+// own backstores refuse it. A short one would tear a block, and TCMU
+// cannot report a Data-Out residual for a long one.
 func (d *Disk) write(cmd *scsi.Command, lba uint64, n uint32, lenOff int, fua bool) error {
 	if d.maxBlocks != 0 && n > d.maxBlocks {
 		return scsi.InvalidField(lenOff, -1)
@@ -167,33 +169,63 @@ func (d *Disk) write(cmd *scsi.Command, lba uint64, n uint32, lenOff int, fua bo
 	if d.cfg.WP {
 		return scsi.ErrWriteProtected
 	}
+	want := int64(n) << d.shift
+	if int64(cmd.Data.Len()) != want {
+		return scsi.ErrDataLength
+	}
 	if n == 0 {
 		return nil
-	}
-	want := int64(n) << d.shift
-	if int64(cmd.Data.Len()) < want {
-		return scsi.InvalidField(lenOff, -1)
 	}
 	if d.misaligned(lba, n) {
 		d.misalignedWrites.Add(1)
 	}
-	if d.fake {
-		cmd.Data.Discard(int(want))
-		return nil
-	}
-	off := d.storeOff(lba)
-	for want > 0 {
-		c := min(want, d.wrap-off)
-		if _, err := cmd.Data.ReadToAt(d.backend, off, int(c)); err != nil {
-			return d.fault(err, scsi.WriteError)
-		}
-		want -= c
-		off = 0
+	if err := d.storeFrom(cmd.Data, lba, want); err != nil {
+		return err
 	}
 	if fua {
 		return d.flush()
 	}
 	return nil
+}
+
+// storeFrom moves want bytes (whole blocks) of Data-Out to the medium at
+// lba, wrapping at the end of the backend; fake_rw discards them.
+func (d *Disk) storeFrom(buf *scsi.Buffer, lba uint64, want int64) error {
+	if d.fake {
+		buf.Discard(int(want))
+		return nil
+	}
+	off := d.storeOff(lba)
+	for want > 0 {
+		c := min(want, d.wrap-off)
+		if _, err := buf.ReadToAt(d.backend, off, int(c)); err != nil {
+			return d.fault(err, scsi.WriteError)
+		}
+		want -= c
+		off = 0
+	}
+	return nil
+}
+
+// ---- WRITE AND VERIFY(10/12/16), SBC-4 5.47–5.49 ----
+
+// writeAndVerify writes like WRITE with FUA: the data is on the medium
+// (the backend flushed) before GOOD, which is what the verify after the
+// write asserts. BYTCHK 01b (compare the Data-Out with what was written)
+// needs no second pass: the RAM store returns what it was given, and a
+// backend that fails to write fails the write itself. BYTCHK 1xb is
+// reserved: the Data-Out is always the n blocks to write. DPO is accepted
+// and WRPROTECT must be 0 (no protection information).
+func (d *Disk) writeAndVerify(cmd *scsi.Command) error {
+	c := cmd.CDB
+	switch b := c[1]; {
+	case b&0xe0 != 0:
+		return scsi.InvalidField(1, 7)
+	case b&0x04 != 0:
+		return scsi.InvalidField(1, 2)
+	}
+	e, _ := blockExtent(c)
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), true)
 }
 
 func (d *Disk) flush() error {
@@ -257,26 +289,11 @@ func (d *Disk) verify(cmd *scsi.Command, lba, n uint64, lenOff int) error {
 		cmd.Data.Discard(int(want))
 		return nil
 	}
-	if d.cmpA == nil {
-		d.cmpA = make([]byte, 64<<10)
-		d.cmpB = make([]byte, 64<<10)
-	}
 	lbs := int64(d.lbs)
 	if bytchk == 1 {
-		done := int64(0)
-		for done < want {
-			c := min(want-done, int64(len(d.cmpA)))
-			if err := d.load(d.cmpA[:c], lba+uint64(done/lbs)); err != nil {
-				return err
-			}
-			_, _ = cmd.Data.Read(d.cmpB[:c]) // cannot be short: Len was checked against want
-			if i := mismatch(d.cmpA[:c], d.cmpB[:c]); i >= 0 {
-				return miscompare(done + int64(i))
-			}
-			done += c
-		}
-		return nil
+		return d.compareMedium(cmd.Data, lba, want)
 	}
+	d.compareBuffers()
 	pat := d.cmpB[:lbs]
 	_, _ = cmd.Data.Read(pat) // cannot be short: Len was checked against want
 	// Each distinct backend block needs comparing once.
@@ -293,6 +310,95 @@ func (d *Disk) verify(cmd *scsi.Command, lba, n uint64, lenOff int) error {
 				return miscompare(int64(x))
 			}
 		}
+	}
+	return nil
+}
+
+// compareBuffers allocates the compare buffers on first use.
+func (d *Disk) compareBuffers() {
+	if d.cmpA == nil {
+		d.cmpA = make([]byte, 64<<10)
+		d.cmpB = make([]byte, 64<<10)
+	}
+}
+
+// compareMedium compares the next want bytes (whole blocks) of Data-Out
+// with the medium from lba. A difference is MISCOMPARE, 1D/00, with
+// INFORMATION = the offset of the first differing byte in those bytes.
+// buf must hold want bytes.
+func (d *Disk) compareMedium(buf *scsi.Buffer, lba uint64, want int64) error {
+	d.compareBuffers()
+	lbs := int64(d.lbs)
+	for done := int64(0); done < want; {
+		c := min(want-done, int64(len(d.cmpA)))
+		if err := d.load(d.cmpA[:c], lba+uint64(done/lbs)); err != nil {
+			return err
+		}
+		_, _ = buf.Read(d.cmpB[:c]) // cannot be short: the caller checked Len
+		if i := mismatch(d.cmpA[:c], d.cmpB[:c]); i >= 0 {
+			return miscompare(done + int64(i))
+		}
+		done += c
+	}
+	return nil
+}
+
+// ---- COMPARE AND WRITE, SBC-4 5.3 ----
+
+// compareAndWriteMax is the MAXIMUM COMPARE AND WRITE LENGTH of the Block
+// Limits VPD page, in blocks: 255, the most the one-byte NUMBER OF
+// LOGICAL BLOCKS holds (LIO's own backstores allow 1, VMware's ATS sends
+// 1), or max_blks when that is smaller.
+func (d *Disk) compareAndWriteMax() uint64 {
+	if d.maxBlocks != 0 {
+		return min(0xff, uint64(d.maxBlocks))
+	}
+	return 0xff
+}
+
+// compareAndWrite compares the first n blocks of the Data-Out buffer with
+// the medium at lba and, if they are equal, writes the second n blocks
+// there. Commands of one device run one at a time, so nothing can come
+// between the compare and the write: the command is atomic against every
+// other command, from any initiator or path. A difference is MISCOMPARE,
+// 1D/00, with INFORMATION = the offset of the first differing byte in the
+// Data-Out buffer, and nothing is written. The Data-Out must be exactly
+// 2n blocks (else 0E/03, as for WRITE). In fake_rw mode nothing is
+// compared, as VERIFY does not compare there.
+func (d *Disk) compareAndWrite(cmd *scsi.Command) error {
+	c := cmd.CDB
+	if err := checkWriteByte1(c[1]); err != nil {
+		return err
+	}
+	e, _ := blockExtent(c)
+	if e.Blocks > d.compareAndWriteMax() {
+		return scsi.InvalidField(int(e.LengthAt), -1)
+	}
+	if err := d.checkRange(e.LBA, e.Blocks); err != nil {
+		return err
+	}
+	if d.cfg.WP {
+		return scsi.ErrWriteProtected
+	}
+	want := int64(e.Blocks) << d.shift
+	if int64(cmd.Data.Len()) != 2*want {
+		return scsi.ErrDataLength
+	}
+	if want == 0 {
+		return nil
+	}
+	if d.fake {
+		cmd.Data.Discard(int(2 * want))
+		return nil
+	}
+	if err := d.compareMedium(cmd.Data, e.LBA, want); err != nil {
+		return err
+	}
+	if err := d.storeFrom(cmd.Data, e.LBA, want); err != nil {
+		return err
+	}
+	if c[1]&0x08 != 0 { // FUA
+		return d.flush()
 	}
 	return nil
 }
@@ -346,4 +452,25 @@ func (d *Disk) synchronizeCache(lba, n uint64) error {
 		return err
 	}
 	return d.flush()
+}
+
+// ---- PRE-FETCH(10/16), SBC-4 5.10–5.11 ----
+
+// conditionMet is PRE-FETCH's answer: every block is already where a
+// cache would hold it (RAM, or nothing at all in fake_rw mode), so the
+// whole range "fits in the cache", as on scsi_debug.
+var conditionMet = scsi.Response{Status: scsi.StatusConditionMet}
+
+// preFetch range-checks (PREFETCH LENGTH 0 = to the last LBA) and answers
+// CONDITION MET, with or without IMMED.
+func (d *Disk) preFetch(cmd *scsi.Command) scsi.Response {
+	e, _ := blockExtent(cmd.CDB)
+	err := d.checkRange(e.LBA, e.Blocks)
+	if e.Blocks == 0 && e.LBA >= d.blocks {
+		err = scsi.ErrLBAOutOfRange
+	}
+	if err != nil {
+		return scsi.ResponseFor(err)
+	}
+	return conditionMet
 }

@@ -23,7 +23,7 @@ const (
 // FUA_NV). In the CONTROL byte only NACA (bit 2) is evaluated (and
 // refused, by scsi.Table.Serve). Medium commands are NOT READY while the
 // unit is stopped.
-var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk).notReady}, []scsi.Op[*Disk]{
+var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk).notReady}, withTimeout(commandTimeout, []scsi.Op[*Disk]{
 	{Run: (*Disk).testUnitReady,
 		Desc: scsi.Usage(0x00, 0x00, 0x00, 0x00, 0x00, 0x04).WithMedium()},
 	{Respond: (*Disk).requestSense,
@@ -50,8 +50,12 @@ var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk
 		Desc: scsi.Usage(0x28, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04).WithMedium().WithClass(scsi.ClassRead).WithExtent(blockExtent)},
 	{Run: (*Disk).write10,
 		Desc: scsi.Usage(0x2a, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
+	{Run: (*Disk).writeAndVerify,
+		Desc: scsi.Usage(0x2e, 0xf6, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
 	{Run: (*Disk).verify10,
 		Desc: scsi.Usage(0x2f, 0xf6, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04).WithMedium().WithClass(scsi.ClassVerify).WithExtent(blockExtent)},
+	{Respond: (*Disk).preFetch,
+		Desc: scsi.Usage(0x34, 0x02, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04).WithMedium().WithImmed(1, 0x02).WithExtent(blockExtent)},
 	{Run: (*Disk).synchronizeCache10,
 		Desc: scsi.Usage(0x35, 0x02, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0x04).WithMedium()},
 	{Run: (*Disk).writeSame10,
@@ -64,10 +68,16 @@ var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk
 		Desc: scsi.Usage(0x5a, 0x18, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x04)},
 	{Run: (*Disk).read16,
 		Desc: scsi.Usage(0x88, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassRead).WithExtent(blockExtent)},
+	{Run: (*Disk).compareAndWrite,
+		Desc: scsi.Usage(0x89, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
 	{Run: (*Disk).write16,
 		Desc: scsi.Usage(0x8a, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
+	{Run: (*Disk).writeAndVerify,
+		Desc: scsi.Usage(0x8e, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
 	{Run: (*Disk).verify16,
 		Desc: scsi.Usage(0x8f, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassVerify).WithExtent(blockExtent)},
+	{Respond: (*Disk).preFetch,
+		Desc: scsi.Usage(0x90, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithImmed(1, 0x02).WithExtent(blockExtent)},
 	{Run: (*Disk).synchronizeCache16,
 		Desc: scsi.Usage(0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium()},
 	{Run: (*Disk).writeSame16,
@@ -80,9 +90,26 @@ var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk
 		Desc: scsi.Usage(0xa8, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassRead).WithExtent(blockExtent)},
 	{Run: (*Disk).write12,
 		Desc: scsi.Usage(0xaa, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
+	{Run: (*Disk).writeAndVerify,
+		Desc: scsi.Usage(0xae, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
 	{Run: (*Disk).verify12,
 		Desc: scsi.Usage(0xaf, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassVerify).WithExtent(blockExtent)},
-}...)
+})...)
+
+// commandTimeout is the timeout REPORT SUPPORTED OPERATION CODES reports
+// for every disk command (the command timeouts descriptor with RCTD), in
+// seconds: the TCMU ring's default cmd_time_out, the time after which the
+// kernel itself gives up on a command. A disk command takes microseconds
+// unless a timing model or a fault rule delays it.
+const commandTimeout = 30
+
+// withTimeout gives every op the timeout seconds.
+func withTimeout(seconds uint32, ops []scsi.Op[*Disk]) []scsi.Op[*Disk] {
+	for i := range ops {
+		ops[i].Desc = ops[i].WithTimeout(seconds)
+	}
+	return ops
+}
 
 // sbcNoUnmap is the table of a disk without logical block provisioning
 // (lbpu=0): UNMAP is INVALID COMMAND OPERATION CODE.
@@ -131,14 +158,17 @@ func blockExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
 			e.Blocks = 256
 		}
 		n = 6
-	case scsi.Read10, scsi.Write10, scsi.Verify10, scsi.WriteSame10, scsi.WriteAndVerify10:
+	case scsi.Read10, scsi.Write10, scsi.Verify10, scsi.WriteSame10, scsi.WriteAndVerify10, scsi.PreFetch10:
 		e = scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint16(7)), LengthAt: 7, LengthSize: 2}
 		n = 10
 	case scsi.Read12, scsi.Write12, scsi.Verify12, scsi.WriteAndVerify12:
 		e = scsi.Extent{LBA: uint64(c.Uint32(2)), Blocks: uint64(c.Uint32(6)), LengthAt: 6, LengthSize: 4}
 		n = 12
-	case scsi.Read16, scsi.Write16, scsi.Verify16, scsi.WriteSame16, scsi.WriteAndVerify16:
+	case scsi.Read16, scsi.Write16, scsi.Verify16, scsi.WriteSame16, scsi.WriteAndVerify16, scsi.PreFetch16:
 		e = scsi.Extent{LBA: c.Uint64(2), Blocks: uint64(c.Uint32(10)), LengthAt: 10, LengthSize: 4}
+		n = 16
+	case scsi.CompareAndWrite:
+		e = scsi.Extent{LBA: c.Uint64(2), Blocks: uint64(c.Byte(13)), LengthAt: 13, LengthSize: 1}
 		n = 16
 	default:
 		return scsi.Extent{}, false
@@ -146,8 +176,8 @@ func blockExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
 	switch op := c.OpCode(); op {
 	case scsi.Read10, scsi.Read12, scsi.Read16, scsi.Write10, scsi.Write12, scsi.Write16:
 		e.Partial = true
-	case scsi.WriteSame10, scsi.WriteSame16:
-		e.ToEnd = e.Blocks == 0 // SBC-4 5.48: 0 = to the last LBA
+	case scsi.WriteSame10, scsi.WriteSame16, scsi.PreFetch10, scsi.PreFetch16:
+		e.ToEnd = e.Blocks == 0 // SBC-4 5.48, 5.10: 0 = to the last LBA
 	}
 	return e, len(c) >= n
 }

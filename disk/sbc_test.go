@@ -249,26 +249,28 @@ func TestDiskStoreRandomAgainstModel(t *testing.T) {
 	}
 }
 
-func TestShortDataOutWrite(t *testing.T) {
+// A WRITE whose Data-Out (the transport's expected length) is not the
+// CDB's transfer length is refused with 0E/03, shorter or longer, and
+// writes nothing; LIO's own backstores answer the same.
+func TestDataOutLength(t *testing.T) {
 	td := newDisk(t, "size=1M;mode=store")
 	good(t, td.out(write10(0, 2), pattern(1024, 9)))
-	// Eight blocks announced, seven sent: refused before anything is
-	// written, pointing at TRANSFER LENGTH.
-	wantField(t, td.out(write10(0, 8), make([]byte, 7*512)), true, 7, -1)
-	wantField(t, td.out(write16(0, 8), make([]byte, 7*512)), true, 10, -1)
-	wantField(t, td.out(rw6(0x0a, 0, 8), make([]byte, 7*512)), true, 4, -1)
+	for _, c := range []struct {
+		cdb []byte
+		n   int
+	}{
+		{write10(0, 8), 7 * 512}, {write16(0, 8), 7 * 512}, {rw6(0x0a, 0, 8), 7 * 512}, {rw12(0xaa, 0, 2), 200},
+		{write10(0, 1), 0}, {write10(0, 1), 1024}, {write16(0, 1), 10000}, {write10(0, 0), 512},
+		{rw10(0x2e, 0, 1), 1024}, {cawCDB(0, 1), 512}, {cawCDB(0, 1), 2048},
+	} {
+		wantSense(t, td.out(c.cdb, pattern(c.n, 3)), scsi.IllegalRequest, scsi.InvalidFieldInCommandIU)
+	}
 	r, got := td.in(read10(0, 2), 1024)
 	good(t, r)
 	if !bytes.Equal(got, pattern(1024, 9)) {
-		t.Fatal("a refused short write changed the data")
+		t.Fatal("a refused write changed the data")
 	}
-	// Excess Data-Out is ignored.
-	good(t, td.out(write10(0, 1), pattern(4096, 7)))
-	r, got = td.in(read10(0, 2), 1024)
-	good(t, r)
-	if !bytes.Equal(got[:512], pattern(512, 7)) || !bytes.Equal(got[512:], pattern(1024, 9)[512:]) {
-		t.Fatal("excess Data-Out was written")
-	}
+	good(t, td.out(write10(0, 0), nil))
 }
 
 func TestMaxTransferLength(t *testing.T) {
@@ -393,6 +395,7 @@ func TestWriteSame(t *testing.T) {
 		}
 	}
 	good(t, td.out(write10(150, 1), blk)) // allocates the second chunk
+	good(t, td.out(write10(220, 1), blk)) // ... which keeps data past the range
 	// UNMAP=1 with a zero block deallocates.
 	unmapWS := rw10(0x41, 0, 200)
 	unmapWS[1] = 0x08
@@ -402,8 +405,12 @@ func TestWriteSame(t *testing.T) {
 	if !bytes.Equal(got, make([]byte, 200*512)) {
 		t.Fatal("WRITE SAME(10) UNMAP did not zero")
 	}
+	if r, got := td.in(read10(220, 1), 512); r.Status != scsi.StatusGood || !bytes.Equal(got, blk) {
+		t.Fatal("WRITE SAME(10) UNMAP zeroed past its range")
+	}
 	if a := td.d.Stats().StoreAllocated; a != 64<<10 {
-		// blocks 0..199 span chunk 0 (freed) and part of chunk 1 (kept).
+		// blocks 0..199 span chunk 0 (freed) and part of chunk 1 (kept:
+		// block 220 holds data).
 		t.Fatalf("StoreAllocated = %d", a)
 	}
 	// NDOB: no Data-Out, zeros.
@@ -607,8 +614,8 @@ func TestCommandNames(t *testing.T) {
 			t.Errorf("CommandName(%#02x) = %q, want %q", op, got, want)
 		}
 	}
-	if len(seen) != 29 {
-		t.Errorf("%d named commands, want 29", len(seen))
+	if len(seen) != 35 {
+		t.Errorf("%d named commands, want 35", len(seen))
 	}
 }
 

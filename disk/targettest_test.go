@@ -62,7 +62,7 @@ func TestThroughRing(t *testing.T) {
 		01 0a c0 00*9 08 12 00*18 0a 0a 02 00*9`)
 	goodData([]byte{0xa3, 0x0c, 0x01, 0x12, 0, 0, 0, 0, 0x02, 0, 0, 0}, 512, "00 03 0006 12 01 ff ff ff 04")
 	goodData(readCapacity10(), 8, "001fffff 00000200")
-	goodData(inquiry(true, 0xb0, 64), 64, "00 b0 00 3c 01 00 0008 00000000 00000400 00000000 ffffffff 00000100 00000008 80000000 000000000000ffff 00*20")
+	goodData(inquiry(true, 0xb0, 64), 64, "00 b0 00 3c 01 ff 0008 00000000 00000400 00000000 ffffffff 00000100 00000008 80000000 000000000000ffff 00*20")
 
 	// I/O scattered over several iovecs, across the 4 MiB store's wrap.
 	data := pattern(64<<10, 11)

@@ -73,7 +73,7 @@ func (d *Disk) writeSame(cmd *scsi.Command, lba, n uint64, lenOff int, ndob bool
 			return nil
 		}
 		_, _ = cmd.Data.Read(d.block) // cannot be short: Len was checked above
-		zero = mismatch(d.block, zeroBlock[:d.lbs]) < 0
+		zero = mismatch(d.block, zeroChunk[:d.lbs]) < 0
 	}
 	if d.fake {
 		return nil
@@ -93,8 +93,6 @@ func (d *Disk) writeSame(cmd *scsi.Command, lba, n uint64, lenOff int, ndob bool
 	}
 	return nil
 }
-
-var zeroBlock [4096]byte
 
 // zero deallocates (or zero-fills) n blocks from lba, wrapping.
 func (d *Disk) zero(lba, n uint64) error {
@@ -121,8 +119,8 @@ func (d *Disk) zeroBytes(off, n int64) error {
 		err = d.zeroer.Zero(off, n)
 	} else {
 		for done := int64(0); done < n && err == nil; {
-			c := min(n-done, int64(len(zeroBlock)))
-			_, err = d.backend.WriteAt(zeroBlock[:c], off+done)
+			c := min(n-done, int64(len(zeroChunk)))
+			_, err = d.backend.WriteAt(zeroChunk[:c], off+done)
 			done += c
 		}
 	}

@@ -138,6 +138,7 @@ type Device struct {
 	format  scsi.SenseFormat
 	scratch [32]byte
 	sub     scsi.Command
+	prefix  scsi.Buffer // the Data-Out of sub, for a write
 }
 
 // plan is the immutable set of rules and timing in force; nil when there
@@ -546,9 +547,20 @@ func (d *Device) inject(ctx context.Context, b *bound, c *cmdInfo, cmd *scsi.Com
 		(key == scsi.MediumError || key == scsi.HardwareError) {
 		// The blocks before the first failing LBA are transferred: sd
 		// completes (INFORMATION - LBA) blocks of the request as good.
-		d.sub = scsi.Command{CDB: c.ext.WithLength(d.scratch[:], cmd.CDB, firstBad-c.lba), Data: cmd.Data}
+		// A write of them gets exactly their Data-Out (a disk refuses
+		// Data-Out longer than the transfer length); a read may fill
+		// the start of the whole buffer.
+		data := cmd.Data
+		if scsi.Class(c.class)&scsi.ClassWrite != 0 && c.n > 0 {
+			d.prefix.ResetPrefix(cmd.Data, int(uint64(cmd.Data.Len())/c.n*(firstBad-c.lba)))
+			data = &d.prefix
+		}
+		d.sub = scsi.Command{CDB: c.ext.WithLength(d.scratch[:], cmd.CDB, firstBad-c.lba), Data: data}
 		r := d.h.HandleCommand(ctx, &d.sub)
 		d.sub = scsi.Command{}
+		if data != cmd.Data {
+			cmd.Data.Discard(data.Consumed())
+		}
 		d.learn(&r)
 		if r.Status != scsi.StatusGood {
 			return r // a genuine failure of the good part wins

@@ -44,7 +44,7 @@ func realDevicesCfg(t testing.TB, diskCfg, tapeCfg string) (*disk.Disk, *tape.Dr
 // sbcSSCBytes are the opcodes SBC and SSC assign to different commands
 // that both a disk and a tape drive serve: there the names differ, as
 // the commands do.
-var sbcSSCBytes = map[scsi.OpCode]bool{scsi.StartStopUnit: true, scsi.SynchronizeCache16: true}
+var sbcSSCBytes = map[scsi.OpCode]bool{scsi.StartStopUnit: true, scsi.SynchronizeCache16: true, scsi.PreFetch10: true}
 
 // A command has one name, the `command` metric label and the op= of the
 // rules, whatever the device: every opcode a disk and a tape drive both

@@ -33,6 +33,7 @@ const (
 	LogicalUnitCommunicationTimeout  ASC = 0x0801
 	WriteError                       ASC = 0x0c00
 	WriteErrorAutoReallocationFailed ASC = 0x0c02
+	InvalidFieldInCommandIU          ASC = 0x0e03
 	LogicalBlockGuardCheckFailed     ASC = 0x1001
 	LogicalBlockAppTagCheckFailed    ASC = 0x1002
 	LogicalBlockRefTagCheckFailed    ASC = 0x1003
@@ -200,6 +201,7 @@ var ascNames = [...]struct {
 	{0x0801, "LOGICAL UNIT COMMUNICATION TIME-OUT"},
 	{0x0c00, "WRITE ERROR"},
 	{0x0c02, "WRITE ERROR - AUTO REALLOCATION FAILED"},
+	{0x0e03, "INVALID FIELD IN COMMAND INFORMATION UNIT"},
 	{0x1001, "LOGICAL BLOCK GUARD CHECK FAILED"},
 	{0x1002, "LOGICAL BLOCK APPLICATION TAG CHECK FAILED"},
 	{0x1003, "LOGICAL BLOCK REFERENCE TAG CHECK FAILED"},

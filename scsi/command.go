@@ -50,6 +50,7 @@ type Buffer struct {
 	written int
 	zp      *ZeroPages // nil unless ResetTracked
 	offs    []int      // data-area offset of each segment, with zp
+	prefix  [][]byte   // ResetPrefix's segment table, reused
 }
 
 // NewBuffer returns a Buffer over the given segments.
@@ -79,6 +80,25 @@ func (b *Buffer) Reset(segs [][]byte) {
 func (b *Buffer) ResetTracked(segs [][]byte, offs []int, z *ZeroPages) {
 	b.Reset(segs)
 	b.zp, b.offs = z, offs
+}
+
+// ResetPrefix points b at the first n bytes of src's segments (the same
+// memory, not a copy) with both cursors rewound: a command run on part of
+// another's data (a fault rule's prefix transfer). b's own segment table
+// is reused, so it allocates only while growing to the most segments seen.
+// b does not track zero pages; src's owner settles src.
+func (b *Buffer) ResetPrefix(src *Buffer, n int) {
+	t := b.prefix[:0]
+	for _, s := range src.segs {
+		if n <= 0 {
+			break
+		}
+		k := min(len(s), n)
+		t = append(t, s[:k])
+		n -= k
+	}
+	b.prefix = t
+	b.Reset(t)
 }
 
 // Settle tells the buffer's ZeroPages what the command did to its pages:

@@ -257,6 +257,7 @@ var ascTable = []struct {
 	{scsi.LogicalUnitCommunicationTimeout, 0x0801, "LOGICAL UNIT COMMUNICATION TIME-OUT"},
 	{scsi.WriteError, 0x0c00, "WRITE ERROR"},
 	{scsi.WriteErrorAutoReallocationFailed, 0x0c02, "WRITE ERROR - AUTO REALLOCATION FAILED"},
+	{scsi.InvalidFieldInCommandIU, 0x0e03, "INVALID FIELD IN COMMAND INFORMATION UNIT"},
 	{scsi.LogicalBlockGuardCheckFailed, 0x1001, "LOGICAL BLOCK GUARD CHECK FAILED"},
 	{scsi.LogicalBlockAppTagCheckFailed, 0x1002, "LOGICAL BLOCK APPLICATION TAG CHECK FAILED"},
 	{scsi.LogicalBlockRefTagCheckFailed, 0x1003, "LOGICAL BLOCK REFERENCE TAG CHECK FAILED"},

@@ -41,6 +41,11 @@ var (
 	ErrMediumNotPresent = NewError(NotReady, MediumNotPresent)
 	ErrInternal         = NewError(HardwareError, InternalTargetFailure)
 	ErrParameterListLen = NewError(IllegalRequest, ParameterListLengthError)
+	// ErrDataLength (0E/03 INVALID FIELD IN COMMAND INFORMATION UNIT): the
+	// transport's expected data transfer length does not match what the
+	// CDB transfers, for a command that must not run on part of its data
+	// (LIO's own backstores answer a WRITE so).
+	ErrDataLength = NewError(IllegalRequest, InvalidFieldInCommandIU)
 	// ErrSavingParametersNotSupported (39/00): MODE SENSE with PC=11b, or
 	// LOG SELECT/SENSE with SP, on a unit that keeps no saved parameters.
 	ErrSavingParametersNotSupported = NewError(IllegalRequest, SavingParametersNotSupported)

@@ -113,7 +113,7 @@ func TestSameAnswers(t *testing.T) {
 			{"empty CDB", scsi.CDB{}, illegal(scsi.InvalidCommandOperationCode)},
 			// Opcodes no kind serves.
 			{"unsupported opcode", scsi.CDB{0xff, 0, 0, 0, 0, 0}, illegal(scsi.InvalidCommandOperationCode)},
-			{"COMPARE AND WRITE", make16(0x89), illegal(scsi.InvalidCommandOperationCode)},
+			{"ATA PASS-THROUGH(16)", make16(0x85), illegal(scsi.InvalidCommandOperationCode)},
 			// A service action not served of an opcode that is:
 			// MAINTENANCE IN / REPORT IDENTIFYING INFORMATION.
 			{"unsupported service action", scsi.CDB{0xa3, 0x05, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, scsi.InvalidFieldSense(1, 4)},

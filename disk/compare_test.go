@@ -1,0 +1,156 @@
+package disk_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// COMPARE AND WRITE writes the second half of its Data-Out where the
+// first half matches the medium, and otherwise writes nothing and
+// reports the offset of the first differing byte.
+func TestCompareAndWrite(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store")
+	old, next := pattern(2*512, 1), pattern(2*512, 2)
+	good(t, td.out(write10(100, 2), old))
+	good(t, td.out(cawCDB(100, 2), slices.Concat(old, next)))
+	if r, got := td.in(read10(99, 4), 4*512); r.Status != scsi.StatusGood || !bytes.Equal(got[512:3*512], next) ||
+		!bytes.Equal(got[:512], make([]byte, 512)) || !bytes.Equal(got[3*512:], make([]byte, 512)) {
+		t.Fatal("COMPARE AND WRITE did not write exactly its two blocks")
+	}
+	// The same request again: the medium now holds next, not old. The
+	// first difference is at byte 0 of the verify data unless the two
+	// patterns agree there.
+	r := td.out(cawCDB(100, 2), slices.Concat(old, pattern(2*512, 3)))
+	wantSense(t, r, scsi.Miscompare, scsi.MiscompareDuringVerify)
+	first := int64(0)
+	for old[first] == next[first] {
+		first++
+	}
+	if !r.Sense.Valid || r.Sense.Info != first {
+		t.Fatalf("INFORMATION %d (valid %v), want %d", r.Sense.Info, r.Sense.Valid, first)
+	}
+	if _, got := td.in(read10(100, 2), 2*512); !bytes.Equal(got, next) {
+		t.Fatal("a miscompare wrote")
+	}
+	// A difference in the last byte of the second block.
+	verify := slices.Clone(next)
+	verify[len(verify)-1] ^= 0xff
+	r = td.out(cawCDB(100, 2), slices.Concat(verify, old))
+	wantSense(t, r, scsi.Miscompare, scsi.MiscompareDuringVerify)
+	if r.Sense.Info != 2*512-1 {
+		t.Fatalf("INFORMATION %d, want %d", r.Sense.Info, 2*512-1)
+	}
+	// NUMBER OF LOGICAL BLOCKS 0: nothing compared or written.
+	good(t, td.out(cawCDB(100, 0), nil))
+	// Past the capacity, write protect, the limits, WRPROTECT.
+	wantSense(t, td.out(cawCDB(2047, 2), make([]byte, 2048)), scsi.IllegalRequest, scsi.LBAOutOfRange)
+	c := cawCDB(0, 1)
+	c[1] = 0x20
+	wantField(t, td.out(c, make([]byte, 1024)), true, 1, 7)
+	small := newDisk(t, "size=1M;mode=store;max_blks=4;opt_blks=4")
+	wantField(t, small.out(cawCDB(0, 5), make([]byte, 10*512)), true, 13, -1)
+	good(t, small.out(cawCDB(0, 4), make([]byte, 8*512)))
+	wp := newDisk(t, "size=1M;mode=store;wp=1")
+	wantSense(t, wp.out(cawCDB(0, 1), make([]byte, 1024)), scsi.DataProtect, scsi.WriteProtected)
+}
+
+// COMPARE AND WRITE across the end of a wrapped store compares and writes
+// the blocks the LBAs map to.
+func TestCompareAndWriteAcrossWrap(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store;store_size=64K") // 128-block store
+	old, next := pattern(4*512, 4), pattern(4*512, 5)
+	good(t, td.out(write10(126, 4), old)) // blocks 126, 127, 0, 1 of the store
+	good(t, td.out(cawCDB(128+126, 4), slices.Concat(old, next)))
+	if _, got := td.in(read10(126, 4), 4*512); !bytes.Equal(got, next) {
+		t.Fatal("COMPARE AND WRITE across the wrap")
+	}
+}
+
+// In fake_rw mode COMPARE AND WRITE, like VERIFY, compares nothing.
+func TestCompareAndWriteFakeRW(t *testing.T) {
+	td := newDisk(t, cfg512n)
+	good(t, td.out(cawCDB(5, 1), pattern(1024, 6)))
+}
+
+// WRITE AND VERIFY(10/12/16) write like WRITE; BYTCHK 1xb is reserved.
+func TestWriteAndVerify(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store")
+	for i, cdb := range [][]byte{rw10(0x2e, 10, 2), rw12(0xae, 20, 2), rw16(0x8e, 30, 2)} {
+		p := pattern(1024, byte(10+i))
+		cdb[1] = 0x02 // BYTCHK 01b
+		good(t, td.out(cdb, p))
+		lba := binary.BigEndian.Uint32(cdb[2:])
+		if len(cdb) == 16 {
+			lba = uint32(binary.BigEndian.Uint64(cdb[2:]))
+		}
+		if _, got := td.in(read10(lba, 2), 1024); !bytes.Equal(got, p) {
+			t.Fatalf("% x did not write", cdb)
+		}
+		cdb[1] = 0x04 // BYTCHK 10b
+		wantField(t, td.out(cdb, p), true, 1, 2)
+		cdb[1] = 0x20 // WRPROTECT
+		wantField(t, td.out(cdb, p), true, 1, 7)
+	}
+	wantSense(t, td.out(rw10(0x2e, 2047, 2), make([]byte, 1024)), scsi.IllegalRequest, scsi.LBAOutOfRange)
+}
+
+// PRE-FETCH answers CONDITION MET for a range on the medium, 0 blocks
+// meaning to the end, and LBA OUT OF RANGE past it.
+func TestPreFetch(t *testing.T) {
+	td := newDisk(t, "size=1M") // 2048 blocks
+	for _, c := range []struct {
+		cdb  []byte
+		want scsi.Status
+	}{
+		{rw10(0x34, 0, 2048), scsi.StatusConditionMet},
+		{rw10(0x34, 2047, 0), scsi.StatusConditionMet},
+		{rw16(0x90, 100, 8), scsi.StatusConditionMet},
+		{rw10(0x34, 2047, 2), scsi.StatusCheckCondition},
+		{rw16(0x90, 2048, 0), scsi.StatusCheckCondition},
+	} {
+		r := td.do(c.cdb, nil)
+		if r.Status != c.want {
+			t.Fatalf("% x: %v %v, want %v", c.cdb, r.Status, r.Sense.ASC, c.want)
+		}
+		if c.want == scsi.StatusCheckCondition && r.Sense.ASC != scsi.LBAOutOfRange {
+			t.Fatalf("% x: %v, want LBA OUT OF RANGE", c.cdb, r.Sense.ASC)
+		}
+	}
+	immed := rw10(0x34, 0, 1)
+	immed[1] = 0x02
+	if r := td.do(immed, nil); r.Status != scsi.StatusConditionMet {
+		t.Fatalf("IMMED: %v", r.Status)
+	}
+	td.do(hx("1b 00 00 00 00 00"), nil) // stop
+	wantSense(t, td.do(rw10(0x34, 0, 1), nil), scsi.NotReady, scsi.LogicalUnitNotReadyInitCmd)
+}
+
+// Every disk command reports a timeout with RCTD.
+func TestCommandTimeouts(t *testing.T) {
+	td := newDisk(t, cfg512n)
+	// COMPARE AND WRITE, one command with RCTD: usage data, then a
+	// command timeouts descriptor of nominal and recommended 30 s.
+	td.golden(hx("a3 0c 81 89 0000 00000100 00 00"), 256,
+		"00 83 0010 89 f8 ffffffffffffffff 000000 ff 00 04 000a 0000 0000001e 0000001e")
+}
+
+// Zeroing part of a store chunk frees the chunk when nothing else in it
+// holds data, so many small UNMAPs release memory as one large one does.
+func TestUnmapPiecesFreesChunk(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store;lbpu=1") // 64 KiB chunks: 128 blocks
+	good(t, td.out(write10(128, 128), pattern(64<<10, 7)))
+	if a := td.d.Stats().StoreAllocated; a != 64<<10 {
+		t.Fatalf("after the write: %d allocated", a)
+	}
+	for lba := uint64(128); lba < 256; lba += 32 {
+		list := unmapList([2]uint64{lba, 32})
+		good(t, td.out(unmapCDB(uint16(len(list))), list))
+		if a, last := td.d.Stats().StoreAllocated, lba == 224; (a == 0) != last {
+			t.Fatalf("after unmapping %d+32: %d allocated", lba, a)
+		}
+	}
+}
