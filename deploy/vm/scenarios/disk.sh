@@ -241,6 +241,60 @@ check store-wrap-write $DD if=/dev/urandom of="$W/wrap" bs=1M count=1
 check store-wrap-write-at-64MiB $DD if="$W/wrap" of="/dev/$sd" bs=1M seek=64 count=1 oflag=direct
 check_sh store-wrap-read-at-0 "[ \"\$($DD if=/dev/$sd bs=1M count=1 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(md5 $W/wrap)\" ]"
 
+# ------------------- COMPARE AND WRITE, WRITE AND VERIFY, PRE-FETCH, RSOC
+# sg3-utils' own tools against the store-mode disk, at LBA 200000 (a part
+# of the store no check above writes).
+sd=$(dev_block store0)
+sg=$(dev_sg store0)
+lba=200000
+lbah=$(printf '%08x' $lba | sed 's/../& /g')
+check caw-data $DD if=/dev/urandom of="$W/caw-rand" bs=512 count=6
+head -c 1024 "$W/caw-rand" >"$W/caw-old"
+tail -c +1025 "$W/caw-rand" | head -c 1024 >"$W/caw-new"
+cat "$W/caw-old" "$W/caw-new" >"$W/caw-in"
+check caw-setup $DD if="$W/caw-old" of="/dev/$sd" bs=512 seek=$lba count=2 oflag=direct
+check caw-match-writes sg_compare_and_write --in="$W/caw-in" --lba=$lba --num=2 --xferlen=2048 "/dev/$sg"
+check_sh caw-wrote-the-new-blocks "[ \"\$($DD if=/dev/$sd bs=512 skip=$lba count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/caw-new") ]"
+# The same request again: the medium holds the new blocks, so the compare
+# fails (sg3-utils exit 14, MISCOMPARE) and nothing is written. With the
+# new blocks as compare data except byte 700, the offset is 700.
+check_sh caw-miscompare-exit-14 "rc=0; sg_compare_and_write --quiet --in=$W/caw-in --lba=$lba --num=2 --xferlen=2048 /dev/$sg || rc=\$?; [ \$rc -eq 14 ]"
+b=$(od -An -tu1 -j700 -N1 "$W/caw-new" | tr -d ' ')
+cp "$W/caw-new" "$W/caw-cmp"
+printf "\\$(printf %03o $((255 - b)))" | dd of="$W/caw-cmp" bs=1 seek=700 conv=notrunc 2>/dev/null
+cat "$W/caw-cmp" "$W/caw-old" >"$W/caw-bad"
+expect_output caw-miscompare-offset-700 'Miscompare at byte offset: 700 ' \
+	sh -c "sg_compare_and_write --in=$W/caw-bad --lba=$lba --num=2 --xferlen=2048 /dev/$sg 2>&1; true"
+check_sh caw-miscompare-wrote-nothing "[ \"\$($DD if=/dev/$sd bs=512 skip=$lba count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/caw-new") ]"
+check_sh caw-listed-in-block-limits "sg_vpd -p bl /dev/$sd | grep -E 'Maximum compare and write length: (255|0xff)'"
+
+# WRITE AND VERIFY(10) and (16), with BYTCHK 0 and 1.
+head -c 1024 "$W/caw-rand" >"$W/wv-a"
+tail -c 1024 "$W/caw-rand" >"$W/wv-b"
+check wv10-bytchk0 sg_write_verify --lba=$((lba + 8)) --num=2 --in="$W/wv-a" "/dev/$sg"
+check_sh wv10-wrote "[ \"\$($DD if=/dev/$sd bs=512 skip=$((lba + 8)) count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/wv-a") ]"
+check wv16-bytchk1 sg_write_verify --16 --bytchk=1 --lba=$((lba + 8)) --num=2 --in="$W/wv-b" "/dev/$sg"
+check_sh wv16-wrote "[ \"\$($DD if=/dev/$sd bs=512 skip=$((lba + 8)) count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/wv-b") ]"
+
+# PRE-FETCH(16) and (10): CONDITION MET for each command.
+expect_output prefetch16-condition-met 'number of condition_mets=2, number of goods=0' \
+	sh -c "sg_seek --pre-fetch --count=2 --lba=$lba --num-blocks=64 -v /dev/$sg 2>&1; true"
+expect_output prefetch10-condition-met 'number of condition_mets=2, number of goods=0' \
+	sh -c "sg_seek --pre-fetch --10 --immed --count=2 --lba=$lba --num-blocks=64 -v /dev/$sg 2>&1; true"
+
+# REPORT SUPPORTED OPERATION CODES lists them, with timeouts.
+expect_output rsoc-lists-compare-and-write '[Cc]ompare and write' sg_opcodes "/dev/$sg"
+expect_match rsoc-lists-write-and-verify-16 '[Ww]rite and verify\(16\)' "$OUT"
+expect_match rsoc-lists-pre-fetch-10 '[Pp]re-fetch\(10\)' "$OUT"
+expect_output rsoc-timeouts ' 30 .*[Cc]ompare and write|[Cc]ompare and write.* 30( |$)' sg_opcodes --rctd "/dev/$sg"
+
+# A WRITE(10) of one block sent with 1024 bytes of Data-Out: ILLEGAL
+# REQUEST, INVALID FIELD IN COMMAND INFORMATION UNIT (as LIO's own
+# backstores answer), and the block is untouched.
+expect_output write-dataout-longer-0e-03 'Invalid field in command information unit' \
+	sh -c "sg_raw -s 1024 -i $W/wv-a /dev/$sg 2a 00 $lbah 00 00 01 00 2>&1; true"
+check_sh write-dataout-longer-wrote-nothing "[ \"\$($DD if=/dev/$sd bs=512 skip=$lba count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/caw-new") ]"
+
 # ------------------------------------------------- persistent reservations
 # Persistent reservations are LIO's (the kernel's core answers PERSISTENT
 # RESERVE for TCMU backstores). Each backstore carries the unit serial its
