@@ -154,6 +154,10 @@ func (s *Store) WriteAt(p []byte, off int64) (int, error) {
 	return done, nil
 }
 
+// Mapped reports whether the byte at off is in an allocated chunk: one
+// written since it was last freed. off must be within the store.
+func (s *Store) Mapped(off int64) bool { return s.chunks[off>>storeChunkShift] != nil }
+
 // Zero makes [off, off+n) read as zeros, freeing the chunks it covers
 // entirely and those it leaves all zero.
 func (s *Store) Zero(off, n int64) error {

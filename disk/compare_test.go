@@ -3,6 +3,7 @@ package disk_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -152,5 +153,89 @@ func TestUnmapPiecesFreesChunk(t *testing.T) {
 		if a, last := td.d.Stats().StoreAllocated, lba == 224; (a == 0) != last {
 			t.Fatalf("after unmapping %d+32: %d allocated", lba, a)
 		}
+	}
+}
+
+// lbaStatus runs GET LBA STATUS from lba and returns its descriptors as
+// "LBA+N:status".
+func (td *tdisk) lbaStatus(lba uint64) []string {
+	td.t.Helper()
+	r, got := td.in(getLBAStatus(lba, 4096), 4096)
+	good(td.t, r)
+	if n := binary.BigEndian.Uint32(got); int(n) != len(got)-4 || (len(got)-8)%16 != 0 {
+		td.t.Fatalf("PARAMETER DATA LENGTH %d for %d bytes", n, len(got))
+	}
+	var out []string
+	for i := 8; i < len(got); i += 16 {
+		out = append(out, fmt.Sprintf("%d+%d:%d", binary.BigEndian.Uint64(got[i:]), binary.BigEndian.Uint32(got[i+8:]), got[i+12]))
+	}
+	return out
+}
+
+// GET LBA STATUS reports what writes mapped and UNMAP deallocated, to the
+// store's 64 KiB chunk (128 blocks of 512 bytes).
+func TestGetLBAStatus(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store;lbpu=1") // 2048 blocks, 16 chunks
+	want := func(lba uint64, w ...string) {
+		t.Helper()
+		if got := td.lbaStatus(lba); !slices.Equal(got, w) {
+			t.Fatalf("from %d: %v, want %v", lba, got, w)
+		}
+	}
+	want(0, "0+2048:1")
+	good(t, td.out(write10(128, 128), pattern(128*512, 1)))
+	good(t, td.out(write10(300, 1), pattern(512, 2)))
+	want(0, "0+128:1", "128+256:0", "384+1664:1")
+	want(130, "130+254:0", "384+1664:1")
+	want(2047, "2047+1:1")
+	list := unmapList([2]uint64{128, 128})
+	good(t, td.out(unmapCDB(uint16(len(list))), list))
+	want(0, "0+256:1", "256+128:0", "384+1664:1")
+	// Unmapping part of a chunk that holds data elsewhere keeps it mapped.
+	list = unmapList([2]uint64{256, 8})
+	good(t, td.out(unmapCDB(uint16(len(list))), list))
+	want(0, "0+256:1", "256+128:0", "384+1664:1")
+	wantSense(t, td.do(getLBAStatus(2048, 64), nil), scsi.IllegalRequest, scsi.LBAOutOfRange)
+	// An allocation length that holds only the header still learns of one
+	// descriptor from PARAMETER DATA LENGTH.
+	td.golden(getLBAStatus(0, 8), 8, "00000014 00000000")
+	td.golden(getLBAStatus(0, 24), 24, "00000014 00000000 0000000000000000 00000100 01 000000")
+	td.do(hx("1b 00 00 00 00 00"), nil) // stop
+	wantSense(t, td.do(getLBAStatus(0, 64), nil), scsi.NotReady, scsi.LogicalUnitNotReadyInitCmd)
+}
+
+// The status of a wrapped store repeats with the store; a run that goes
+// once round it unchanged reaches the end of the capacity, and at most
+// lbaStatusMaxDesc (128) descriptors come back.
+func TestGetLBAStatusWrapped(t *testing.T) {
+	one := newDisk(t, "size=64M;mode=store;store_size=64K;lbpu=1") // one chunk, 131072 blocks
+	if got := one.lbaStatus(7); !slices.Equal(got, []string{"7+131065:1"}) {
+		t.Fatalf("empty: %v", got)
+	}
+	good(t, one.out(write10(5, 1), pattern(512, 3)))
+	if got := one.lbaStatus(7); !slices.Equal(got, []string{"7+131065:0"}) {
+		t.Fatalf("written: %v", got)
+	}
+	two := newDisk(t, "size=64M;mode=store;store_size=128K;lbpu=1") // two chunks
+	good(t, two.out(write10(0, 1), pattern(512, 4)))
+	got := two.lbaStatus(0)
+	if len(got) != 128 || got[0] != "0+128:0" || got[1] != "128+128:1" || got[127] != "16256+128:1" {
+		t.Fatalf("%d descriptors: %v ... %v", len(got), got[:2], got[len(got)-1])
+	}
+}
+
+// Without provisioning every LBA is mapped; fake_rw stores nothing, so a
+// thin fake_rw disk has every LBA deallocated. A descriptor covers at most
+// 2^32-1 blocks.
+func TestGetLBAStatusWithoutStore(t *testing.T) {
+	if got := newDisk(t, cfg512n).lbaStatus(0); !slices.Equal(got, []string{"0+2097152:0"}) {
+		t.Fatalf("not thin: %v", got)
+	}
+	if got := newDisk(t, cfg512n+";lbpu=1").lbaStatus(100); !slices.Equal(got, []string{"100+2097052:1"}) {
+		t.Fatalf("thin fake_rw: %v", got)
+	}
+	big := newDisk(t, "size=4TiB;lbpws=1") // 2^33 blocks
+	if got := big.lbaStatus(1); !slices.Equal(got, []string{"1+4294967295:1", "4294967296+4294967295:1", "8589934591+1:1"}) {
+		t.Fatalf("4 TiB: %v", got)
 	}
 }

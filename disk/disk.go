@@ -61,11 +61,12 @@ type Disk struct {
 	misalignedWrites atomic.Uint64
 	faultLogged      atomic.Bool
 
-	block   []byte // one logical block: WRITE SAME pattern
-	param   []byte // UNMAP parameter list, allocated with lbpu
-	cmpA    []byte // VERIFY compare buffers, allocated on first use
-	cmpB    []byte
-	pageBuf [64]byte // current mode page for MODE SELECT comparison
+	block     []byte // one logical block: WRITE SAME pattern
+	param     []byte // UNMAP parameter list, allocated with lbpu
+	lbaStatus []byte // GET LBA STATUS parameter data, allocated on first use
+	cmpA      []byte // VERIFY compare buffers, allocated on first use
+	cmpB      []byte
+	pageBuf   [64]byte // current mode page for MODE SELECT comparison
 }
 
 // New returns a disk named name (the configfs storage object name; the
@@ -228,10 +229,13 @@ func (d *Disk) Config() Config {
 	return d.live
 }
 
-// CommandName returns the snake_case name of op for the `command` metric
-// label and fault rules (scsi.Table.Name in SBC), "" if the disk does not
-// support it.
-func (d *Disk) CommandName(op scsi.OpCode) string { return d.cmds.Name(op) }
+// CommandID and CommandName implement scsi.CommandNamer through the
+// disk's table: the snake_case name of a command for the `command` metric
+// label and fault rules, "" for one the disk does not support.
+func (d *Disk) CommandID(cdb scsi.CDB) scsi.CommandID { return d.cmds.CommandID(cdb) }
+
+// CommandName is the name of command id (scsi.CommandNamer).
+func (d *Disk) CommandName(id scsi.CommandID) string { return d.cmds.CommandName(id) }
 
 // Commands is the disk's command table, UNMAP included (a disk without
 // lbpu leaves it out): the names, classes and extents fault rules read,

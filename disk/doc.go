@@ -35,6 +35,9 @@
 //   - COMPARE AND WRITE is atomic against every other command of the
 //     device (they run one at a time); up to 255 blocks (or max_blks).
 //   - PRE-FETCH answers CONDITION MET: every block is as close as a cache.
+//   - GET LBA STATUS reports the RAM store's 64 KiB chunks: mapped where
+//     written, deallocated where never written or freed (UNMAP and WRITE
+//     SAME free a chunk they leave all zero).
 //   - A stopped unit (START STOP UNIT with START=0) answers media access
 //     commands and TEST UNIT READY with NOT READY, 04/02 (initializing
 //     command required) until started.

@@ -144,9 +144,10 @@ func TestReadCapacity(t *testing.T) {
 
 func TestReadCapacityErrors(t *testing.T) {
 	td := newDisk(t, cfg512n)
-	// SERVICE ACTION IN(16) with another service action (GET LBA STATUS).
+	// SERVICE ACTION IN(16) with a service action the disk does not serve
+	// (READ LONG(16)).
 	c := readCapacity16(32)
-	c[1] = 0x12
+	c[1] = 0x11
 	r, _ := td.in(c, 32)
 	wantField(t, r, true, 1, 4)
 }
@@ -283,7 +284,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	for i := 4; i < len(got); i += 8 {
 		ops = append(ops, got[i])
 	}
-	want := hx("00 03 08 0a 12 15 16 17 1a 1b 1d 1e 25 28 2a 2e 2f 34 35 41 55 5a 5e 5f 88 89 8a 8e 8f 90 91 93 9e a0 a3 a8 aa ae af")
+	want := hx("00 03 08 0a 12 15 16 17 1a 1b 1d 1e 25 28 2a 2e 2f 34 35 41 55 5a 5e 5f 88 89 8a 8e 8f 90 91 93 9e 9e a0 a3 a8 aa ae af")
 	if string(ops) != string(want) {
 		t.Fatalf("supported opcodes\n got % x\nwant % x", ops, want)
 	}

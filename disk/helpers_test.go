@@ -215,3 +215,12 @@ func cawCDB(lba uint64, n uint8) []byte {
 	c[13] = n
 	return c
 }
+
+// getLBAStatus is GET LBA STATUS(16) from lba with allocation length alloc.
+func getLBAStatus(lba uint64, alloc uint32) []byte {
+	c := make([]byte, 16)
+	c[0], c[1] = 0x9e, 0x12
+	binary.BigEndian.PutUint64(c[2:], lba)
+	binary.BigEndian.PutUint32(c[10:], alloc)
+	return c
+}

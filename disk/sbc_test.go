@@ -375,7 +375,7 @@ func TestUnmapUnsupportedWithoutLBPU(t *testing.T) {
 	td := newDisk(t, cfg512n+";lbpws=1")
 	list := unmapList([2]uint64{0, 8})
 	wantSense(t, td.out(unmapCDB(uint16(len(list))), list), scsi.IllegalRequest, scsi.InvalidCommandOperationCode)
-	if td.d.CommandName(scsi.Unmap) != "" {
+	if td.d.CommandName(scsi.CommandID(scsi.Unmap)) != "" {
 		t.Fatal("CommandName(UNMAP) without lbpu")
 	}
 }
@@ -591,7 +591,7 @@ func TestCommandNames(t *testing.T) {
 	td := newDisk(t, cfg512n+";lbpu=1")
 	seen := map[string]bool{}
 	for op := range 256 {
-		name := td.d.CommandName(scsi.OpCode(op))
+		name := td.d.CommandName(scsi.CommandID(op))
 		r := td.do([]byte{byte(op), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, scsi.NewBuffer(make([]byte, 512)))
 		unsupported := r.Status == scsi.StatusCheckCondition && r.Sense.ASC == scsi.InvalidCommandOperationCode
 		if name == "" {
@@ -608,7 +608,7 @@ func TestCommandNames(t *testing.T) {
 		}
 		seen[name] = true
 	}
-	for op, want := range map[scsi.OpCode]string{0x28: "read_10", 0x8a: "write_16", 0x12: "inquiry", 0x9e: "read_capacity_16",
+	for op, want := range map[scsi.CommandID]string{0x28: "read_10", 0x8a: "write_16", 0x12: "inquiry", 0x9e: "read_capacity_16",
 		0xa3: "report_supported_opcodes", 0x42: "unmap", 0x93: "write_same_16", 0x35: "synchronize_cache_10"} {
 		if got := td.d.CommandName(op); got != want {
 			t.Errorf("CommandName(%#02x) = %q, want %q", op, got, want)
@@ -616,6 +616,11 @@ func TestCommandNames(t *testing.T) {
 	}
 	if len(seen) != 35 {
 		t.Errorf("%d named commands, want 35", len(seen))
+	}
+	// Two service actions of SERVICE ACTION IN(16), two commands.
+	if rc, gls := td.d.CommandID(readCapacity16(32)), td.d.CommandID(getLBAStatus(0, 24)); rc != 0x9e || gls < 256 ||
+		td.d.CommandName(rc) != "read_capacity_16" || td.d.CommandName(gls) != "get_lba_status" {
+		t.Errorf("SERVICE ACTION IN(16): %#x %q, %#x %q", uint16(rc), td.d.CommandName(rc), uint16(gls), td.d.CommandName(gls))
 	}
 }
 

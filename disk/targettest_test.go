@@ -12,6 +12,9 @@ import (
 	"github.com/vscsid/vscsid/target/targettest"
 )
 
+// The disk names its commands for the metrics and fault rules.
+var _ scsi.CommandNamer = (*disk.Disk)(nil)
+
 // TestThroughRing drives a vdisk through the fake kernel ring with the
 // commands Linux's sd sends when it attaches a disk, then I/O: the ring, the
 // iovecs, READ_LEN and the sense buffer all sit between the disk and the
@@ -197,4 +200,42 @@ func TestFakeReadsNeverReturnStaleData(t *testing.T) {
 		t.Fatalf("INQUIRY: %v", cp.Status)
 	}
 	read("after INQUIRY data", 1)
+}
+
+// Through the ring, READ CAPACITY(16) and GET LBA STATUS (two service
+// actions of one opcode) are counted as two commands, PRE-FETCH's
+// CONDITION MET reaches the initiator, and a WRITE with more Data-Out than
+// its transfer length is refused with 0E/03.
+func TestThroughRingNewCommands(t *testing.T) {
+	c, err := disk.ParseConfig("size=1M;mode=store;lbpu=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := disk.New("disk0", c, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := targettest.Serve(t, d)
+	k.Submit(tur(), targettest.NoData) // the power-on unit attention
+	for range 2 {
+		if cp := k.Submit(readCapacity16(32), targettest.DataIn(32)); cp.Status != scsi.StatusGood {
+			t.Fatalf("READ CAPACITY(16): %v", cp.Status)
+		}
+	}
+	if cp := k.Submit(getLBAStatus(0, 24), targettest.DataIn(24)); cp.Status != scsi.StatusGood || !bytes.Equal(cp.Data, hx("00000014 00000000 0000000000000000 00000800 01 000000")) {
+		t.Fatalf("GET LBA STATUS: %v % x", cp.Status, cp.Data)
+	}
+	if cp := k.Submit(rw10(0x34, 0, 8), targettest.NoData); cp.Status != scsi.StatusConditionMet {
+		t.Fatalf("PRE-FETCH(10): %v, want CONDITION MET", cp.Status)
+	}
+	if cp := k.Submit(write10(0, 1), targettest.DataOut(make([]byte, 1024))); cp.Status != scsi.StatusCheckCondition || cp.ASC() != scsi.InvalidFieldInCommandIU {
+		t.Fatalf("WRITE(10) of 1 block with 1024 bytes: %v %v", cp.Status, cp.ASC())
+	}
+	got := map[string]uint64{}
+	for _, cs := range k.Device().Stats().Commands {
+		got[cs.Name] = cs.Count
+	}
+	if got["read_capacity_16"] != 2 || got["get_lba_status"] != 1 || got["pre_fetch_10"] != 1 || got["service_action_in_16"] != 0 {
+		t.Fatalf("commands counted: %v", got)
+	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // The provisioning commands: WRITE SAME (zeroing or unmapping a range, or
-// writing one block over it) and UNMAP.
+// writing one block over it), UNMAP, and GET LBA STATUS, which reports
+// what they deallocated.
 
 // ---- WRITE SAME(10/16), SBC-4 5.44–5.45 ----
 
@@ -187,4 +188,84 @@ func (d *Disk) unmap(cmd *scsi.Command) error {
 		}
 	}
 	return nil
+}
+
+// ---- GET LBA STATUS(16), SBC-4 5.8 ----
+
+// lbaStatusMaxDesc bounds the LBA status descriptors of one GET LBA
+// STATUS: SBC-4 lets the device server return fewer than would fit, and
+// the initiator asks again from the LBA after the last one returned.
+const lbaStatusMaxDesc = 128
+
+// PROVISIONING STATUS values of an LBA status descriptor.
+const (
+	lbaMapped      = 0
+	lbaDeallocated = 1
+)
+
+// getLBAStatus returns LBA status descriptors from STARTING LBA (bytes
+// 2..9), each a run of LBAs with one provisioning status, until the
+// capacity ends, lbaStatusMaxDesc descriptors, or the ALLOCATION LENGTH
+// (bytes 10..13) is full. REPORT TYPE (byte 14) is not evaluated: every
+// LBA is reported, as by an SBC-3 device server.
+//
+// What is mapped: on a disk without logical block provisioning, every
+// LBA; in fake_rw mode (nothing is ever stored, reads are zeros) none;
+// in store mode the LBAs whose 64 KiB store chunk holds data. A write
+// maps its chunks; UNMAP and WRITE SAME with zeros deallocate every chunk
+// they leave all zero, so an unmapped range is deallocated to the chunk.
+func (d *Disk) getLBAStatus(cmd *scsi.Command) error {
+	c := cmd.CDB
+	lba, alloc := c.Uint64(2), int64(c.Uint32(10))
+	if lba >= d.blocks {
+		return scsi.ErrLBAOutOfRange
+	}
+	if d.lbaStatus == nil {
+		d.lbaStatus = make([]byte, 8, 8+16*lbaStatusMaxDesc)
+	}
+	b := d.lbaStatus[:8]
+	// At least one descriptor, so that PARAMETER DATA LENGTH tells an
+	// initiator whose allocation length held only the header that there
+	// is one.
+	for lba < d.blocks && len(b) < cap(b) && (len(b) == 8 || int64(len(b)) < alloc) {
+		st, n := d.provisioning(lba)
+		b = binary.BigEndian.AppendUint64(b, lba)
+		b = binary.BigEndian.AppendUint32(b, uint32(n))
+		b = append(b, st, 0, 0, 0)
+		lba += n
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4)) // PARAMETER DATA LENGTH
+	scsi.WriteParameterData(cmd.Data, b, int(min(alloc, int64(len(b)))))
+	return nil
+}
+
+// provisioning returns the status of lba and the number of LBAs from it
+// that share it (at most 2^32-1, one descriptor's worth).
+func (d *Disk) provisioning(lba uint64) (status byte, n uint64) {
+	limit := min(d.blocks-lba, 0xffffffff)
+	switch {
+	case !d.cfg.lbp():
+		return lbaMapped, limit
+	case d.fake:
+		return lbaDeallocated, limit
+	}
+	status = lbaDeallocated
+	if d.store.Mapped(d.storeOff(lba)) {
+		status = lbaMapped
+	}
+	// Chunk by chunk, at most once round the store: a run that goes all
+	// the way round it without a change covers every LBA to the end.
+	chunks := d.wrap>>storeChunkShift + 1
+	for i := int64(0); n < limit; i++ {
+		if i > chunks {
+			return status, limit
+		}
+		off := d.storeOff(lba + n)
+		if d.store.Mapped(off) != (status == lbaMapped) {
+			break
+		}
+		end := min((off>>storeChunkShift+1)<<storeChunkShift, d.wrap)
+		n += uint64(end-off) >> d.shift
+	}
+	return status, min(n, limit)
 }

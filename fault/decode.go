@@ -66,6 +66,7 @@ var classNames = []struct {
 // cmdInfo is what the rules and the timing models need from one CDB.
 type cmdInfo struct {
 	op    uint8
+	id    scsi.CommandID // the command in the device's table: what op= selects
 	class uint8
 	ext   scsi.Extent
 	// Disk: hasRange, lba and n (blocks; n = 0 is an empty range unless
@@ -89,9 +90,9 @@ type cmdInfo struct {
 // (a short CDB has no extent, so range filters do not match it and the
 // handler rejects it).
 func decode(kind Kind, cmds scsi.CommandTable, cdb scsi.CDB, c *cmdInfo) {
-	op := cdb.OpCode()
-	c.op = uint8(op)
-	d := cmds.Lookup(op)
+	c.op = uint8(cdb.OpCode())
+	c.id = min(cmds.CommandID(cdb), scsi.MaxCommandIDs-1)
+	d := cmds.Describe(cdb)
 	if d == nil {
 		return
 	}

@@ -67,7 +67,16 @@ func (r *recorder) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Resp
 	return r.resp
 }
 
-func (r *recorder) CommandName(op scsi.OpCode) string { return r.names[op] }
+// CommandID and CommandName make the recorder a scsi.CommandNamer whose
+// commands are its opcodes.
+func (r *recorder) CommandID(cdb scsi.CDB) scsi.CommandID { return scsi.CommandID(cdb.OpCode()) }
+
+func (r *recorder) CommandName(id scsi.CommandID) string {
+	if id > 255 {
+		return ""
+	}
+	return r.names[scsi.OpCode(id)]
+}
 
 // positioned is a recorder that reports a tape position.
 type positioned struct{ recorder }

@@ -21,11 +21,11 @@ const RuleDesc = `fault rule: semicolon-separated key=value pairs (no commas or 
 filter (all given must hold; none = every command):
   op         commands, alternatives separated by '|': a class (read, write,
              verify, media = read|write|verify, any), a command name of the
-             device (read_10, write_filemarks_6, test_unit_ready, ...) or
-             an opcode (0x28)
+             device (read_10, write_filemarks_6, read_capacity_16, ...) or
+             an opcode (0x28; 0x9e: every service action of it)
   lba        disk: START[+COUNT] (COUNT default 1); matches READ, WRITE,
-             WRITE AND VERIFY, VERIFY and WRITE SAME whose block range
-             intersects it
+             WRITE AND VERIFY, COMPARE AND WRITE, VERIFY and WRITE SAME
+             whose block range intersects it
   partition  tape: the current partition
   file       tape: FILE[+COUNT], the current file number (filemarks passed)
   block      tape: START[+COUNT], logical objects (what mt tell reports);

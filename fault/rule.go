@@ -213,8 +213,8 @@ type ruleState struct {
 type bound struct {
 	Rule
 	id       uint64
-	ops      [4]uint64 // opcode bitmap; all ones for any command
-	classes  uint8     // command classes the op= classes name
+	ops      [(scsi.MaxCommandIDs + 63) / 64]uint64 // scsi.CommandID bitmap; all ones for any command
+	classes  uint8                                  // command classes the op= classes name
 	hasProb  bool
 	thresh   uint64 // prob threshold on a 53-bit draw
 	salt     uint64 // the rule's PRNG stream: FNV-1a of its canonical text
@@ -271,20 +271,25 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 		return nil, errors.New("timeout: cmd_time_out is 0 (the kernel never fails the command), so give a hold time: timeout=DURATION")
 	}
 	if len(r.ops) == 0 {
-		b.ops = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		b.selectAll()
 	}
 	for _, t := range r.ops {
 		switch {
-		case t.isOp:
-			b.ops[t.op>>6] |= 1 << (t.op & 63)
+		case t.isOp: // the opcode, with every service action of it
+			b.selectID(scsi.CommandID(t.op))
+			for id, d := range e.cmds.All() {
+				if uint8(d.OpCode) == t.op {
+					b.selectID(id)
+				}
+			}
 		case t.name != "":
-			op, ok := lookupName(e, t.name)
+			id, ok := lookupName(e, t.name)
 			if !ok {
 				return nil, fmt.Errorf("op=%s: the %s has no command of that name", t.name, e.kind)
 			}
-			b.ops[op>>6] |= 1 << (op & 63)
+			b.selectID(id)
 		case t.class == 0:
-			b.ops = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			b.selectAll()
 		case e.kind == Changer:
 			return nil, fmt.Errorf("op=%s: a changer has no read, write or verify commands; name the command (op=move_medium) or give its opcode", t)
 		default:
@@ -301,23 +306,37 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 	return b, nil
 }
 
-// lookupName finds the opcode the handler names name (CommandNamer), or
-// failing that the opcode of that name in the kind's command table, then
-// in its command set (scsi.CommandSet.Name, then the generic scsi.OpCode
-// name). The tables take their names from the one scsi vocabulary, so a
-// name means one command on every device that serves it.
-func lookupName(e *env, name string) (uint8, bool) {
-	if e.namer != nil {
-		for op := range 256 {
-			if e.namer.CommandName(scsi.OpCode(op)) == name {
-				return uint8(op), true
+// selectID makes the rule select command id.
+func (b *bound) selectID(id scsi.CommandID) { b.ops[id>>6] |= 1 << (id & 63) }
+
+// selectAll makes the rule select every command.
+func (b *bound) selectAll() {
+	for i := range b.ops {
+		b.ops[i] = ^uint64(0)
+	}
+}
+
+// lookupName finds the command the handler names name (CommandNamer), or
+// failing that the command of that name in the kind's command table, then
+// the opcode of that name in its command set (scsi.CommandSet.Name, then
+// the generic scsi.OpCode name). The tables take their names from the one
+// scsi vocabulary, so a name means one command on every device that
+// serves it.
+func lookupName(e *env, name string) (scsi.CommandID, bool) {
+	for _, n := range []scsi.CommandNamer{e.namer, e.cmds} {
+		if n == nil {
+			continue
+		}
+		for id := range scsi.CommandID(scsi.MaxCommandIDs) {
+			if n.CommandName(id) == name {
+				return id, true
 			}
 		}
 	}
 	cs := e.cmds.Set()
 	for op := range 256 {
-		if e.cmds.Name(scsi.OpCode(op)) == name || cs.Name(scsi.OpCode(op)) == name || scsi.OpCode(op).String() == name {
-			return uint8(op), true
+		if cs.Name(scsi.OpCode(op)) == name || scsi.OpCode(op).String() == name {
+			return scsi.CommandID(op), true
 		}
 	}
 	return 0, false
@@ -335,7 +354,7 @@ type position struct {
 // rule's range shares with a disk command's range (the command's own LBA
 // without lba=).
 func (b *bound) match(c *cmdInfo, p *position, pos Positioner) (firstBad uint64, ok bool) {
-	if b.ops[c.op>>6]&(1<<(c.op&63)) == 0 && b.classes&c.class == 0 {
+	if b.ops[c.id>>6]&(1<<(c.id&63)) == 0 && b.classes&c.class == 0 {
 		return 0, false
 	}
 	firstBad = c.lba

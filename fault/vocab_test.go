@@ -55,7 +55,7 @@ func TestCommandNamesAgreeAcrossDevices(t *testing.T) {
 	both := 0
 	for op := range 256 {
 		o := scsi.OpCode(op)
-		dn, tn := dk.CommandName(o), dr.CommandName(o)
+		dn, tn := dk.CommandName(scsi.CommandID(o)), dr.CommandName(scsi.CommandID(o))
 		if dn != "" && dn != scsi.SBC.Name(o) && o != scsi.ServiceActionIn16 && o != scsi.MaintenanceIn {
 			t.Errorf("disk names %#02x %q, scsi.SBC %q", op, dn, scsi.SBC.Name(o))
 		}
@@ -80,7 +80,7 @@ func TestCommandNamesAgreeAcrossDevices(t *testing.T) {
 		t.Errorf("only %d opcodes served by both", both)
 	}
 	for _, d := range []scsi.CommandNamer{dk, dr} {
-		if got := d.CommandName(scsi.MaintenanceIn); got != "report_supported_opcodes" {
+		if got := d.CommandName(scsi.CommandID(scsi.MaintenanceIn)); got != "report_supported_opcodes" {
 			t.Errorf("%T: 0xa3 is %q, want report_supported_opcodes", d, got)
 		}
 	}
@@ -144,6 +144,35 @@ func TestSameErrorSameSenseOnEveryDevice(t *testing.T) {
 	for _, err := range []error{tape.ErrWriteProtected, fmt.Errorf("medium: %w", tape.ErrWriteProtected), errors.Join(errors.New("x"), tape.ErrWriteProtected)} {
 		if a, b := scsi.ResponseFor(err), scsi.ResponseFor(scsi.ErrWriteProtected); a != b {
 			t.Errorf("%v: %+v, scsi.ErrWriteProtected %+v", err, a, b)
+		}
+	}
+}
+
+// Two service actions of one opcode are two commands: op= by name selects
+// one of them, op= by opcode both.
+func TestOpSelectsServiceAction(t *testing.T) {
+	rc := scsi.CDB{0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0}
+	gls := scsi.CDB{0x9e, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0}
+	for _, c := range []struct {
+		rule            string
+		busyRC, busyGLS bool
+	}{
+		{"op=get_lba_status;busy", false, true},
+		{"op=read_capacity_16;busy", true, false},
+		{"op=0x9e;busy", true, true},
+	} {
+		dk, _ := realDevices(t)
+		d := newDevice(t, dk, fault.Options{}, c.rule)
+		for range 3 { // the power-on unit attention
+			run(d, []byte{0, 0, 0, 0, 0, 0}, 0)
+		}
+		for _, x := range []struct {
+			cdb  scsi.CDB
+			busy bool
+		}{{rc, c.busyRC}, {gls, c.busyGLS}} {
+			if r, _ := run(d, x.cdb, 32); (r.Status == scsi.StatusBusy) != x.busy {
+				t.Errorf("%s: %x/%x answered %v, want busy %v", c.rule, x.cdb[0], x.cdb[1], r.Status, x.busy)
+			}
 		}
 	}
 }

@@ -48,7 +48,7 @@ const (
 	lOutcome    = "outcome"
 )
 
-// otherCommand is the command label of opcodes the handler does not name.
+// otherCommand is the command label of commands the handler does not name.
 const otherCommand = "other"
 
 // Directions: the values of the direction label.
@@ -82,7 +82,7 @@ var (
 
 	// SCSI commands, as the transport saw them.
 	descCommands = desc(subSCSI, "commands_total",
-		"SCSI commands completed, by command (the handler's name for the opcode; \"other\" for unsupported ones).", lDevice, lCommand)
+		"SCSI commands completed, by command (the handler's name for it, after its service action where it has one; \"other\" for unsupported ones).", lDevice, lCommand)
 	descCommandDuration = desc(subSCSI, "command_duration_seconds",
 		"Time the handler spent on a command, from pickup from the ring to completion.", lDevice, lCommand)
 	descCommandCheckConditions = desc(subSCSI, "command_check_conditions_total",

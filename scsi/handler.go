@@ -49,12 +49,13 @@ func As[T any](h Handler) (T, bool) {
 // through any decorator, so a decorator (fault injection) need not forward
 // them.
 type (
-	// A CommandNamer names the commands of its command table
-	// (Table.Name): the bounded `command` label of the metrics and the
-	// op= of fault rules. CommandName returns "" for opcodes the handler
-	// does not support.
+	// A CommandNamer identifies and names the commands of its command
+	// table (Table.CommandID, Table.CommandName): the bounded `command`
+	// label of the metrics and the op= of fault rules. CommandName
+	// returns "" for a command the handler does not support.
 	CommandNamer interface {
-		CommandName(op OpCode) string
+		CommandID(cdb CDB) CommandID
+		CommandName(id CommandID) string
 	}
 	// A Resetter learns of a LUN RESET (a tape drive queues UNIT
 	// ATTENTION 29/00 and restores its mode defaults). The transport

@@ -114,15 +114,28 @@ type Readiness[U any] struct {
 	NotReady func(U) (Sense, bool)
 }
 
+// CommandID identifies one command of a Table: the opcode of the first
+// (or only) entry of an opcode, and 256+k for its k-th further entry (a
+// service action of an opcode that has one already, such as GET LBA
+// STATUS beside READ CAPACITY(16)). Metrics count and fault rules select
+// commands by CommandID, so two service actions of one opcode are two
+// commands. An opcode the table does not serve has the opcode as its ID.
+type CommandID uint16
+
+// MaxCommandIDs bounds CommandID: the 256 opcodes and up to 16 further
+// service actions in one table.
+const MaxCommandIDs = 256 + 16
+
 // CommandTable is a Table seen without its unit type: what the layers
 // around a unit (fault rules, metrics, traces) read of its commands.
 // Every *Table satisfies it.
 type CommandTable interface {
+	CommandNamer
 	Set() CommandSet
 	Lookup(op OpCode) *Desc
-	Name(op OpCode) string
+	Describe(cdb CDB) *Desc
 	Extent(cdb CDB) (Extent, bool)
-	All() iter.Seq[*Desc]
+	All() iter.Seq2[CommandID, *Desc]
 }
 
 // Table is the command set of one kind of logical unit U, indexed by
@@ -134,6 +147,8 @@ type Table[U any] struct {
 	ready Readiness[U]
 	first [256]uint8 // 1 + index in ops of the opcode's first entry; 0: not supported
 	ops   []Op[U]    // in opcode order, then service action order
+	ids   []CommandID
+	extra [MaxCommandIDs - 256]uint8 // 1 + index in ops of CommandID 256+k; 0: none
 	infos []CommandInfo
 }
 
@@ -172,6 +187,20 @@ func NewTable[U any](cs CommandSet, ready Readiness[U], ops ...Op[U]) *Table[U] 
 			panic(fmt.Sprintf("scsi: %s: opcode %#02x listed twice", o.Name(cs), uint8(o.OpCode)))
 		}
 	}
+	t.ids = make([]CommandID, len(t.ops))
+	next := 0
+	for i := range t.ops {
+		if int(t.first[t.ops[i].OpCode]) == i+1 {
+			t.ids[i] = CommandID(t.ops[i].OpCode)
+			continue
+		}
+		if next == len(t.extra) {
+			panic(fmt.Sprintf("scsi: %s: more than %d further service actions", t.ops[i].Name(cs), len(t.extra)))
+		}
+		t.ids[i] = CommandID(256 + next)
+		t.extra[next] = uint8(i + 1)
+		next++
+	}
 	infos := make([]CommandInfo, len(t.ops))
 	for i := range t.ops {
 		infos[i] = t.ops[i].CommandInfo
@@ -182,15 +211,26 @@ func NewTable[U any](cs CommandSet, ready Readiness[U], ops ...Op[U]) *Table[U] 
 
 // Select returns a table of the entries of t for which keep is true (a
 // unit whose configuration leaves out a command: a disk without
-// provisioning has no UNMAP).
+// provisioning has no UNMAP). Each kept command keeps its CommandID, so
+// units of one kind agree on them whatever they leave out.
 func (t *Table[U]) Select(keep func(*Desc) bool) *Table[U] {
 	var ops []Op[U]
+	var ids []CommandID
 	for i := range t.ops {
 		if keep(&t.ops[i].Desc) {
 			ops = append(ops, t.ops[i])
+			ids = append(ids, t.ids[i])
 		}
 	}
-	return NewTable(t.set, t.ready, ops...)
+	s := NewTable(t.set, t.ready, ops...)
+	s.extra = [len(t.extra)]uint8{}
+	for i, id := range ids { // NewTable keeps the order of an ordered table
+		s.ids[i] = id
+		if id >= 256 {
+			s.extra[id-256] = uint8(i + 1)
+		}
+	}
+	return s
 }
 
 // Set is the command set the table belongs to.
@@ -201,12 +241,12 @@ func (t *Table[U]) Set() CommandSet { return t.set }
 // order. The slice is shared; callers must not modify it.
 func (t *Table[U]) Commands() []CommandInfo { return t.infos }
 
-// All yields the description of every entry, in opcode order, then
-// service action order.
-func (t *Table[U]) All() iter.Seq[*Desc] {
-	return func(yield func(*Desc) bool) {
+// All yields the ID and description of every entry, in opcode order,
+// then service action order.
+func (t *Table[U]) All() iter.Seq2[CommandID, *Desc] {
+	return func(yield func(CommandID, *Desc) bool) {
 		for i := range t.ops {
-			if !yield(&t.ops[i].Desc) {
+			if !yield(t.ids[i], &t.ops[i].Desc) {
 				return
 			}
 		}
@@ -224,32 +264,81 @@ func (t *Table[U]) Lookup(op OpCode) *Desc {
 	return &t.ops[i-1].Desc
 }
 
+// find returns 1 + the index of the entry serving cdb (its opcode and,
+// for an opcode with service actions, its service action); 0 when the
+// table does not serve the opcode; -1 when it serves the opcode but not
+// the service action. cdb must not be empty.
+func (t *Table[U]) find(cdb CDB) int {
+	i := int(t.first[cdb[0]])
+	if i == 0 || !t.ops[i-1].HasSA {
+		return i
+	}
+	op := t.ops[i-1].OpCode
+	sa := uint16(cdb.ServiceAction())
+	if op == VariableLength {
+		sa = cdb.VariableServiceAction()
+	}
+	for ; i <= len(t.ops) && t.ops[i-1].OpCode == op; i++ {
+		if t.ops[i-1].ServiceAction == sa {
+			return i
+		}
+	}
+	return -1
+}
+
+// Describe returns the description of the entry serving cdb, nil when the
+// table does not serve it (opcode or service action) or cdb is empty.
+func (t *Table[U]) Describe(cdb CDB) *Desc {
+	if len(cdb) == 0 {
+		return nil
+	}
+	if i := t.find(cdb); i > 0 {
+		return &t.ops[i-1].Desc
+	}
+	return nil
+}
+
 // Extent decodes what cdb addresses on the medium, by its command's entry
 // (Desc.Extent); false for a command the table does not serve, one that
 // addresses nothing, or a CDB too short for it. It never allocates.
 func (t *Table[U]) Extent(cdb CDB) (Extent, bool) {
-	d := t.Lookup(cdb.OpCode())
-	if d == nil || d.Extent == nil || len(cdb) == 0 {
+	d := t.Describe(cdb)
+	if d == nil || d.Extent == nil {
 		return Extent{}, false
 	}
 	return d.Extent(cdb)
 }
 
-// Name is the name of op in the table's command set, "" if the table does
-// not serve it: the bounded `command` metric label (CommandNamer)
-// and the op= of fault rules. An opcode served with one service action is
-// named after it (0xa3 report_supported_opcodes); one served with several
-// after the opcode (0x9e service_action_in_16). It never allocates.
-func (t *Table[U]) Name(op OpCode) string {
-	i := t.first[op]
-	if i == 0 {
+// CommandID is the ID of the command cdb asks for: its entry's, or the
+// opcode for one the table does not serve (a service action it does not
+// serve counts as its opcode's first entry). It never allocates.
+func (t *Table[U]) CommandID(cdb CDB) CommandID {
+	if len(cdb) == 0 {
+		return 0
+	}
+	if i := t.find(cdb); i > 0 {
+		return t.ids[i-1]
+	}
+	return CommandID(cdb[0])
+}
+
+// CommandName is the name of command id in the table's command set, ""
+// if the table does not serve it: the bounded `command` metric label
+// and the op= of fault rules (CommandNamer). Commands are named after
+// their service action where they have one (0x9e/0x10 read_capacity_16,
+// 0xa3/0x0c report_supported_opcodes). It never allocates.
+func (t *Table[U]) CommandName(id CommandID) string {
+	var i uint8
+	switch {
+	case id < 256:
+		i = t.first[id]
+	case int(id-256) < len(t.extra):
+		i = t.extra[id-256]
+	}
+	if i == 0 || t.ids[i-1] != id { // a Select left out the opcode's own entry
 		return ""
 	}
-	o := &t.ops[i-1]
-	if int(i) < len(t.ops) && t.ops[i].OpCode == op {
-		return t.set.Name(op)
-	}
-	return o.Name(t.set)
+	return t.ops[i-1].Name(t.set)
 }
 
 // Senses of the spine, the same for every kind of unit.
@@ -303,23 +392,17 @@ func (t *Table[U]) serve(u U, s *SPC, cmd *Command) Response {
 	if len(cdb) == 0 {
 		return CheckCondition(senseInvalidOp)
 	}
-	i := int(t.first[cdb[0]])
-	if i == 0 {
+	i := t.find(cdb)
+	switch {
+	case i == 0:
 		return CheckCondition(senseInvalidOp)
+	case i < 0:
+		if OpCode(cdb[0]) == VariableLength {
+			return CheckCondition(InvalidFieldSense(8, 7))
+		}
+		return CheckCondition(InvalidFieldSense(1, 4))
 	}
 	o := &t.ops[i-1]
-	if o.HasSA {
-		sa, at, bit := uint16(cdb.ServiceAction()), 1, 4
-		if o.OpCode == VariableLength {
-			sa, at, bit = cdb.VariableServiceAction(), 8, 7
-		}
-		for o.ServiceAction != sa {
-			if i++; i > len(t.ops) || t.ops[i-1].OpCode != o.OpCode {
-				return CheckCondition(InvalidFieldSense(at, bit))
-			}
-			o = &t.ops[i-1]
-		}
-	}
 	n := len(o.Usage)
 	if len(cdb) < n {
 		return CheckCondition(senseShortCDB)

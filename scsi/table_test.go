@@ -118,14 +118,38 @@ func TestServeSenseFormat(t *testing.T) {
 }
 
 func TestTableNames(t *testing.T) {
-	for op, want := range map[scsi.OpCode]string{
+	for id, want := range map[scsi.CommandID]string{
 		0x28: "read_10", 0x00: "test_unit_ready", 0xa3: "report_supported_opcodes",
-		0x9e: "service_action_in_16", // two service actions: the opcode's name
-		0x2a: "",
+		// Two service actions: the first keeps the opcode as its ID,
+		// the second is the table's first further command.
+		0x9e: "read_capacity_16", 256: "get_lba_status",
+		0x2a: "", 257: "", scsi.MaxCommandIDs: "",
 	} {
-		if got := testTable.Name(op); got != want {
-			t.Errorf("Name(%#02x) = %q, want %q", uint8(op), got, want)
+		if got := testTable.CommandName(id); got != want {
+			t.Errorf("CommandName(%#x) = %q, want %q", uint16(id), got, want)
 		}
+	}
+	for _, c := range []struct {
+		cdb  scsi.CDB
+		want scsi.CommandID
+	}{
+		{cdbOf(0x28, 10, nil), 0x28},
+		{cdbOf(0x9e, 16, map[int]byte{1: 0x10}), 0x9e},
+		{cdbOf(0x9e, 16, map[int]byte{1: 0x12}), 256},
+		{cdbOf(0x9e, 16, map[int]byte{1: 0x11}), 0x9e}, // a service action not served: its opcode
+		{cdbOf(0x9e, 1, nil), 0x9e},
+		{cdbOf(0x2a, 10, nil), 0x2a},
+		{scsi.CDB{}, 0},
+	} {
+		if got := testTable.CommandID(c.cdb); got != c.want {
+			t.Errorf("CommandID(% x) = %#x, want %#x", c.cdb, uint16(got), uint16(c.want))
+		}
+	}
+	if d := testTable.Describe(cdbOf(0x9e, 16, map[int]byte{1: 0x12})); d == nil || d.ServiceAction != scsi.SAGetLBAStatus {
+		t.Errorf("Describe(GET LBA STATUS) = %+v", d)
+	}
+	if d := testTable.Describe(cdbOf(0x9e, 16, map[int]byte{1: 0x11})); d != nil {
+		t.Errorf("Describe(SERVICE ACTION IN 11h) = %+v, want nil", d)
 	}
 	if d := testTable.Lookup(0x28); d == nil || d.Class != scsi.ClassRead || !d.Medium {
 		t.Errorf("Lookup(READ(10)) = %+v", d)
@@ -134,7 +158,7 @@ func TestTableNames(t *testing.T) {
 		t.Errorf("Lookup(WRITE(10)) = %+v, want nil", d)
 	}
 	var ops []scsi.OpCode
-	for d := range testTable.All() {
+	for _, d := range testTable.All() {
 		ops = append(ops, d.OpCode)
 	}
 	if want := []scsi.OpCode{0x00, 0x12, 0x28, 0x9e, 0x9e, 0xa3}; !slices.Equal(ops, want) {
@@ -157,8 +181,14 @@ func TestTableNames(t *testing.T) {
 		t.Errorf("%d commands, want %d", len(cmds), len(ops)+len(scsi.CoreCommands()))
 	}
 	small := testTable.Select(func(d *scsi.Desc) bool { return d.OpCode != 0x28 })
-	if small.Name(0x28) != "" || small.Name(0x12) != "inquiry" {
+	if small.CommandName(0x28) != "" || small.CommandName(0x12) != "inquiry" {
 		t.Errorf("Select kept READ(10) or lost INQUIRY")
+	}
+	// A selected table keeps the IDs: without READ CAPACITY(16), GET LBA
+	// STATUS is still 256 and 0x9e names nothing.
+	noRC := testTable.Select(func(d *scsi.Desc) bool { return d.OpCode != 0x9e || d.ServiceAction != scsi.SAReadCapacity16 })
+	if got := noRC.CommandID(cdbOf(0x9e, 16, map[int]byte{1: 0x12})); got != 256 || noRC.CommandName(256) != "get_lba_status" || noRC.CommandName(0x9e) != "" {
+		t.Errorf("after Select: GET LBA STATUS is %#x (%q), 0x9e %q", uint16(got), noRC.CommandName(256), noRC.CommandName(0x9e))
 	}
 	r := small.Serve(&unit{}, &scsi.SPC{}, &scsi.Command{CDB: cdbOf(0x28, 10, nil)})
 	if r.Sense.ASC != scsi.InvalidCommandOperationCode {

@@ -257,11 +257,14 @@ func (d *Drive) applySenseFormat() {
 // Personality returns the drive model.
 func (d *Drive) Personality() Personality { return d.pers }
 
-// CommandName implements scsi.CommandNamer: the snake_case name of op
-// in SSC (scsi.Table.Name: 0xa3 is report_supported_opcodes, the one
-// service action served), or "" for an opcode the drive does not support.
+// CommandID and CommandName implement scsi.CommandNamer: the snake_case
+// name of a command in SSC (scsi.Table.CommandName: 0xa3 is
+// report_supported_opcodes), or "" for one the drive does not support.
 // It is the bounded `command` metric label and the op= of fault rules.
-func (d *Drive) CommandName(op scsi.OpCode) string { return driveCommands.Name(op) }
+func (d *Drive) CommandID(cdb scsi.CDB) scsi.CommandID { return driveCommands.CommandID(cdb) }
+
+// CommandName is the name of command id (scsi.CommandNamer).
+func (d *Drive) CommandName(id scsi.CommandID) string { return driveCommands.CommandName(id) }
 
 // Commands is the drive's command table, the same for every drive: the
 // names, classes and IMMED bits fault rules read, known before a drive is

@@ -354,8 +354,8 @@ func TestUnsupportedOpcode(t *testing.T) {
 		c[0] = op
 		s, _ := h.fail(c, nil, 0)
 		wantBytes(t, "sense", hexBytes(s), hexBytes("70 00 05 00 00 00 00 0a 00 00 00 00 20 00 00 00 00 00"))
-		if h.d.CommandName(scsi.OpCode(op)) != "" {
-			t.Fatalf("CommandName(%#x) = %q", op, h.d.CommandName(scsi.OpCode(op)))
+		if h.d.CommandName(scsi.CommandID(op)) != "" {
+			t.Fatalf("CommandName(%#x) = %q", op, h.d.CommandName(scsi.CommandID(op)))
 		}
 	}
 	// A CDB shorter than its command.
@@ -374,13 +374,13 @@ func TestCommandNames(t *testing.T) {
 		0x8c: "read_attribute", 0x8d: "write_attribute", 0x3c: "read_buffer_10", 0xa3: "report_supported_opcodes",
 	}
 	for op, name := range want {
-		if got := h.d.CommandName(scsi.OpCode(op)); got != name {
+		if got := h.d.CommandName(scsi.CommandID(op)); got != name {
 			t.Errorf("CommandName(%#x) = %q, want %q", op, got, name)
 		}
 	}
-	for c := range driveCommands.All() {
+	for id, c := range driveCommands.All() {
 		op := c.OpCode
-		name := h.d.CommandName(op)
+		name := h.d.CommandName(id)
 		if name == "" || strings.HasPrefix(name, "0x") {
 			t.Errorf("opcode %#x: no name in scsi's table (%q)", op, name)
 		}
@@ -416,9 +416,9 @@ func TestReportSupportedOpCodes(t *testing.T) {
 			t.Errorf("opcode %#x: CDB length %d, not the table's (%v)", op, cdbLen, c)
 		}
 	}
-	for c := range driveCommands.All() {
+	for id, c := range driveCommands.All() {
 		if !seen[byte(c.OpCode)] {
-			t.Errorf("opcode %#x (%s) missing", c.OpCode, driveCommands.Name(c.OpCode))
+			t.Errorf("opcode %#x (%s) missing", c.OpCode, driveCommands.CommandName(id))
 		}
 	}
 	// One command: READ(6) with its usage bitmap.

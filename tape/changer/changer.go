@@ -309,9 +309,12 @@ func (c *Changer) HandleCommand(_ context.Context, cmd *scsi.Command) scsi.Respo
 // isClosed is the changer's scsi.Readiness, called by Serve under c.mu.
 func (c *Changer) isClosed() bool { return c.closed }
 
-// CommandName implements scsi.CommandNamer: the name of op in SMC
-// (scsi.SMC), or "" for an opcode the changer does not support.
-func (c *Changer) CommandName(op scsi.OpCode) string { return changerCommands.Name(op) }
+// CommandID and CommandName implement scsi.CommandNamer: the name of a
+// command in SMC (scsi.SMC), or "" for one the changer does not support.
+func (c *Changer) CommandID(cdb scsi.CDB) scsi.CommandID { return changerCommands.CommandID(cdb) }
+
+// CommandName is the name of command id (scsi.CommandNamer).
+func (c *Changer) CommandName(id scsi.CommandID) string { return changerCommands.CommandName(id) }
 
 // Reset is the LUN RESET task management function: UNIT ATTENTION 29/00,
 // PREVENT MEDIUM REMOVAL cleared, D_SENSE back to the configuration's.

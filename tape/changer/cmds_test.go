@@ -358,7 +358,7 @@ func TestReportSupportedOpCodes(t *testing.T) {
 	wantBytes(t, "opcodes", ops, hexBytes("00 03 07 12 15 16 17 1a 1b 1d 1e 2b 37 4d 55 5a 5e 5f a0 a3 a5 a6 b8"))
 	wantBytes(t, "MOVE MEDIUM usage", l.ok(cdb(0xa3, 0x0c, 0x01, 0xa5, 0, 0, 0, 0, 1, 0, 0, 0), 256),
 		hexBytes("00 03 00 0c a5 00 ff ff ff ff ff ff 00 00 01 04"))
-	for op, name := range map[scsi.OpCode]string{0x07: "initialize_element_status", 0x2b: "position_to_element",
+	for op, name := range map[scsi.CommandID]string{0x07: "initialize_element_status", 0x2b: "position_to_element",
 		0x37: "initialize_element_status_with_range", 0xb8: "read_element_status", 0xa3: "report_supported_opcodes", 0x08: ""} {
 		if got := l.c.CommandName(op); got != name {
 			t.Errorf("CommandName(%#02x) = %q, want %q", op, got, name)

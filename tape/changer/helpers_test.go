@@ -16,6 +16,9 @@ import (
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
+// The changer names its commands for the metrics and fault rules.
+var _ scsi.CommandNamer = (*Changer)(nil)
+
 // lab is a media directory with cartridges, vtape drives over it and a
 // changer, driven through HandleCommand as the transport does.
 type lab struct {

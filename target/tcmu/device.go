@@ -521,9 +521,18 @@ func (d *Device) finish(c *cmdCtx) error {
 	d.unkicked++
 	d.unkickedBytes += uint64(c.buf.Len())
 	if !c.aborted { // never ran: counted in Aborted only
-		d.st.observe(c)
+		d.st.observe(c, d.commandID(c))
 	}
 	return nil
+}
+
+// commandID is c's command in the handler's table (scsi.CommandNamer), or
+// its opcode when the handler names none.
+func (d *Device) commandID(c *cmdCtx) scsi.CommandID {
+	if d.namer == nil {
+		return scsi.CommandID(c.op)
+	}
+	return d.namer.CommandID(c.cdb[:c.cdbLen])
 }
 
 // response maps c's outcome to the entry's status, uflags, read_len and

@@ -576,8 +576,10 @@ func TestUnknownOpcodeIsFlaggedAndSkipped(t *testing.T) {
 
 type namedFill struct{ fill }
 
-func (namedFill) CommandName(op scsi.OpCode) string {
-	if op == scsi.Read10 {
+func (namedFill) CommandID(cdb scsi.CDB) scsi.CommandID { return scsi.CommandID(cdb.OpCode()) }
+
+func (namedFill) CommandName(id scsi.CommandID) string {
+	if id == scsi.CommandID(scsi.Read10) {
 		return "read_10"
 	}
 	return ""
@@ -597,7 +599,7 @@ func TestStats(t *testing.T) {
 		t.Fatalf("commands %+v", st.Commands)
 	}
 	cs := st.Commands[0]
-	if cs.OpCode != scsi.Read10 || cs.Name != "read_10" || cs.Count != 3 || cs.Duration.Count != 3 || cs.CheckConditions != 0 {
+	if cs.OpCode != scsi.Read10 || cs.ID != scsi.CommandID(scsi.Read10) || cs.Name != "read_10" || cs.Count != 3 || cs.Duration.Count != 3 || cs.CheckConditions != 0 {
 		t.Errorf("command stats %+v", cs)
 	}
 	if len(cs.Duration.Counts) != len(tcmu.DurationBounds)+1 {

@@ -76,11 +76,14 @@ func (d Direction) String() string {
 // stats are a device's counters. The owner goroutine is the only writer;
 // Snapshot may run concurrently, so every field is atomic. Nothing here is
 // a map or a lock: the per-command cost is a handful of uncontended atomic
-// adds indexed by opcode, sense key and bucket.
+// adds indexed by command (scsi.CommandID), sense key and bucket.
 type stats struct {
-	ccByOp  [256]atomic.Uint64
-	durSum  [256]atomic.Uint64 // ns
-	dur     [256][durBuckets + 1]atomic.Uint64
+	ccByOp [scsi.MaxCommandIDs]atomic.Uint64
+	durSum [scsi.MaxCommandIDs]atomic.Uint64 // ns
+	dur    [scsi.MaxCommandIDs][durBuckets + 1]atomic.Uint64
+	// extraOp is the opcode of each further service action's command
+	// (CommandID 256+k), learned when it is first seen.
+	extraOp [scsi.MaxCommandIDs - 256]atomic.Uint32
 	ccByKey [16]atomic.Uint64
 	ccByASC [256]atomic.Uint64 // by ASC byte (ASCQ not kept: 64 Ki counters per device would be too many)
 	// ccASC00 splits ASC 00h by ASCQ 00h-07h: the tape indications (filemark,
@@ -110,10 +113,14 @@ type stats struct {
 	ringMax        atomic.Uint32
 }
 
-// observe records one completed command. Counts that are a histogram's
-// total are not kept twice: every atomic add costs on the hot path.
-func (s *stats) observe(c *cmdCtx) {
-	op := c.op
+// observe records one completed command, which is command id of the
+// handler's table. Counts that are a histogram's total are not kept
+// twice: every atomic add costs on the hot path.
+func (s *stats) observe(c *cmdCtx, id scsi.CommandID) {
+	op := min(id, scsi.MaxCommandIDs-1)
+	if op >= 256 {
+		s.extraOp[op-256].Store(uint32(c.op))
+	}
 	s.durSum[op].Add(uint64(c.dur))
 	s.dur[op][durIndex(c.dur)].Add(1)
 	if c.resp.Status == scsi.StatusCheckCondition {
@@ -157,11 +164,15 @@ func (s *stats) ringUsed(n uint32) {
 	}
 }
 
-// CommandStats are the statistics of one operation code.
+// CommandStats are the statistics of one command.
 type CommandStats struct {
+	// ID is the command in the handler's table (scsi.CommandNamer): its
+	// opcode, or 256+k for a further service action of an opcode. A
+	// handler without a table counts by opcode.
+	ID     scsi.CommandID
 	OpCode scsi.OpCode
-	// Name is the handler's name for the opcode (scsi.CommandNamer), ""
-	// when the handler has none or does not support the opcode.
+	// Name is the handler's name for the command (scsi.CommandNamer), ""
+	// when the handler has none or does not support the command.
 	Name            string
 	Count           uint64
 	CheckConditions uint64
@@ -186,7 +197,7 @@ type TransferStats struct {
 // and RingHighWater the most ring bytes ever found queued (near RingSize
 // means the kernel's qfull queue was probably in use).
 type DeviceStats struct {
-	Commands        []CommandStats // opcodes seen, ascending
+	Commands        []CommandStats // commands seen, by ascending ID
 	CheckConditions [16]uint64     // by sense key
 	SenseCodes      []SenseCode    // by additional sense code, ascending: ASC 00h by ASCQ up to 07h, the others by ASC only (ASCQ 0)
 	UnitAttentions  uint64         // check conditions with sense key UNIT ATTENTION
@@ -235,13 +246,17 @@ func (s *stats) snapshot(namer scsi.CommandNamer) DeviceStats {
 			continue
 		}
 		cs := CommandStats{
+			ID:              scsi.CommandID(op),
 			OpCode:          scsi.OpCode(op),
 			Count:           h.Count,
 			CheckConditions: s.ccByOp[op].Load(),
 			Duration:        h,
 		}
+		if op >= 256 {
+			cs.OpCode = scsi.OpCode(s.extraOp[op-256].Load())
+		}
 		if namer != nil {
-			cs.Name = namer.CommandName(scsi.OpCode(op))
+			cs.Name = namer.CommandName(scsi.CommandID(op))
 		}
 		out.Commands = append(out.Commands, cs)
 	}
