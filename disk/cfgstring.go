@@ -39,6 +39,8 @@ BOOL: 0|1, true|false, yes|no, on|off.
   rotation=0|1|1025..65534 medium rotation rate: 0 not reported, 1 non-rotating, else rpm (1)
   form_factor=none|5.25|3.5|2.5|1.8|small  nominal form factor (none)
   dsense=BOOL              descriptor-format sense by default (0)
+  atomic_wr=BOOL           WRITE ATOMIC(16) and the atomic write limits of VPD B0 (0)
+  atomic_wr_max_length=N atomic_wr_align=N atomic_wr_gran=N  atomic write limits, blocks (128, 2^pbexp, 2^pbexp)
 Live changes: dev_size resizes a disk sized by it (not by size=/blocks=); a dev_config that changes only size= or blocks= resizes; emulate_write_cache sets WCE. Other keys need a new backstore.
 Example: size=1G;lbs=4096;pbexp=0;mode=store;lbpu=1`
 
@@ -84,12 +86,25 @@ func ParseConfig(s string) (Config, error) {
 			}
 		}
 	}
+	if !c.AtomicWR {
+		for _, k := range [...]string{"atomic_wr_max_length", "atomic_wr_align", "atomic_wr_gran"} {
+			if given(k) {
+				return Config{}, fmt.Errorf("%s: only meaningful with atomic_wr=1", k)
+			}
+		}
+	}
 	if c.PBExp <= 15 {
 		if !given("opt_gran") {
 			c.OptGran = uint16(1) << c.PBExp
 		}
 		if !given("unmap_gran") {
 			c.UnmapGran = uint32(1) << c.PBExp
+		}
+		if !given("atomic_wr_align") {
+			c.AtomicAlign = uint32(1) << c.PBExp
+		}
+		if !given("atomic_wr_gran") {
+			c.AtomicGran = uint32(1) << c.PBExp
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -104,6 +119,7 @@ var keys = [...]string{
 	"mode", "store_size", "wp", "wce", "lbpu", "lbpws", "lbpws10", "lbprz",
 	"unmap_max_blocks", "unmap_max_desc", "unmap_gran", "max_ws_blks",
 	"vendor", "product", "rev", "serial", "naa", "rotation", "form_factor", "dsense",
+	"atomic_wr", "atomic_wr_max_length", "atomic_wr_align", "atomic_wr_gran",
 }
 
 func keyIndex(k string) int {
@@ -243,6 +259,23 @@ func (c *Config) set(k, v string) error {
 		}
 	case "dsense":
 		c.DSense, err = cfgstring.Bool(v)
+	case "atomic_wr":
+		c.AtomicWR, err = cfgstring.Bool(v)
+	case "atomic_wr_max_length":
+		var n uint64
+		n, err = parseUint(v, 16)
+		c.AtomicMax = uint32(n)
+		if err == nil && n == 0 {
+			err = errors.New("must be at least 1")
+		}
+	case "atomic_wr_align":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.AtomicAlign = uint32(n)
+	case "atomic_wr_gran":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.AtomicGran = uint32(n)
 	}
 	return err
 }
@@ -345,6 +378,18 @@ func (c Config) String() string {
 	}
 	if c.DSense {
 		b.Bool("dsense", true)
+	}
+	if c.AtomicWR {
+		b.Bool("atomic_wr", true)
+		if c.AtomicMax != d.AtomicMax {
+			add("atomic_wr_max_length", u(uint64(c.AtomicMax)))
+		}
+		if uint64(c.AtomicAlign) != pb {
+			add("atomic_wr_align", u(uint64(c.AtomicAlign)))
+		}
+		if uint64(c.AtomicGran) != pb {
+			add("atomic_wr_gran", u(uint64(c.AtomicGran)))
+		}
 	}
 	return b.String()
 }

@@ -160,7 +160,15 @@ func TestUnmapPiecesFreesChunk(t *testing.T) {
 // "LBA+N:status".
 func (td *tdisk) lbaStatus(lba uint64) []string {
 	td.t.Helper()
-	r, got := td.in(getLBAStatus(lba, 4096), 4096)
+	return td.lbaStatusType(lba, 0)
+}
+
+// lbaStatusType is lbaStatus with REPORT TYPE rt.
+func (td *tdisk) lbaStatusType(lba uint64, rt byte) []string {
+	td.t.Helper()
+	c := getLBAStatus(lba, 4096)
+	c[14] = rt
+	r, got := td.in(c, 4096)
 	good(td.t, r)
 	if n := binary.BigEndian.Uint32(got); int(n) != len(got)-4 || (len(got)-8)%16 != 0 {
 		td.t.Fatalf("PARAMETER DATA LENGTH %d for %d bytes", n, len(got))
@@ -196,6 +204,16 @@ func TestGetLBAStatus(t *testing.T) {
 	good(t, td.out(unmapCDB(uint16(len(list))), list))
 	want(0, "0+256:1", "256+128:0", "384+1664:1")
 	wantSense(t, td.do(getLBAStatus(2048, 64), nil), scsi.IllegalRequest, scsi.LBAOutOfRange)
+	// REPORT TYPE: mapped only, deallocated only, non-zero status,
+	// anchored (none), and a type the disk does not know.
+	for rt, w := range map[byte][]string{2: {"256+128:0"}, 3: {"0+256:1", "384+1664:1"}, 1: {"0+256:1", "384+1664:1"}, 4: nil} {
+		if descs := td.lbaStatusType(0, rt); !slices.Equal(descs, w) {
+			t.Fatalf("REPORT TYPE %d: %v, want %v", rt, descs, w)
+		}
+	}
+	c := getLBAStatus(0, 64)
+	c[14] = 0x10
+	wantField(t, td.do(c, nil), true, 14, -1)
 	// An allocation length that holds only the header still learns of one
 	// descriptor from PARAMETER DATA LENGTH.
 	td.golden(getLBAStatus(0, 8), 8, "00000014 00000000")
@@ -238,4 +256,57 @@ func TestGetLBAStatusWithoutStore(t *testing.T) {
 	if got := big.lbaStatus(1); !slices.Equal(got, []string{"1+4294967295:1", "4294967296+4294967295:1", "8589934591+1:1"}) {
 		t.Fatalf("4 TiB: %v", got)
 	}
+}
+
+func writeAtomic16(lba uint64, n uint16) []byte {
+	c := make([]byte, 16)
+	c[0] = 0x9c
+	binary.BigEndian.PutUint64(c[2:], lba)
+	binary.BigEndian.PutUint16(c[12:], n)
+	return c
+}
+
+// WRITE ATOMIC(16) writes within the limits the Block Limits page reports
+// and refuses, writing nothing, what is outside them.
+func TestWriteAtomic(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store;pbexp=3;atomic_wr=1;atomic_wr_max_length=32") // align and granularity 8
+	td.golden(inquiry(true, 0xb0, 64), 64,
+		"00 b0 00 3c 01 ff 0008 00000000 00000400 00000000 00000000 00000000 00000000 00000000 000000000000ffff 00000020 00000008 00000008 00000000 00000000")
+	p := pattern(32*512, 5)
+	good(t, td.out(writeAtomic16(64, 32), p))
+	if _, got := td.in(read10(64, 32), 32*512); !bytes.Equal(got, p) {
+		t.Fatal("WRITE ATOMIC(16) did not write")
+	}
+	boundary := writeAtomic16(0, 8)
+	boundary[11] = 8
+	for _, c := range []struct {
+		cdb   []byte
+		n     int
+		field int
+	}{
+		{writeAtomic16(0, 40), 40, 12}, // over the maximum
+		{writeAtomic16(0, 12), 12, 12}, // not a multiple of the granularity
+		{writeAtomic16(4, 8), 8, 2},    // not aligned
+		{boundary, 8, 10},              // a boundary; none reported
+	} {
+		wantField(t, td.out(c.cdb, make([]byte, c.n*512)), true, c.field, -1)
+	}
+	if _, got := td.in(read10(64, 32), 32*512); !bytes.Equal(got, p) {
+		t.Fatal("a refused WRITE ATOMIC(16) wrote")
+	}
+	wantSense(t, td.out(writeAtomic16(64, 8), make([]byte, 8192)), scsi.IllegalRequest, scsi.InvalidFieldInCommandIU)
+	// Without atomic_wr there is no such command, and no limits.
+	plain := newDisk(t, "size=1M;mode=store")
+	wantSense(t, plain.out(writeAtomic16(0, 8), make([]byte, 4096)), scsi.IllegalRequest, scsi.InvalidCommandOperationCode)
+	if plain.d.CommandName(0x9c) != "" || td.d.CommandName(0x9c) != "write_atomic_16" {
+		t.Fatal("write_atomic_16 named on the wrong disk")
+	}
+}
+
+// An allocation length between two descriptors gets the whole ones that
+// fit, and PARAMETER DATA LENGTH says what was returned.
+func TestGetLBAStatusWholeDescriptors(t *testing.T) {
+	td := newDisk(t, "size=1M;mode=store;lbpu=1")
+	good(t, td.out(write10(128, 1), pattern(512, 1)))
+	td.golden(getLBAStatus(0, 50), 50, "00000024 00000000 0000000000000000 00000080 01 000000 0000000000000080 00000080 00 000000")
 }

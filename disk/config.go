@@ -68,6 +68,8 @@ const (
 	DefaultUnmapMaxBlocks = 0xffffffff
 	DefaultUnmapMaxDesc   = 256
 	DefaultMaxWSBlocks    = 0xffff
+	// DefaultAtomicMax is scsi_debug's atomic_wr_max_length: 128 blocks.
+	DefaultAtomicMax = 128
 	// MaxStoreSize bounds store_size: the chunk table of the RAM store is
 	// allocated up front (8 bytes per 64 KiB of store).
 	MaxStoreSize = 64 << 30
@@ -157,6 +159,23 @@ type Config struct {
 	// DSense selects descriptor-format sense data by default (D_SENSE of
 	// the control mode page, changeable with MODE SELECT).
 	DSense bool
+	// AtomicWR enables WRITE ATOMIC(16) and reports the atomic write
+	// limits below in the Block Limits VPD page (scsi_debug's atomic_wr),
+	// from which Linux (6.11 and later) sets the queue's atomic write
+	// limits.
+	AtomicWR bool
+	// AtomicMax is the MAXIMUM ATOMIC TRANSFER LENGTH in blocks:
+	// 1..65535 (the 16-bit TRANSFER LENGTH of WRITE ATOMIC(16)), at most
+	// MaxBlocks when that is set.
+	AtomicMax uint32
+	// AtomicAlign is the ATOMIC ALIGNMENT in blocks: the LBA of an
+	// atomic write is a multiple of it (0 or 1: any LBA). ParseConfig:
+	// 1<<PBExp unless given.
+	AtomicAlign uint32
+	// AtomicGran is the ATOMIC TRANSFER LENGTH GRANULARITY in blocks: the
+	// length of an atomic write is a multiple of it (0 or 1: any).
+	// ParseConfig: 1<<PBExp unless given.
+	AtomicGran uint32
 }
 
 // DefaultConfig returns the defaults. It has no capacity: set Size or
@@ -173,6 +192,9 @@ func DefaultConfig() Config {
 		UnmapMaxDesc:   DefaultUnmapMaxDesc,
 		UnmapGran:      1,
 		MaxWSBlocks:    DefaultMaxWSBlocks,
+		AtomicMax:      DefaultAtomicMax,
+		AtomicAlign:    1,
+		AtomicGran:     1,
 		Vendor:         DefaultVendor,
 		Product:        DefaultProduct,
 		Revision:       Revision,
@@ -267,6 +289,18 @@ func (c Config) Validate() error {
 	}
 	if c.UnmapGran > math.MaxInt32 {
 		return fmt.Errorf("unmap_gran: %d exceeds 2^31-1", c.UnmapGran)
+	}
+	if c.AtomicWR {
+		switch {
+		case c.AtomicMax == 0 || c.AtomicMax > math.MaxUint16:
+			return fmt.Errorf("atomic_wr_max_length: %d is out of range 1..65535 (the TRANSFER LENGTH of WRITE ATOMIC(16))", c.AtomicMax)
+		case c.MaxBlocks != 0 && c.AtomicMax > c.MaxBlocks:
+			return fmt.Errorf("atomic_wr_max_length: %d exceeds max_blks %d", c.AtomicMax, c.MaxBlocks)
+		case c.AtomicGran > c.AtomicMax:
+			return fmt.Errorf("atomic_wr_gran: %d exceeds atomic_wr_max_length %d", c.AtomicGran, c.AtomicMax)
+		case c.AtomicAlign > c.AtomicMax:
+			return fmt.Errorf("atomic_wr_align: %d exceeds atomic_wr_max_length %d", c.AtomicAlign, c.AtomicMax)
+		}
 	}
 	if c.MaxWSBlocks > math.MaxUint32 {
 		return fmt.Errorf("max_ws_blks: %d exceeds the 32-bit NUMBER OF LOGICAL BLOCKS field", c.MaxWSBlocks)

@@ -57,6 +57,19 @@ func TestParseConfig(t *testing.T) {
 		{in: "size=1G;opt_blks=0;max_blks=0;max_ws_blks=0", canonical: "size=1GiB;opt_blks=0;max_ws_blks=0", blocks: 2097152},
 		{in: "size=1G;opt_blks=256;max_blks=2048", canonical: "size=1GiB;opt_blks=256;max_blks=2048", blocks: 2097152},
 		{in: "size=1G;wp=1;wce=true;dsense=on", canonical: "size=1GiB;wp=1;wce=1;dsense=1", blocks: 2097152},
+		{in: "size=1G;atomic_wr=1", canonical: "size=1GiB;atomic_wr=1", blocks: 2097152,
+			check: func(t *testing.T, c disk.Config) {
+				if !c.AtomicWR || c.AtomicMax != 128 || c.AtomicAlign != 1 || c.AtomicGran != 1 {
+					t.Errorf("atomic_wr=1: %v %d %d %d, want true 128 1 1", c.AtomicWR, c.AtomicMax, c.AtomicAlign, c.AtomicGran)
+				}
+			}},
+		{in: "size=1G;pbexp=3;atomic_wr=yes;atomic_wr_max_length=64", canonical: "size=1GiB;pbexp=3;atomic_wr=1;atomic_wr_max_length=64", blocks: 2097152,
+			check: func(t *testing.T, c disk.Config) {
+				if c.AtomicAlign != 8 || c.AtomicGran != 8 {
+					t.Errorf("pbexp=3: atomic alignment %d granularity %d, want 8 8", c.AtomicAlign, c.AtomicGran)
+				}
+			}},
+		{in: "size=1G;atomic_wr=1;atomic_wr_align=0;atomic_wr_gran=4", canonical: "size=1GiB;atomic_wr=1;atomic_wr_align=0;atomic_wr_gran=4", blocks: 2097152},
 		{in: "size=1G;lbpu=1;lbpws=1;lbpws10=1;lbprz=0;unmap_max_blocks=0x10000;unmap_max_desc=4095;unmap_gran=16",
 			canonical: "size=1GiB;lbpu=1;lbpws=1;lbpws10=1;lbprz=0;unmap_max_blocks=65536;unmap_max_desc=4095;unmap_gran=16",
 			blocks:    2097152},
@@ -160,6 +173,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"size=1G;rotation=2", "rotation: 2 is not 0, 1 or 1025..65534"},
 		{"size=1G;rotation=65535", "rotation: 65535 is not"},
 		{"size=1G;form_factor=4", "form_factor: \"4\" is not one of none, 5.25, 3.5, 2.5, 1.8, small"},
+		{"size=1G;atomic_wr_max_length=8", "atomic_wr_max_length: only meaningful with atomic_wr=1"},
+		{"size=1G;atomic_wr=1;atomic_wr_max_length=0", "atomic_wr_max_length: must be at least 1"},
+		{"size=1G;atomic_wr=1;atomic_wr_max_length=65536", "atomic_wr_max_length: \"65536\" is out of range"},
+		{"size=1G;atomic_wr=1;max_blks=64;opt_blks=64", "atomic_wr_max_length: 128 exceeds max_blks 64"},
+		{"size=1G;atomic_wr=1;atomic_wr_gran=256", "atomic_wr_gran: 256 exceeds atomic_wr_max_length 128"},
+		{"size=1G;atomic_wr=1;atomic_wr_align=512", "atomic_wr_align: 512 exceeds atomic_wr_max_length 128"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -42,7 +42,7 @@ type Disk struct {
 	wrap    int64  // bytes of backend the capacity wraps over
 	wrapBlk uint64 // the same in blocks
 
-	cmds *scsi.Table[*Disk] // sbcCommands, or sbcNoUnmap without lbpu
+	cmds *scsi.Table[*Disk] // commandsFor the configuration
 
 	wce     atomic.Bool
 	stopped atomic.Bool
@@ -128,10 +128,7 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 		d.param = make([]byte, 8+16*int(cfg.UnmapMaxDesc))
 	}
 
-	d.cmds = sbcCommands
-	if !cfg.LBPU {
-		d.cmds = sbcNoUnmap
-	}
+	d.cmds = commandsFor(cfg)
 	d.Commands = d.cmds.Commands()
 	d.Identity = identity(name, cfg)
 	d.VPD = []scsi.VPDPage{
@@ -237,9 +234,9 @@ func (d *Disk) CommandID(cdb scsi.CDB) scsi.CommandID { return d.cmds.CommandID(
 // CommandName is the name of command id (scsi.CommandNamer).
 func (d *Disk) CommandName(id scsi.CommandID) string { return d.cmds.CommandName(id) }
 
-// Commands is the disk's command table, UNMAP included (a disk without
-// lbpu leaves it out): the names, classes and extents fault rules read,
-// known before a disk is built.
+// Commands is the disk's command table, UNMAP and WRITE ATOMIC(16)
+// included (a disk without lbpu or atomic_wr leaves them out): the names,
+// classes and extents fault rules read, known before a disk is built.
 func Commands() *scsi.Table[*Disk] { return sbcCommands }
 
 // senseNotReady is the condition of a stopped disk (START STOP UNIT with

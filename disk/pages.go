@@ -31,7 +31,14 @@ func (d *Disk) appendBlockLimits(b []byte) []byte {
 		binary.BigEndian.PutUint32(p[28:], 1<<31|uint32(d.cfg.LowestAligned)%d.cfg.UnmapGran)
 	}
 	binary.BigEndian.PutUint64(p[32:], d.cfg.MaxWSBlocks)
-	// p[40:60] atomic transfer limits 0: no atomic writes.
+	if d.cfg.AtomicWR {
+		binary.BigEndian.PutUint32(p[40:], d.cfg.AtomicMax)   // MAXIMUM ATOMIC TRANSFER LENGTH
+		binary.BigEndian.PutUint32(p[44:], d.cfg.AtomicAlign) // ATOMIC ALIGNMENT
+		binary.BigEndian.PutUint32(p[48:], d.cfg.AtomicGran)  // ATOMIC TRANSFER LENGTH GRANULARITY
+		// p[52:60] MAXIMUM ATOMIC TRANSFER LENGTH WITH ATOMIC BOUNDARY
+		// and MAXIMUM ATOMIC BOUNDARY SIZE 0: no boundaries, every
+		// atomic write is written as one.
+	}
 	return append(b, p[:]...)
 }
 

@@ -207,6 +207,34 @@ func (d *Disk) storeFrom(buf *scsi.Buffer, lba uint64, want int64) error {
 	return nil
 }
 
+// ---- WRITE ATOMIC(16), SBC-4 5.48 ----
+
+// writeAtomic16 is WRITE(16) within the atomic write limits of the Block
+// Limits VPD page: TRANSFER LENGTH (bytes 12..13) at most
+// atomic_wr_max_length and a multiple of atomic_wr_gran, LBA a multiple
+// of atomic_wr_align, ATOMIC BOUNDARY (bytes 10..11) 0 (no boundaries are
+// reported); else 24/00 pointing at the field. The write is atomic as
+// every command of the device is: it runs alone, and the RAM store takes
+// it whole or, with a refused Data-Out, not at all.
+func (d *Disk) writeAtomic16(cmd *scsi.Command) error {
+	c := cmd.CDB
+	if err := checkWriteByte1(c[1]); err != nil {
+		return err
+	}
+	e, _ := blockExtent(c)
+	switch {
+	case c.Uint16(10) != 0:
+		return scsi.InvalidField(10, -1)
+	case e.Blocks > uint64(d.cfg.AtomicMax):
+		return scsi.InvalidField(12, -1)
+	case d.cfg.AtomicGran > 1 && e.Blocks%uint64(d.cfg.AtomicGran) != 0:
+		return scsi.InvalidField(12, -1)
+	case d.cfg.AtomicAlign > 1 && e.LBA%uint64(d.cfg.AtomicAlign) != 0:
+		return scsi.InvalidField(2, -1)
+	}
+	return d.write(cmd, e.LBA, uint32(e.Blocks), int(e.LengthAt), c[1]&0x08 != 0)
+}
+
 // ---- WRITE AND VERIFY(10/12/16), SBC-4 5.47–5.49 ----
 
 // writeAndVerify writes like WRITE with FUA: the data is on the medium

@@ -83,10 +83,12 @@ var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk
 		Desc: scsi.Usage(0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium()},
 	{Run: (*Disk).writeSame16,
 		Desc: scsi.Usage(0x93, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
+	{Run: (*Disk).writeAtomic16,
+		Desc: scsi.Usage(0x9c, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
 	{Run: (*Disk).readCapacity16,
 		Desc: scsi.Usage(0x9e, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithSA(saReadCapacity16)},
 	{Run: (*Disk).getLBAStatus,
-		Desc: scsi.Usage(0x9e, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithSA(saGetLBAStatus).WithMedium()},
+		Desc: scsi.Usage(0x9e, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x04).WithSA(saGetLBAStatus).WithMedium()},
 	{Respond: (*Disk).ReportSupportedOpCodes,
 		Desc: scsi.Usage(0xa3, 0x0c, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithSA(saReportOpCodes)},
 	{Run: (*Disk).read12,
@@ -114,9 +116,17 @@ func withTimeout(seconds uint32, ops []scsi.Op[*Disk]) []scsi.Op[*Disk] {
 	return ops
 }
 
-// sbcNoUnmap is the table of a disk without logical block provisioning
-// (lbpu=0): UNMAP is INVALID COMMAND OPERATION CODE.
-var sbcNoUnmap = sbcCommands.Select(func(c *scsi.Desc) bool { return c.OpCode != scsi.Unmap })
+// commandsFor is the table of a disk configured as cfg: without logical
+// block provisioning (lbpu=0) UNMAP, and without atomic writes WRITE
+// ATOMIC(16), are INVALID COMMAND OPERATION CODE.
+func commandsFor(cfg Config) *scsi.Table[*Disk] {
+	if cfg.LBPU && cfg.AtomicWR {
+		return sbcCommands
+	}
+	return sbcCommands.Select(func(c *scsi.Desc) bool {
+		return (c.OpCode != scsi.Unmap || cfg.LBPU) && (c.OpCode != scsi.WriteAtomic16 || cfg.AtomicWR)
+	})
+}
 
 // Errors without a field pointer.
 var (
@@ -172,6 +182,9 @@ func blockExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
 		n = 16
 	case scsi.CompareAndWrite:
 		e = scsi.Extent{LBA: c.Uint64(2), Blocks: uint64(c.Byte(13)), LengthAt: 13, LengthSize: 1}
+		n = 16
+	case scsi.WriteAtomic16:
+		e = scsi.Extent{LBA: c.Uint64(2), Blocks: uint64(c.Uint16(12)), LengthAt: 12, LengthSize: 2}
 		n = 16
 	default:
 		return scsi.Extent{}, false

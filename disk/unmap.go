@@ -206,8 +206,11 @@ const (
 // getLBAStatus returns LBA status descriptors from STARTING LBA (bytes
 // 2..9), each a run of LBAs with one provisioning status, until the
 // capacity ends, lbaStatusMaxDesc descriptors, or the ALLOCATION LENGTH
-// (bytes 10..13) is full. REPORT TYPE (byte 14) is not evaluated: every
-// LBA is reported, as by an SBC-3 device server.
+// (bytes 10..13) is full. REPORT TYPE (byte 14) selects the descriptors:
+// 0 all, 1 those with a non-zero status, 2 mapped, 3 deallocated, 4
+// anchored (never: ANC_SUP is 0); other types are 24/00. A selective type
+// looks at no more than lbaStatusMaxScan runs, so a long alternation of
+// the other status ends the list early, as SBC-4 allows.
 //
 // What is mapped: on a disk without logical block provisioning, every
 // LBA; in fake_rw mode (nothing is ever stored, reads are zeros) none;
@@ -216,7 +219,10 @@ const (
 // they leave all zero, so an unmapped range is deallocated to the chunk.
 func (d *Disk) getLBAStatus(cmd *scsi.Command) error {
 	c := cmd.CDB
-	lba, alloc := c.Uint64(2), int64(c.Uint32(10))
+	lba, alloc, rt := c.Uint64(2), int64(c.Uint32(10)), c.Byte(14)
+	if rt > 4 {
+		return scsi.InvalidField(14, -1)
+	}
 	if lba >= d.blocks {
 		return scsi.ErrLBAOutOfRange
 	}
@@ -224,19 +230,40 @@ func (d *Disk) getLBAStatus(cmd *scsi.Command) error {
 		d.lbaStatus = make([]byte, 8, 8+16*lbaStatusMaxDesc)
 	}
 	b := d.lbaStatus[:8]
-	// At least one descriptor, so that PARAMETER DATA LENGTH tells an
-	// initiator whose allocation length held only the header that there
-	// is one.
-	for lba < d.blocks && len(b) < cap(b) && (len(b) == 8 || int64(len(b)) < alloc) {
+	// Whole descriptors that fit the allocation length (sg3-utils warns
+	// of a truncated one), and at least one, so that PARAMETER DATA
+	// LENGTH tells an initiator whose allocation length held only the
+	// header that there is one.
+	for runs := 0; lba < d.blocks && len(b) < cap(b) && (len(b) == 8 || int64(len(b))+16 <= alloc) && runs < lbaStatusMaxScan; runs++ {
 		st, n := d.provisioning(lba)
-		b = binary.BigEndian.AppendUint64(b, lba)
-		b = binary.BigEndian.AppendUint32(b, uint32(n))
-		b = append(b, st, 0, 0, 0)
+		if reported(rt, st) {
+			b = binary.BigEndian.AppendUint64(b, lba)
+			b = binary.BigEndian.AppendUint32(b, uint32(n))
+			b = append(b, st, 0, 0, 0)
+		}
 		lba += n
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4)) // PARAMETER DATA LENGTH
 	scsi.WriteParameterData(cmd.Data, b, int(min(alloc, int64(len(b)))))
 	return nil
+}
+
+// lbaStatusMaxScan bounds the runs one GET LBA STATUS looks at.
+const lbaStatusMaxScan = 4 * lbaStatusMaxDesc
+
+// reported says whether REPORT TYPE rt reports a run of status st.
+func reported(rt, st byte) bool {
+	switch rt {
+	case 0:
+		return true
+	case 1:
+		return st != lbaMapped
+	case 2:
+		return st == lbaMapped
+	case 3:
+		return st == lbaDeallocated
+	}
+	return false // 4: anchored
 }
 
 // provisioning returns the status of lba and the number of LBAs from it

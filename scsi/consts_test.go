@@ -85,6 +85,7 @@ func TestOpCodeValues(t *testing.T) {
 		{scsi.WriteAndVerify16, 0x8e, "write_and_verify_16"},
 		{scsi.Verify16, 0x8f, "verify_16"},
 		{scsi.PreFetch16, 0x90, "pre_fetch_16"},
+		{scsi.WriteAtomic16, 0x9c, "write_atomic_16"},
 		{scsi.SynchronizeCache16, 0x91, "synchronize_cache_16"},
 		{scsi.Space16, 0x91, "synchronize_cache_16"},
 		{scsi.Locate16, 0x92, "locate_16"},

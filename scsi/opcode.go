@@ -84,6 +84,7 @@ const (
 	WriteAndVerify16      OpCode = 0x8e
 	Verify16              OpCode = 0x8f
 	PreFetch16            OpCode = 0x90
+	WriteAtomic16         OpCode = 0x9c
 	SynchronizeCache16    OpCode = 0x91
 	Space16               OpCode = 0x91 // SSC only; same byte as SYNCHRONIZE CACHE(16)
 	Locate16              OpCode = 0x92 // SSC
