@@ -176,3 +176,37 @@ func TestOpSelectsServiceAction(t *testing.T) {
 		}
 	}
 }
+
+// COMPARE AND WRITE, WRITE AND VERIFY and WRITE ATOMIC(16) are writes:
+// op=write with an lba= range selects them where their blocks meet it, and
+// nothing else; PRE-FETCH, which addresses blocks but moves no data, is
+// not a write.
+func TestWriteClassCoversNewWrites(t *testing.T) {
+	dk, _ := realDevicesCfg(t, ";mode=store;atomic_wr=1", "")
+	d := newDevice(t, dk, fault.Options{}, "op=write;lba=100+4;sense=medium_error")
+	for range 3 { // the power-on unit attention
+		run(d, []byte{0, 0, 0, 0, 0, 0}, 0)
+	}
+	caw := func(lba byte) []byte { return []byte{0x89, 0, 0, 0, 0, 0, 0, 0, 0, lba, 0, 0, 0, 1, 0, 0} }
+	wv := func(lba byte) []byte { return []byte{0x2e, 0, 0, 0, 0, lba, 0, 0, 1, 0} }
+	atomic := func(lba byte) []byte { return []byte{0x9c, 0, 0, 0, 0, 0, 0, 0, 0, lba, 0, 0, 0, 1, 0, 0} }
+	prefetch := func(lba byte) []byte { return []byte{0x34, 0, 0, 0, 0, lba, 0, 0, 1, 0} }
+	for _, c := range []struct {
+		name string
+		cdb  []byte
+		n    int
+		hit  bool
+	}{
+		{"COMPARE AND WRITE in range", caw(101), 1024, true},
+		{"COMPARE AND WRITE outside", caw(99), 1024, false},
+		{"WRITE AND VERIFY in range", wv(103), 512, true},
+		{"WRITE ATOMIC(16) in range", atomic(100), 512, true},
+		{"WRITE ATOMIC(16) outside", atomic(104), 512, false},
+		{"PRE-FETCH in range", prefetch(100), 0, false},
+	} {
+		r, _ := run(d, c.cdb, c.n)
+		if hit := r.Status == scsi.StatusCheckCondition && r.Sense.Key == scsi.MediumError; hit != c.hit {
+			t.Errorf("%s: %v %v %v, want the rule to fire: %v", c.name, r.Status, r.Sense.Key, r.Sense.ASC, c.hit)
+		}
+	}
+}

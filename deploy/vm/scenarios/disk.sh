@@ -31,7 +31,10 @@ devices:
       max_blks: 4096
   - name: store0
     type: vdisk
-    config: "size=256MiB;lbs=512;mode=store;store_size=64M"
+    config: "size=256MiB;lbs=512;mode=store;store_size=64M;lbpu=1"
+  - name: atomic0
+    type: vdisk
+    config: "size=64MiB;lbs=512;pbexp=3;mode=store;atomic_wr=1"
 EOF
 artefact /etc/vscsid/disk.yaml
 
@@ -85,7 +88,7 @@ dmesg_mark daemon
 vscsid_start disk --config /etc/vscsid/disk.yaml
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
 
-for n in d512n d4kn d512e store0; do
+for n in d512n d4kn d512e store0 atomic0; do
 	require wait_for "$n-attached" 30 "dev_node block $n && dev_node sg $n"
 done
 
@@ -295,6 +298,83 @@ expect_output write-dataout-longer-0e-03 'Invalid field in command information u
 	sh -c "sg_raw -s 1024 -i $W/wv-a /dev/$sg 2a 00 $lbah 00 00 01 00 2>&1; true"
 check_sh write-dataout-longer-wrote-nothing "[ \"\$($DD if=/dev/$sd bs=512 skip=$lba count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/caw-new") ]"
 
+# GET LBA STATUS reports what writes mapped and sg_unmap deallocated, to
+# the store's 64 KiB chunk (128 blocks). LBA 204800 (100 MiB, store offset
+# 36 MiB) starts a chunk no check above writes.
+glba=204800
+gls() { # gls LBA: the provisioning status sg_get_lba_status reports for LBA
+	# (sg3-utils 1.46 prints the number; 1.48 "lba_access:0,p_status:1 ...").
+	sg_get_lba_status -bb --lba="$1" "/dev/$sg" 2>/dev/null | tr -d ' ' | sed 's/.*p_status:\([0-9]*\).*/\1/'
+}
+expect_eq lba-status-unwritten-deallocated 1 "$(gls $glba)"
+check lba-status-write-256 $DD if=/dev/urandom of="/dev/$sd" bs=512 seek=$glba count=256 oflag=direct
+expect_eq lba-status-written-mapped 0 "$(gls $glba)"
+expect_eq lba-status-written-mapped-second-chunk 0 "$(gls $((glba + 255)))"
+expect_output lba-status-descriptors "^ *0x0*$(printf %x $glba) +0x100 +0 " sg_get_lba_status -b --lba=$glba --maxlen=64 "/dev/$sg"
+check_sh lba-status-whole-descriptors "! sg_get_lba_status -b --lba=$glba --maxlen=64 /dev/$sg 2>&1 | grep incomplete"
+check lba-status-unmap-first-chunk sg_unmap --lba=$glba --num=128 "/dev/$sg"
+expect_eq lba-status-unmapped-deallocated 1 "$(gls $glba)"
+expect_eq lba-status-rest-still-mapped 0 "$(gls $((glba + 128)))"
+check_sh lba-status-unmapped-reads-zeros "[ \"\$($DD if=/dev/$sd bs=512 skip=$glba count=128 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(head -c 65536 /dev/zero | md5sum | cut -d' ' -f1)\" ]"
+# The kernel's own discard (BLKDISCARD), in 4 KiB pieces over the second
+# chunk, frees it as one UNMAP would.
+check_sh lba-status-blkdiscard-pieces "b=$(((glba + 128) * 512)); for i in \$(seq 0 15); do blkdiscard -o \$((b + i * 4096)) -l 4096 /dev/$sd; done"
+expect_eq lba-status-discarded-deallocated 1 "$(gls $((glba + 128)))"
+check_sh lba-status-metric "scrape_metrics $W/metrics-gls.txt && grep '^vscsi_scsi_commands_total{command=\"get_lba_status\",device=\"store0\"} [1-9]' $W/metrics-gls.txt"
+
+# ------------------------------------------------------------ atomic writes
+# atomic_wr=1 with 4 KiB physical blocks: VPD B0 reports 128 blocks, aligned
+# and granular to the physical block; Linux 6.11 and later make the queue's
+# atomic write limits of them (unit 4 KiB..64 KiB) and send RWF_ATOMIC
+# writes as WRITE ATOMIC(16). Older kernels (bookworm's 6.1) read none of it.
+sd=$(dev_block atomic0)
+check_sh atomic-vpd-max-length "sg_vpd -p bl /dev/$sd | grep -E 'Maximum atomic transfer length: (128|0x80)'"
+q=/sys/block/$sd/queue
+if [ -f $q/atomic_write_max_bytes ]; then
+	expect_eq atomic-queue-max-bytes 65536 "$(cat $q/atomic_write_max_bytes)"
+	expect_eq atomic-queue-unit-min 4096 "$(cat $q/atomic_write_unit_min_bytes)"
+	expect_eq atomic-queue-unit-max 65536 "$(cat $q/atomic_write_unit_max_bytes)"
+	if xfs_io -c "help pwrite" 2>&1 | grep -q -- ' -A '; then
+		head -c 65536 /dev/zero | tr '\000' 'Z' >"$W/atomic-64k"
+		expect_output atomic-pwrite-64k 'wrote 65536/65536 bytes' \
+			xfs_io -d -c "pwrite -A -D -V1 -S 0x5a -b 65536 1048576 65536" "/dev/$sd"
+		check_sh atomic-pwrite-data "[ \"\$($DD if=/dev/$sd bs=65536 skip=16 count=1 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/atomic-64k") ]"
+		# Beyond the unit maximum, and unaligned: the block layer refuses
+		# them before any command is sent.
+		expect_output atomic-pwrite-128k-refused 'Invalid argument' \
+			sh -c "xfs_io -d -c 'pwrite -A -D -V1 -b 131072 0 131072' /dev/$sd 2>&1; true"
+		expect_output atomic-pwrite-unaligned-refused 'Invalid argument' \
+			sh -c "xfs_io -d -c 'pwrite -A -D -V1 -b 8192 4096 8192' /dev/$sd 2>&1; true"
+		check_sh atomic-reached-vscsid "scrape_metrics $W/metrics-atomic.txt && grep '^vscsi_scsi_commands_total{command=\"write_atomic_16\",device=\"atomic0\"} [1-9]' $W/metrics-atomic.txt"
+	else
+		note "xfs_io $(xfs_io -V 2>&1) has no pwrite -A: no atomic write through the block layer"
+	fi
+else
+	note "kernel $(uname -r) has no atomic write limits (Linux 6.11 and later): VPD checked only"
+fi
+# WRITE ATOMIC(16) by sg_raw on any kernel: 8 blocks at LBA 8 are within
+# the limits; 4 blocks are not a multiple of the 8-block granularity.
+check atomic-data $DD if=/dev/urandom of="$W/atomic-4k" bs=4096 count=1
+expect_output atomic-sg-raw-good 'SCSI Status: Good' \
+	sh -c "sg_raw -s 4096 -i $W/atomic-4k /dev/$(dev_sg atomic0) 9c 00 00 00 00 00 00 00 00 08 00 00 00 08 00 00 2>&1"
+check_sh atomic-sg-raw-wrote "[ \"\$($DD if=/dev/$sd bs=512 skip=8 count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/atomic-4k") ]"
+expect_output atomic-sg-raw-granularity-24-00 'Invalid field in cdb' \
+	sh -c "sg_raw -s 2048 -i $W/atomic-4k /dev/$(dev_sg atomic0) 9c 00 00 00 00 00 00 00 00 08 00 00 00 04 00 00 2>&1; true"
+
+# ------------------------------------------------- protection information
+# A user (TCMU) backstore cannot carry T10 protection information: its
+# attrib/ has no pi_prot_type (target_core_user.c gives LIO no init_prot,
+# so target_core_configfs.c would refuse it anyway), hw_pi_prot_type is 0,
+# and the data area carries only the data, never the protection
+# scatterlist. The initiator sees a disk without protection.
+b=$(ls -d $CONFIGFS/core/user_*/atomic0)
+check_sh pi-no-prot-type-attribute "[ ! -e $b/attrib/pi_prot_type ]"
+expect_eq pi-hw-prot-type-0 0 "$(cat $b/attrib/hw_pi_prot_type)"
+if [ -f /sys/block/$sd/integrity/format ]; then
+	expect_eq pi-integrity-none none "$(cat /sys/block/$sd/integrity/format)"
+fi
+check_sh pi-readcap-prot-en-0 "sg_readcap -l /dev/$sd | grep -E 'Protection: prot_en=0'"
+
 # ------------------------------------------------- persistent reservations
 # Persistent reservations are LIO's (the kernel's core answers PERSISTENT
 # RESERVE for TCMU backstores). Each backstore carries the unit serial its
@@ -333,7 +413,7 @@ check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/
 
 # ----------------------------------------------------------------- teardown
 disks=""
-for n in d512n d4kn d512e store0; do disks="$disks $(dev_block "$n")"; done
+for n in d512n d4kn d512e store0 atomic0; do disks="$disks $(dev_block "$n")"; done
 vscsid_stop vscsid-sigterm-exit-0
 wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 [ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
