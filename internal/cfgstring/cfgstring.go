@@ -56,6 +56,7 @@ func Split(s string) ([]Pair, error) {
 		return nil, err
 	}
 	var pairs []Pair
+	seen := map[string]bool{} // a scan of pairs would be quadratic in a hostile string
 	for p := range strings.SplitSeq(s, ";") {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -66,11 +67,10 @@ func Split(s string) ([]Pair, error) {
 		if k == "" {
 			return nil, fmt.Errorf("%q: empty key", p)
 		}
-		for _, q := range pairs {
-			if q.Key == k {
-				return nil, fmt.Errorf("%s: given twice", k)
-			}
+		if seen[k] {
+			return nil, fmt.Errorf("%s: given twice", k)
 		}
+		seen[k] = true
 		pairs = append(pairs, Pair{Key: k, Value: v, HasValue: hasEq})
 	}
 	return pairs, nil
