@@ -108,6 +108,14 @@ func (d *Device) UnmarshalYAML(n *yaml.Node) error {
 			if v.Kind != yaml.ScalarNode {
 				return fmt.Errorf("line %d: config key %q: value must be a scalar", v.Line, k.Value)
 			}
+			// A ';' or '=' would smuggle another key into the
+			// cfgstring ({size: '1M;wp=1'} would write-protect).
+			if strings.ContainsAny(k.Value, ";=") {
+				return fmt.Errorf("line %d: config key %q: ';' and '=' separate keys and values, they cannot be in a key", k.Line, k.Value)
+			}
+			if strings.ContainsAny(v.Value, ";=") {
+				return fmt.Errorf("line %d: config key %q: value %q has ';' or '=', which separate keys and values; give one value per key", v.Line, k.Value, v.Value)
+			}
 			parts = append(parts, k.Value+"="+v.Value)
 		}
 		d.Config = strings.Join(parts, ";")

@@ -78,6 +78,8 @@ func TestConfigErrors(t *testing.T) {
 		{"library lba rule", "devices: [{name: l, type: vlibrary, config: media=/m, fault: {rules: ['lba=1;busy']}}]", "this is a changer (filter with op=)"},
 		{"library read rule", "devices: [{name: l, type: vlibrary, config: media=/m, fault: {rules: ['op=read;busy']}}]", "a changer has no read, write or verify"},
 		{"library unknown op", "devices: [{name: l, type: vlibrary, config: media=/m, fault: {rules: ['op=move_medum;busy']}}]", "op=move_medum: the changer has no command of that name"},
+		{"mapping value smuggles a key", "devices: [{name: a, type: vdisk, config: {size: '1M;wp=1'}}]", `line 1: config key "size": value "1M;wp=1" has ';' or '='`},
+		{"mapping key smuggles a key", "devices: [{name: a, type: vdisk, config: {'wp=1;size': 1M}}]", `config key "wp=1;size": ';' and '=' separate keys and values`},
 		{"negative timeout", "cmd_time_out: -1", "cmd_time_out"},
 		{"empty", "", "empty config"},
 	} {
