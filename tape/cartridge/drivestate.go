@@ -63,13 +63,16 @@ func (l *Library) driveStatePath(drive string) (string, error) {
 	return filepath.Join(l.dir, ".drive-"+drive+".json"), nil
 }
 
+// maxDriveState bounds a drive's state file: a few hundred bytes of JSON.
+const maxDriveState = 1 << 20
+
 // LoadDriveState reads the state saved for drive.
 func (l *Library) LoadDriveState(drive string) (s tape.DriveState, ok bool, err error) {
 	p, err := l.driveStatePath(drive)
 	if err != nil {
 		return s, false, err
 	}
-	b, err := os.ReadFile(p)
+	b, err := ReadStateFile(p, maxDriveState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, false, nil
 	}

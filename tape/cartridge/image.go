@@ -160,7 +160,7 @@ var ErrNotRegular = errors.New("cartridge: not a regular file")
 func openRegular(path string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("%w: %s is a symbolic link (a cartridge image is a regular file in the media directory)", ErrNotRegular, path)
+		return nil, fmt.Errorf("%w: %s is a symbolic link (cartridge images and state files are regular files in the media directory)", ErrNotRegular, path)
 	}
 	if err != nil {
 		return nil, err
@@ -174,6 +174,27 @@ func openRegular(path string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// ReadStateFile reads a small state file of the media directory (a
+// drive's saved state, a library's inventory and journal) as cartridges
+// are opened: never through a final symbolic link, never blocking on a
+// FIFO, only a regular file, and at most limit bytes. A missing file is
+// an error that wraps fs.ErrNotExist.
+func ReadStateFile(path string, limit int64) ([]byte, error) {
+	f, err := openRegular(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes, not a state file of vscsid's", path, limit)
+	}
+	return b, nil
 }
 
 // FileKind names a non-regular file's type for messages ("a FIFO",

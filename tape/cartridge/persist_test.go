@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
@@ -183,5 +185,41 @@ func TestOpenResumesAfterCleanStop(t *testing.T) {
 	defer func() { _ = d3.Close() }()
 	if _, obj, _ := d3.Position(); obj != 0 {
 		t.Fatalf("after a crash the drive is at object %d, want 0", obj)
+	}
+}
+
+// A drive's state file that is a FIFO (start-up would block on it), a
+// symbolic link to /dev/zero (memory without bound) or a huge file is
+// refused at once with what it is; a regular file of sane size reads.
+func TestDriveStateHostileFiles(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(p string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return unix.Mkfifo(p, 0o600) }, "is a FIFO"},
+		{"symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a symbolic link"},
+		{"huge", func(p string) error { return os.WriteFile(p, make([]byte, maxDriveState+1), 0o600) }, "larger than"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			media := t.TempDir()
+			if err := c.make(filepath.Join(media, ".drive-tape0.json")); err != nil {
+				t.Fatal(err)
+			}
+			lib, err := NewLibrary(media)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, _, err := lib.LoadDriveState("tape0"); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("LoadDriveState: %v, want %q", err, c.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("LoadDriveState blocked")
+			}
+		})
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/scsi"
 )
@@ -162,5 +165,53 @@ func TestInventoryFileIsTheTruth(t *testing.T) {
 	}
 	if _, err := Open("lib0", l.cfg, nil, nil); err == nil {
 		t.Fatal("Open over a corrupt inventory succeeded")
+	}
+}
+
+// An inventory or journal that is a FIFO, a symbolic link to /dev/zero or
+// a huge file is refused at once, saying what it is.
+func TestInventoryHostileFiles(t *testing.T) {
+	for _, file := range []string{".library-lib0.json", ".library-lib0.journal"} {
+		for _, c := range []struct {
+			name string
+			make func(p string) error
+			want string
+		}{
+			{"fifo", func(p string) error { return unix.Mkfifo(p, 0o600) }, "is a FIFO"},
+			{"symlink", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a symbolic link"},
+			{"huge", func(p string) error { return os.WriteFile(p, make([]byte, maxInventoryFile+1), 0o600) }, "larger than"},
+		} {
+			t.Run(file+"/"+c.name, func(t *testing.T) {
+				dir := t.TempDir()
+				if file == ".library-lib0.journal" {
+					// A valid snapshot, so that the journal is read.
+					s := store{dir: dir, name: "lib0"}
+					if err := s.save(&Inventory{Version: inventoryVersion}); err != nil {
+						t.Fatal(err)
+					}
+					os.Remove(filepath.Join(dir, file)) //nolint:errcheck // may not exist
+				}
+				if err := c.make(filepath.Join(dir, file)); err != nil {
+					t.Fatal(err)
+				}
+				s := store{dir: dir, name: "lib0"}
+				done := make(chan error, 1)
+				go func() {
+					inv, ok, err := s.load()
+					if err == nil && ok {
+						err = s.replay(&inv)
+					}
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), c.want) {
+						t.Fatalf("load: %v, want %q", err, c.want)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("load blocked")
+				}
+			})
+		}
 	}
 }

@@ -343,9 +343,13 @@ func (s *store) path() string { return filepath.Join(s.dir, ".library-"+s.name+"
 // tempPrefix starts the name of the temporary files of a save.
 func (s *store) tempPrefix() string { return ".library-" + s.name + ".json.tmp-" }
 
+// maxInventoryFile bounds the inventory file: 64,512 slots of JSON take
+// about 5 MiB.
+const maxInventoryFile = 64 << 20
+
 // load reads the saved inventory; ok is false when there is none.
 func (s *store) load() (inv Inventory, ok bool, err error) {
-	b, err := os.ReadFile(s.path())
+	b, err := cartridge.ReadStateFile(s.path(), maxInventoryFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return inv, false, nil
 	}

@@ -114,10 +114,14 @@ func (s *store) emptyJournal() error {
 	return err
 }
 
+// maxJournalFile bounds the journal: it is compacted every 1024 records
+// of about 100 bytes.
+const maxJournalFile = 16 << 20
+
 // replay applies the journal's records to inv (loaded from the snapshot)
 // and cuts a torn last record off the file.
 func (s *store) replay(inv *Inventory) error {
-	b, err := os.ReadFile(s.journalPath())
+	b, err := cartridge.ReadStateFile(s.journalPath(), maxJournalFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
