@@ -41,6 +41,8 @@ BOOL: 0|1, true|false, yes|no, on|off.
   dsense=BOOL              descriptor-format sense by default (0)
   atomic_wr=BOOL           WRITE ATOMIC(16) and the atomic write limits of VPD B0 (0)
   atomic_wr_max_length=N atomic_wr_align=N atomic_wr_gran=N  atomic write limits, blocks (128, 2^pbexp, 2^pbexp)
+  zoned=none|host-aware|host-managed  a zoned block device, ZBC (none)
+  zone_size=SIZE zone_nr_conv=N zone_max_open=N  zone size, a power of two (128M or less for 4 zones), conventional zones (1), open zone limit, 0 = none (8)
 Live changes: dev_size resizes a disk sized by it (not by size=/blocks=); a dev_config that changes only size= or blocks= resizes; emulate_write_cache sets WCE. Other keys need a new backstore.
 Example: size=1G;lbs=4096;pbexp=0;mode=store;lbpu=1`
 
@@ -86,6 +88,13 @@ func ParseConfig(s string) (Config, error) {
 			}
 		}
 	}
+	if c.Zoned == ZonedNone {
+		for _, k := range [...]string{"zone_size", "zone_nr_conv", "zone_max_open"} {
+			if given(k) {
+				return Config{}, fmt.Errorf("%s: only meaningful with zoned=host-aware or zoned=host-managed", k)
+			}
+		}
+	}
 	if !c.AtomicWR {
 		for _, k := range [...]string{"atomic_wr_max_length", "atomic_wr_align", "atomic_wr_gran"} {
 			if given(k) {
@@ -120,6 +129,7 @@ var keys = [...]string{
 	"unmap_max_blocks", "unmap_max_desc", "unmap_gran", "max_ws_blks",
 	"vendor", "product", "rev", "serial", "naa", "rotation", "form_factor", "dsense",
 	"atomic_wr", "atomic_wr_max_length", "atomic_wr_align", "atomic_wr_gran",
+	"zoned", "zone_size", "zone_nr_conv", "zone_max_open",
 }
 
 func keyIndex(k string) int {
@@ -259,6 +269,29 @@ func (c *Config) set(k, v string) error {
 		}
 	case "dsense":
 		c.DSense, err = cfgstring.Bool(v)
+	case "zoned":
+		ok := false
+		for i, name := range zonedNames {
+			if v == name {
+				c.Zoned, ok = ZonedModel(i), true
+			}
+		}
+		if !ok {
+			err = fmt.Errorf("%q is not one of %s", v, strings.Join(zonedNames[:], ", "))
+		}
+	case "zone_size":
+		c.ZoneSize, err = cfgstring.Size(v)
+		if err == nil && c.ZoneSize == 0 {
+			err = errors.New("must be at least one block")
+		}
+	case "zone_nr_conv":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.ZoneNrConv = uint32(n)
+	case "zone_max_open":
+		var n uint64
+		n, err = parseUint(v, 32)
+		c.ZoneMaxOpen = uint32(n)
 	case "atomic_wr":
 		c.AtomicWR, err = cfgstring.Bool(v)
 	case "atomic_wr_max_length":
@@ -378,6 +411,18 @@ func (c Config) String() string {
 	}
 	if c.DSense {
 		b.Bool("dsense", true)
+	}
+	if c.Zoned != ZonedNone {
+		add("zoned", c.Zoned.String())
+		if c.ZoneSize != 0 {
+			b.Size("zone_size", c.ZoneSize)
+		}
+		if c.ZoneNrConv != d.ZoneNrConv {
+			add("zone_nr_conv", u(uint64(c.ZoneNrConv)))
+		}
+		if c.ZoneMaxOpen != d.ZoneMaxOpen {
+			add("zone_max_open", u(uint64(c.ZoneMaxOpen)))
+		}
 	}
 	if c.AtomicWR {
 		b.Bool("atomic_wr", true)

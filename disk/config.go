@@ -31,6 +31,25 @@ func (m Mode) String() string {
 	return "mode(" + strconv.Itoa(int(m)) + ")"
 }
 
+// ZonedModel is the zoned block device model of a disk (ZBC).
+type ZonedModel uint8
+
+// Zoned models, as scsi_debug's zbc=.
+const (
+	ZonedNone        ZonedModel = iota // a regular disk
+	ZonedHostAware                     // sequential write preferred zones; reports ZONED 01b in VPD B1
+	ZonedHostManaged                   // sequential write required zones; peripheral device type 14h
+)
+
+var zonedNames = [...]string{"none", "host-aware", "host-managed"}
+
+func (z ZonedModel) String() string {
+	if int(z) < len(zonedNames) {
+		return zonedNames[z]
+	}
+	return "zoned(" + strconv.Itoa(int(z)) + ")"
+}
+
 // FormFactor is the NOMINAL FORM FACTOR of the Block Device
 // Characteristics VPD page (SBC-4 6.6.2, table "NOMINAL FORM FACTOR").
 type FormFactor uint8
@@ -70,6 +89,12 @@ const (
 	DefaultMaxWSBlocks    = 0xffff
 	// DefaultAtomicMax is scsi_debug's atomic_wr_max_length: 128 blocks.
 	DefaultAtomicMax = 128
+	// DefaultZoneSize is the largest automatic zone size (scsi_debug's
+	// zone_size_mb default): smaller disks get smaller zones, four at
+	// least.
+	DefaultZoneSize = 128 << 20
+	// DefaultZoneMaxOpen is scsi_debug's zone_max_open default.
+	DefaultZoneMaxOpen = 8
 	// MaxStoreSize bounds store_size: the chunk table of the RAM store is
 	// allocated up front (8 bytes per 64 KiB of store).
 	MaxStoreSize = 64 << 30
@@ -176,6 +201,19 @@ type Config struct {
 	// length of an atomic write is a multiple of it (0 or 1: any).
 	// ParseConfig: 1<<PBExp unless given.
 	AtomicGran uint32
+	// Zoned makes the disk a zoned block device (scsi_debug's zbc=).
+	Zoned ZonedModel
+	// ZoneSize is the zone size in bytes, a power-of-two number of
+	// blocks (Linux requires one); 0: the largest power of two up to
+	// DefaultZoneSize that gives four zones.
+	ZoneSize uint64
+	// ZoneNrConv is the number of conventional zones at the start of a
+	// zoned disk (scsi_debug's zone_nr_conv).
+	ZoneNrConv uint32
+	// ZoneMaxOpen is the most sequential zones open at once (the
+	// MAXIMUM NUMBER OF OPEN SEQUENTIAL WRITE REQUIRED ZONES of a
+	// host-managed disk); 0: no limit.
+	ZoneMaxOpen uint32
 }
 
 // DefaultConfig returns the defaults. It has no capacity: set Size or
@@ -193,6 +231,8 @@ func DefaultConfig() Config {
 		UnmapGran:      1,
 		MaxWSBlocks:    DefaultMaxWSBlocks,
 		AtomicMax:      DefaultAtomicMax,
+		ZoneNrConv:     1,
+		ZoneMaxOpen:    DefaultZoneMaxOpen,
 		AtomicAlign:    1,
 		AtomicGran:     1,
 		Vendor:         DefaultVendor,
@@ -302,6 +342,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("atomic_wr_align: %d exceeds atomic_wr_max_length %d", c.AtomicAlign, c.AtomicMax)
 		}
 	}
+	if err := c.checkZoned(); err != nil {
+		return err
+	}
 	if c.MaxWSBlocks > math.MaxUint32 {
 		return fmt.Errorf("max_ws_blks: %d exceeds the 32-bit NUMBER OF LOGICAL BLOCKS field", c.MaxWSBlocks)
 	}
@@ -332,6 +375,41 @@ func (c Config) Validate() error {
 }
 
 func (c Config) lbp() bool { return c.LBPU || c.LBPWS || c.LBPWS10 }
+
+// checkZoned validates the zoned settings, and with a capacity the zone
+// layout it gives.
+func (c Config) checkZoned() error {
+	if c.Zoned == ZonedNone {
+		return nil
+	}
+	switch {
+	case c.Zoned > ZonedHostManaged:
+		return fmt.Errorf("zoned: %d is not none, host-aware or host-managed", c.Zoned)
+	case c.lbp():
+		return errors.New("zoned: a zoned disk has no thin provisioning (lbpu, lbpws, lbpws10)")
+	case c.AtomicWR:
+		return errors.New("zoned: a zoned disk has no atomic writes (atomic_wr)")
+	}
+	if c.ZoneSize != 0 {
+		zb := c.ZoneSize / uint64(c.LBS)
+		if c.ZoneSize%uint64(c.LBS) != 0 || zb&(zb-1) != 0 {
+			return fmt.Errorf("zone_size: %d bytes is not a power-of-two number of %d-byte blocks (Linux requires one)", c.ZoneSize, c.LBS)
+		}
+	}
+	if !c.HasSize() {
+		return nil
+	}
+	blocks := c.Capacity()
+	zb := zoneBlocks(c, blocks)
+	n := (blocks + zb - 1) / zb
+	switch {
+	case n > maxZones:
+		return fmt.Errorf("zone_size: %d zones of %d blocks exceed %d (give a larger zone_size)", n, zb, maxZones)
+	case uint64(c.ZoneNrConv) >= n:
+		return fmt.Errorf("zone_nr_conv: %d conventional zones leave no sequential zone of the %d", c.ZoneNrConv, n)
+	}
+	return nil
+}
 
 func checkASCII(key, s string, maxLen int) error {
 	if s == "" {

@@ -42,7 +42,8 @@ type Disk struct {
 	wrap    int64  // bytes of backend the capacity wraps over
 	wrapBlk uint64 // the same in blocks
 
-	cmds *scsi.Table[*Disk] // commandsFor the configuration
+	cmds  *scsi.Table[*Disk] // commandsFor the configuration
+	zones *zones             // nil unless zoned
 
 	wce     atomic.Bool
 	stopped atomic.Bool
@@ -128,6 +129,9 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 		d.param = make([]byte, 8+16*int(cfg.UnmapMaxDesc))
 	}
 
+	if cfg.Zoned != ZonedNone {
+		d.zones = newZones(cfg, d.blocks)
+	}
 	d.cmds = commandsFor(cfg)
 	d.Commands = d.cmds.Commands()
 	d.Identity = identity(name, cfg)
@@ -137,6 +141,9 @@ func New(name string, cfg Config, log *zap.Logger) (*Disk, error) {
 	}
 	if cfg.lbp() {
 		d.VPD = append(d.VPD, scsi.VPDPage{Code: 0xb2, Append: d.appendProvisioning})
+	}
+	if d.zones != nil {
+		d.VPD = append(d.VPD, scsi.VPDPage{Code: 0xb6, Append: d.appendZonedCharacteristics})
 	}
 	d.Modes = scsi.ModePages{
 		Pages: []scsi.ModePage{
@@ -182,8 +189,12 @@ func identity(name string, cfg Config) scsi.Identity {
 	if serial == "" {
 		serial = defaultSerial(name, sum)
 	}
+	pdt := uint8(0x00) // direct access block device
+	if cfg.Zoned == ZonedHostManaged {
+		pdt = 0x14 // host managed zoned block device
+	}
 	return scsi.Identity{
-		PeripheralType: 0x00,
+		PeripheralType: pdt,
 		Vendor:         cfg.Vendor,
 		Product:        cfg.Product,
 		Revision:       cfg.Revision,

@@ -49,7 +49,12 @@ func (d *Disk) appendBlockCharacteristics(b []byte) []byte {
 	binary.BigEndian.PutUint16(p[0:], d.cfg.Rotation) // MEDIUM ROTATION RATE
 	// p[2] PRODUCT TYPE 0: not indicated.
 	p[3] = byte(d.cfg.FormFactor) & 0x0f // WABEREQ 0, WACEREQ 0
-	// p[4]: ZONED 00b (not zoned), FUAB 0, VBULS 0.
+	// p[4]: ZONED (bits 5..4) 01b for a host-aware disk, else 00b (a
+	// host-managed disk says so by its peripheral device type); FUAB 0,
+	// VBULS 0.
+	if d.cfg.Zoned == ZonedHostAware {
+		p[4] = 0x01 << 4
+	}
 	return append(b, p[:]...)
 }
 

@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -44,6 +45,9 @@ func (d *Disk) Resize(size uint64) error {
 	c := d.live
 	if !c.SizeFromDevSize {
 		return fmt.Errorf("dev_size: the capacity is set by the cfgstring's %s, not by dev_size: change it in dev_config", capacityKey(c))
+	}
+	if c.Zoned != ZonedNone {
+		return errors.New("dev_size: a zoned disk keeps its capacity (its zones are laid out at creation): create a new backstore")
 	}
 	if size < uint64(c.LBS) || size%uint64(c.LBS) != 0 {
 		return fmt.Errorf("dev_size: %d is not a non-zero multiple of the %d-byte logical block", size, c.LBS)
@@ -92,6 +96,9 @@ func (d *Disk) Reconfigure(cfgstring string) error {
 			return fmt.Errorf("size: the capacity is the cfgstring's %s; a live disk cannot switch to dev_size (give size= or blocks=)", capacityKey(cur))
 		}
 		c = c.WithDefaultSize(cur.Size)
+	}
+	if cur.Zoned != ZonedNone && c.Capacity() != cur.Capacity() {
+		return errors.New("size: a zoned disk keeps its capacity (its zones are laid out at creation): create a new backstore")
 	}
 	if ks := changedKeys(cur, c); len(ks) > 0 {
 		return fmt.Errorf("%s: cannot change on a live disk (only size= and blocks= can): create a new backstore", strings.Join(ks, ", "))

@@ -89,6 +89,11 @@ func (d *Disk) read(cmd *scsi.Command, lba uint64, n uint32, lenOff int) error {
 	if n == 0 {
 		return nil
 	}
+	if d.zones != nil {
+		if err := d.zones.checkRead(lba, uint64(n)); err != nil {
+			return err
+		}
+	}
 	if d.misaligned(lba, n) {
 		d.misalignedReads.Add(1)
 	}
@@ -176,11 +181,19 @@ func (d *Disk) write(cmd *scsi.Command, lba uint64, n uint32, lenOff int, fua bo
 	if n == 0 {
 		return nil
 	}
+	if d.zones != nil {
+		if err := d.zones.checkWrite(lba, uint64(n)); err != nil {
+			return err
+		}
+	}
 	if d.misaligned(lba, n) {
 		d.misalignedWrites.Add(1)
 	}
 	if err := d.storeFrom(cmd.Data, lba, want); err != nil {
 		return err
+	}
+	if d.zones != nil {
+		d.zones.advance(lba, uint64(n))
 	}
 	if fua {
 		return d.flush()
@@ -415,15 +428,23 @@ func (d *Disk) compareAndWrite(cmd *scsi.Command) error {
 	if want == 0 {
 		return nil
 	}
+	if d.zones != nil {
+		if err := d.zones.checkWrite(e.LBA, e.Blocks); err != nil {
+			return err
+		}
+	}
 	if d.fake {
 		cmd.Data.Discard(int(2 * want))
-		return nil
+	} else {
+		if err := d.compareMedium(cmd.Data, e.LBA, want); err != nil {
+			return err
+		}
+		if err := d.storeFrom(cmd.Data, e.LBA, want); err != nil {
+			return err
+		}
 	}
-	if err := d.compareMedium(cmd.Data, e.LBA, want); err != nil {
-		return err
-	}
-	if err := d.storeFrom(cmd.Data, e.LBA, want); err != nil {
-		return err
+	if d.zones != nil {
+		d.zones.advance(e.LBA, e.Blocks)
 	}
 	if c[1]&0x08 != 0 { // FUA
 		return d.flush()

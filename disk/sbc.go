@@ -83,6 +83,16 @@ var sbcCommands = scsi.NewTable(scsi.SBC, scsi.Readiness[*Disk]{NotReady: (*Disk
 		Desc: scsi.Usage(0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium()},
 	{Run: (*Disk).writeSame16,
 		Desc: scsi.Usage(0x93, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
+	{Run: (*Disk).closeZone,
+		Desc: scsi.Usage(0x94, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x04).WithSA(saCloseZone).WithMedium()},
+	{Run: (*Disk).finishZone,
+		Desc: scsi.Usage(0x94, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x04).WithSA(saFinishZone).WithMedium()},
+	{Run: (*Disk).openZone,
+		Desc: scsi.Usage(0x94, 0x03, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x04).WithSA(saOpenZone).WithMedium()},
+	{Run: (*Disk).resetWritePointer,
+		Desc: scsi.Usage(0x94, 0x04, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x04).WithSA(saResetWritePointer).WithMedium().WithClass(scsi.ClassWrite)},
+	{Run: (*Disk).reportZones,
+		Desc: scsi.Usage(0x95, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xbf, 0x04).WithSA(saReportZones).WithMedium()},
 	{Run: (*Disk).writeAtomic16,
 		Desc: scsi.Usage(0x9c, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x04).WithMedium().WithClass(scsi.ClassWrite).WithExtent(blockExtent)},
 	{Run: (*Disk).readCapacity16,
@@ -117,14 +127,21 @@ func withTimeout(seconds uint32, ops []scsi.Op[*Disk]) []scsi.Op[*Disk] {
 }
 
 // commandsFor is the table of a disk configured as cfg: without logical
-// block provisioning (lbpu=0) UNMAP, and without atomic writes WRITE
-// ATOMIC(16), are INVALID COMMAND OPERATION CODE.
+// block provisioning (lbpu=0) UNMAP, without atomic writes WRITE
+// ATOMIC(16), and on a disk that is not zoned ZBC IN and ZBC OUT, are
+// INVALID COMMAND OPERATION CODE.
 func commandsFor(cfg Config) *scsi.Table[*Disk] {
-	if cfg.LBPU && cfg.AtomicWR {
-		return sbcCommands
-	}
+	zoned := cfg.Zoned != ZonedNone
 	return sbcCommands.Select(func(c *scsi.Desc) bool {
-		return (c.OpCode != scsi.Unmap || cfg.LBPU) && (c.OpCode != scsi.WriteAtomic16 || cfg.AtomicWR)
+		switch c.OpCode {
+		case scsi.Unmap:
+			return cfg.LBPU
+		case scsi.WriteAtomic16:
+			return cfg.AtomicWR
+		case scsi.ZBCIn, scsi.ZBCOut:
+			return zoned
+		}
+		return true
 	})
 }
 

@@ -64,6 +64,12 @@ func (d *Disk) writeSame(cmd *scsi.Command, lba, n uint64, lenOff int, ndob bool
 	if d.cfg.WP {
 		return scsi.ErrWriteProtected
 	}
+	if d.zones != nil {
+		if err := d.zones.checkWrite(lba, n); err != nil {
+			return err
+		}
+		defer d.zones.advance(lba, n)
+	}
 	zero := true
 	if !ndob {
 		if cmd.Data.Len() < int(d.lbs) {

@@ -53,6 +53,8 @@ const (
 	LBAOutOfRange                    ASC = 0x2100
 	InvalidElementAddress            ASC = 0x2101
 	UnalignedWriteCommand            ASC = 0x2104
+	WriteBoundaryViolation           ASC = 0x2105
+	AttemptToReadInvalidData         ASC = 0x2106
 	InvalidFieldInCDB                ASC = 0x2400
 	LogicalUnitNotSupported          ASC = 0x2500
 	InvalidFieldInParameterList      ASC = 0x2600
@@ -132,6 +134,7 @@ const (
 	MediumRemovalPreventedByDTE        ASC = 0x5303
 	SystemResourceFailure              ASC = 0x5500
 	InsufficientResources              ASC = 0x5503
+	InsufficientZoneResources          ASC = 0x550e
 	OperatorMediumRemovalRequest       ASC = 0x5a01
 	OperatorSelectedWriteProtect       ASC = 0x5a02
 	OperatorSelectedWritePermit        ASC = 0x5a03
@@ -221,6 +224,8 @@ var ascNames = [...]struct {
 	{0x2100, "LOGICAL BLOCK ADDRESS OUT OF RANGE"},
 	{0x2101, "INVALID ELEMENT ADDRESS"},
 	{0x2104, "UNALIGNED WRITE COMMAND"},
+	{0x2105, "WRITE BOUNDARY VIOLATION"},
+	{0x2106, "ATTEMPT TO READ INVALID DATA"},
 	{0x2400, "INVALID FIELD IN CDB"},
 	{0x2500, "LOGICAL UNIT NOT SUPPORTED"},
 	{0x2600, "INVALID FIELD IN PARAMETER LIST"},
@@ -298,6 +303,7 @@ var ascNames = [...]struct {
 	{0x5303, "MEDIUM REMOVAL PREVENTED BY DATA TRANSFER ELEMENT"},
 	{0x5500, "SYSTEM RESOURCE FAILURE"},
 	{0x5503, "INSUFFICIENT RESOURCES"},
+	{0x550e, "INSUFFICIENT ZONE RESOURCES"},
 	{0x5a01, "OPERATOR MEDIUM REMOVAL REQUEST"},
 	{0x5a02, "OPERATOR SELECTED WRITE PROTECT"},
 	{0x5a03, "OPERATOR SELECTED WRITE PERMIT"},
