@@ -15,12 +15,10 @@ import (
 // The disk names its commands for the metrics and fault rules.
 var _ scsi.CommandNamer = (*disk.Disk)(nil)
 
-// TestThroughRing drives a vdisk through the fake kernel ring with the
-// commands Linux's sd sends when it attaches a disk, then I/O: the ring, the
-// iovecs, READ_LEN and the sense buffer all sit between the disk and the
-// initiator here.
-func TestThroughRing(t *testing.T) {
-	c, err := disk.ParseConfig("size=1G;mode=store;store_size=4M;pbexp=3;lbpu=1")
+// serveDisk serves disk0, made from cfg, through the fake kernel ring.
+func serveDisk(t *testing.T, cfg string) *targettest.Kernel {
+	t.Helper()
+	c, err := disk.ParseConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +26,15 @@ func TestThroughRing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := targettest.Serve(t, d)
+	return targettest.Serve(t, d)
+}
+
+// TestThroughRing drives a vdisk through the fake kernel ring with the
+// commands Linux's sd sends when it attaches a disk, then I/O: the ring, the
+// iovecs, READ_LEN and the sense buffer all sit between the disk and the
+// initiator here.
+func TestThroughRing(t *testing.T) {
+	k := serveDisk(t, "size=1G;mode=store;store_size=4M;pbexp=3;lbpu=1")
 
 	goodData := func(cdb []byte, n int, want string) {
 		t.Helper()
@@ -207,15 +213,7 @@ func TestFakeReadsNeverReturnStaleData(t *testing.T) {
 // CONDITION MET reaches the initiator, and a WRITE with more Data-Out than
 // its transfer length is refused with 0E/03.
 func TestThroughRingNewCommands(t *testing.T) {
-	c, err := disk.ParseConfig("size=1M;mode=store;lbpu=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := disk.New("disk0", c, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := targettest.Serve(t, d)
+	k := serveDisk(t, "size=1M;mode=store;lbpu=1")
 	k.Submit(tur(), targettest.NoData) // the power-on unit attention
 	for range 2 {
 		if cp := k.Submit(readCapacity16(32), targettest.DataIn(32)); cp.Status != scsi.StatusGood {
