@@ -603,3 +603,28 @@ func TestCompletionBash(t *testing.T) {
 		t.Errorf("zsh: %v", err)
 	}
 }
+
+// inspect of a cartridge whose records end early (the image cut inside a
+// record) prints what it read and fails, as dump does.
+func TestInspectDamagedCartridgeFails(t *testing.T) {
+	dir := t.TempDir()
+	tap, _ := tapFile(t, true)
+	mustRun(t, "media", "import", "--dir", dir, "--barcode", "CUT1", tap)
+	img := filepath.Join(dir, "CUT1.vtape")
+	st, err := os.Stat(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, st.Size()-100); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"inspect"}, {"inspect", "--json"}, {"dump"}} {
+		out, _, err := vsctl(t, append(append([]string{"media"}, args...), "--dir", dir, "--barcode", "CUT1")...)
+		if err == nil || isUsage(err) {
+			t.Errorf("media %v of a cut cartridge: err %v", args, err)
+		}
+		if args[0] == "inspect" && !strings.Contains(out, "CUT1") {
+			t.Errorf("media %v printed nothing before failing:\n%s", args, out)
+		}
+	}
+}

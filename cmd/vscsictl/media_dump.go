@@ -65,13 +65,31 @@ func mediaInspect(_ context.Context, args []string, stdout, stderr io.Writer) er
 		out.Partitions = append(out.Partitions, ip)
 	}
 	if *asJSON {
-		return writeJSON(stdout, out)
+		if err := writeJSON(stdout, out); err != nil {
+			return err
+		}
+		return walkErrors(out)
 	}
 	w := bufio.NewWriter(stdout)
 	if err := printInspect(w, out, *maxFiles); err != nil {
 		return err
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return walkErrors(out)
+}
+
+// walkErrors is the first partition whose records could not be walked to
+// the end (a damaged cartridge): inspect reports what it could read, then
+// fails, as dump does.
+func walkErrors(out inspectOutput) error {
+	for _, p := range out.Partitions {
+		if p.WalkError != "" {
+			return fmt.Errorf("%s: partition %d: %s", printable(out.Path), p.Index, p.WalkError)
+		}
+	}
+	return nil
 }
 
 // walkFiles walks the record headers of a partition and summarizes files.
