@@ -25,6 +25,41 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+// boolFlag is a boolean flag in the cfgstrings' grammar: 0 or 1, true or
+// false, yes or no, on or off (strconv.ParseBool knows no yes/no/on/off).
+// Given alone (--write-protect) it is true.
+type boolFlag bool
+
+func (b *boolFlag) String() string { return cfgstring.FormatBool(bool(*b)) }
+
+func (b *boolFlag) Set(v string) error {
+	x, err := cfgstring.Bool(v)
+	if err != nil {
+		return err
+	}
+	*b = boolFlag(x)
+	return nil
+}
+
+// IsBoolFlag lets the flag be given without a value.
+func (b *boolFlag) IsBoolFlag() bool { return true }
+
+// optBool is a boolFlag that knows whether it was given.
+type optBool struct {
+	v   boolFlag
+	set bool
+}
+
+func (b *optBool) String() string { return b.v.String() }
+
+func (b *optBool) Set(s string) error {
+	b.set = true
+	return b.v.Set(s)
+}
+
+// IsBoolFlag lets the flag be given without a value.
+func (b *optBool) IsBoolFlag() bool { return true }
+
 // maxSizeFlag bounds a size flag (cartridge capacities and offsets are
 // int64).
 const maxSizeFlag = 1 << 60

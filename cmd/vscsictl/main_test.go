@@ -291,7 +291,7 @@ func TestSetAndInUse(t *testing.T) {
 	if out := mustRun(t, "media", "inspect", "--dir", dir, "--barcode", "S1"); !strings.Contains(out, "flags       write-protected\n") {
 		t.Errorf("after set:\n%s", out)
 	}
-	mustRun(t, "media", "set", "--dir", dir, "--barcode", "S1", "--write-protect=false")
+	mustRun(t, "media", "set", "--dir", dir, "--barcode", "S1", "--write-protect=no")
 
 	// A cartridge loaded in a drive (locked) is reported, not read.
 	m, err := cartridge.Open(dir, "S1")

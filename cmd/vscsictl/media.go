@@ -116,7 +116,7 @@ type createFlags struct {
 	capacity, earlyWarning sizeFlag
 	partitions             partitionsFlag
 	density                densityFlag
-	writeProtect, worm     bool
+	writeProtect, worm     boolFlag
 }
 
 func (c *createFlags) register(fs *flag.FlagSet) {
@@ -126,8 +126,8 @@ func (c *createFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.earlyWarning, "early-warning", "early-warning zone `size` before the end of each partition (default 16MiB; at most a quarter of the capacity, and a partition uses at most a quarter of its own size)")
 	fs.Var(&c.partitions, "partitions", "partition `sizes`, comma-separated, the last may be 0 for the rest, e.g. 1GiB,0 (default: one partition)")
 	fs.Var(&c.density, "density", "density `code`: a number (0x5a) or a format ("+strings.Join(tape.DensityNames(), ", ")+"; lto10p is the 40 TB LTO-10 cartridge; default 0: the drive's default, or on an LTO drive the generation of the barcode's media id)")
-	fs.BoolVar(&c.writeProtect, "write-protect", false, "set the write-protect tab")
-	fs.BoolVar(&c.worm, "worm", false, "write-once medium: data can be appended, never overwritten")
+	fs.Var(&c.writeProtect, "write-protect", "set the write-protect tab (true|false, yes|no, on|off, 1|0)")
+	fs.Var(&c.worm, "worm", "write-once medium: data can be appended, never overwritten")
 }
 
 func (c *createFlags) options() (cartridge.Options, error) {
@@ -138,7 +138,7 @@ func (c *createFlags) options() (cartridge.Options, error) {
 	return cartridge.Options{
 		Capacity: int64(c.capacity), EarlyWarning: int64(c.earlyWarning),
 		Partitions: c.partitions, Density: uint8(c.density),
-		WriteProtected: c.writeProtect, WORM: c.worm,
+		WriteProtected: bool(c.writeProtect), WORM: bool(c.worm),
 	}, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
@@ -117,7 +116,7 @@ func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("media", mediaSub("set"), stderr)
 	cf.register(fs, true)
 	var wp optBool
-	fs.Var(&wp, "write-protect", "set (true) or clear (false) the write-protect tab")
+	fs.Var(&wp, "write-protect", "set (true, yes, on, 1) or clear (false, no, off, 0) the write-protect tab")
 	if err := parseNoArgs(fs, &cf, args); err != nil {
 		return err
 	}
@@ -129,26 +128,12 @@ func mediaSet(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer func() { _ = m.Close() }() // for the error returns; the Close below is checked
-	if err := m.SetWriteProtected(wp.v); err != nil {
+	if err := m.SetWriteProtected(bool(wp.v)); err != nil {
 		return err
 	}
 	if err := m.Close(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%s: write-protect %v\n", cf.barcode, wp.v)
+	_, err = fmt.Fprintf(stdout, "%s: write-protect %v\n", cf.barcode, bool(wp.v))
 	return err
 }
-
-// optBool is a boolean flag that knows whether it was given.
-type optBool struct{ v, set bool }
-
-func (b *optBool) String() string { return strconv.FormatBool(b.v) }
-func (b *optBool) Set(s string) error {
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	b.v, b.set = v, true
-	return nil
-}
-func (b *optBool) IsBoolFlag() bool { return true }

@@ -41,7 +41,7 @@ func mediaImport(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	opts.WriteProtected = false // set after the import
-	st, err := importCartridge(ctx, cf, opts, in, sf, *part, kf.writeProtect)
+	st, err := importCartridge(ctx, cf, opts, in, sf, *part, bool(kf.writeProtect))
 	if err != nil {
 		return err
 	}
