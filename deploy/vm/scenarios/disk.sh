@@ -35,6 +35,9 @@ devices:
   - name: atomic0
     type: vdisk
     config: "size=64MiB;lbs=512;pbexp=3;mode=store;atomic_wr=1"
+  - name: zoned0
+    type: vdisk
+    config: "size=256MiB;mode=store;zoned=host-managed;zone_size=16M"
 EOF
 artefact /etc/vscsid/disk.yaml
 
@@ -88,7 +91,7 @@ dmesg_mark daemon
 vscsid_start disk --config /etc/vscsid/disk.yaml
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
 
-for n in d512n d4kn d512e store0 atomic0; do
+for n in d512n d4kn d512e store0 atomic0 zoned0; do
 	require wait_for "$n-attached" 30 "dev_node block $n && dev_node sg $n"
 done
 
@@ -312,7 +315,7 @@ expect_eq lba-status-written-mapped 0 "$(gls $glba)"
 expect_eq lba-status-written-mapped-second-chunk 0 "$(gls $((glba + 255)))"
 expect_output lba-status-descriptors "^ *0x0*$(printf %x $glba) +0x100 +0 " sg_get_lba_status -b --lba=$glba --maxlen=64 "/dev/$sg"
 check_sh lba-status-whole-descriptors "! sg_get_lba_status -b --lba=$glba --maxlen=64 /dev/$sg 2>&1 | grep incomplete"
-check lba-status-unmap-first-chunk sg_unmap --lba=$glba --num=128 "/dev/$sg"
+check lba-status-unmap-first-chunk sg_unmap --force --lba=$glba --num=128 "/dev/$sg"
 expect_eq lba-status-unmapped-deallocated 1 "$(gls $glba)"
 expect_eq lba-status-rest-still-mapped 0 "$(gls $((glba + 128)))"
 check_sh lba-status-unmapped-reads-zeros "[ \"\$($DD if=/dev/$sd bs=512 skip=$glba count=128 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(head -c 65536 /dev/zero | md5sum | cut -d' ' -f1)\" ]"
@@ -360,6 +363,53 @@ expect_output atomic-sg-raw-good 'SCSI Status: Good' \
 check_sh atomic-sg-raw-wrote "[ \"\$($DD if=/dev/$sd bs=512 skip=8 count=8 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $(md5 "$W/atomic-4k") ]"
 expect_output atomic-sg-raw-granularity-24-00 'Invalid field in cdb' \
 	sh -c "sg_raw -s 2048 -i $W/atomic-4k /dev/$(dev_sg atomic0) 9c 00 00 00 00 00 00 00 00 08 00 00 00 04 00 00 2>&1; true"
+
+# ------------------------------------------------------------ zoned (ZBC)
+# A host-managed disk of 16 zones of 16 MiB (32768 sectors), the first
+# conventional, through sd's zoned support and util-linux's blkzone.
+sd=$(dev_block zoned0)
+zb=32768
+expect_eq zbc-sysfs-type 20 "$(cat /sys/block/$sd/device/type)"
+expect_eq zbc-queue-zoned host-managed "$(cat /sys/block/$sd/queue/zoned)"
+expect_eq zbc-queue-chunk-sectors $zb "$(cat /sys/block/$sd/queue/chunk_sectors)"
+expect_eq zbc-queue-nr-zones 16 "$(cat /sys/block/$sd/queue/nr_zones)"
+expect_eq zbc-queue-max-open-zones 8 "$(cat /sys/block/$sd/queue/max_open_zones)"
+expect_output zbc-blkzone-report-conventional 'start: 0x000000000.*CONVENTIONAL' blkzone report -c 1 "/dev/$sd"
+expect_output zbc-blkzone-report-16 "start: 0x000078000, len 0x008000" blkzone report "/dev/$sd"
+expect_eq zbc-blkzone-report-lines 16 "$(printf '%s\n' "$OUT" | grep -c 'start: ')"
+expect_match zbc-blkzone-zone1-empty 'start: 0x000008000, len 0x008000.* wptr 0x000000 .*zcond: ?1\(em\).*SEQ_WRITE_REQUIRED' "$OUT"
+# Sequential writes at the write pointer; the zone opens implicitly.
+check zbc-write-at-wp $DD if=/dev/urandom of="/dev/$sd" bs=1M seek=16 count=2 oflag=direct
+expect_output zbc-wp-advanced 'wptr 0x001000 .*zcond: ?2\(oi\)' blkzone report -o $zb -c 1 "/dev/$sd"
+# A write elsewhere in the zone fails. Before Linux 6.10 the kernel sends
+# it, the disk answers UNALIGNED WRITE COMMAND and sd logs that; from
+# 6.10 the block layer's zone write plugging knows the write pointer and
+# refuses the write itself. Through sg the disk's own answer shows on any
+# kernel.
+dmesg_mark zbc-unaligned
+expect_fail zbc-unaligned-write-fails $DD if=/dev/zero of="/dev/$sd" bs=1M seek=20 count=1 oflag=direct
+kv=$(uname -r)
+if [ "${kv%%.*}" -lt 6 ] || { [ "${kv%%.*}" -eq 6 ] && [ "$(echo "$kv" | cut -d. -f2)" -lt 10 ]; }; then
+	wait_for zbc-unaligned-logged 10 "dmesg_since zbc-unaligned | grep -i 'unaligned write command'"
+else
+	note "kernel $kv plugs zone writes: the block layer refused the unaligned write without sending it"
+fi
+head -c 512 /dev/zero >"$W/z512"
+expect_output zbc-sg-unaligned-21-04 'Unaligned write command' \
+	sh -c "sg_raw -s 512 -i $W/z512 /dev/$(dev_sg zoned0) 8a 00 00 00 00 00 00 00 80 64 00 00 00 01 00 00 2>&1; true"
+expect_output zbc-sg-boundary-21-05 'Write boundary violation' \
+	sh -c "sg_raw -s 1024 -i $W/caw-in /dev/$(dev_sg zoned0) 8a 00 00 00 00 00 00 00 7f ff 00 00 00 02 00 00 2>&1; true"
+# Zone management through the kernel: finish, reset, open, close.
+check zbc-blkzone-finish blkzone finish -o $((2 * zb)) -c 1 "/dev/$sd"
+expect_output zbc-finished-full 'zcond: ?14\(fu\)' blkzone report -o $((2 * zb)) -c 1 "/dev/$sd"
+check zbc-blkzone-reset blkzone reset -o $zb -c 1 "/dev/$sd"
+expect_output zbc-reset-empty 'wptr 0x000000 .*zcond: ?1\(em\)' blkzone report -o $zb -c 1 "/dev/$sd"
+check_sh zbc-reset-reads-zeros "[ \"\$($DD if=/dev/$sd bs=1M skip=16 count=2 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = \"\$(head -c 2097152 /dev/zero | md5sum | cut -d' ' -f1)\" ]"
+check zbc-blkzone-open blkzone open -o $((3 * zb)) -c 1 "/dev/$sd"
+expect_output zbc-opened-explicitly 'zcond: ?3\(oe\)' blkzone report -o $((3 * zb)) -c 1 "/dev/$sd"
+check zbc-blkzone-close blkzone close -o $((3 * zb)) -c 1 "/dev/$sd"
+expect_output zbc-closed-empty 'zcond: ?1\(em\)' blkzone report -o $((3 * zb)) -c 1 "/dev/$sd"
+check_sh zbc-metrics "scrape_metrics $W/metrics-zbc.txt && grep '^vscsi_scsi_commands_total{command=\"report_zones\",device=\"zoned0\"} [1-9]' $W/metrics-zbc.txt && grep '^vscsi_scsi_commands_total{command=\"reset_write_pointer\",device=\"zoned0\"} [1-9]' $W/metrics-zbc.txt"
 
 # ------------------------------------------------- protection information
 # A user (TCMU) backstore cannot carry T10 protection information: its
@@ -413,7 +463,7 @@ check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/
 
 # ----------------------------------------------------------------- teardown
 disks=""
-for n in d512n d4kn d512e store0 atomic0; do disks="$disks $(dev_block "$n")"; done
+for n in d512n d4kn d512e store0 atomic0 zoned0; do disks="$disks $(dev_block "$n")"; done
 vscsid_stop vscsid-sigterm-exit-0
 wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 [ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
