@@ -253,7 +253,8 @@ func TestImportFailureRemovesCartridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := vsctl(t, "media", "import", "--dir", dir, "--barcode", "BAD1", bad)
-	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 does not exist") {
+	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cartridge BAD1 does not exist") ||
+		strings.Contains(err.Error(), ": EOF") {
 		t.Errorf("import of a truncated file: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -625,6 +626,30 @@ func TestInspectDamagedCartridgeFails(t *testing.T) {
 		}
 		if args[0] == "inspect" && !strings.Contains(out, "CUT1") {
 			t.Errorf("media %v printed nothing before failing:\n%s", args, out)
+		}
+	}
+}
+
+// The media commands refuse an empty --dir and a partition the cartridge
+// lacks with the same words, whichever command it is.
+func TestMediaArgumentMessages(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "media", "create", "--dir", dir, "--barcode", "P1")
+	out := filepath.Join(t.TempDir(), "p1.tap")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"media", "list", "--dir", ""}, "--dir is empty"},
+		{[]string{"media", "inspect", "--dir", "", "--barcode", "P1"}, "--dir is empty"},
+		{[]string{"media", "export", "--dir", dir, "--barcode", "P1", "--partition", "-1", out}, "--partition -1: not a partition of this cartridge (it has 1, numbered 0 to 0)"},
+		{[]string{"media", "export", "--dir", dir, "--barcode", "P1", "--partition", "1", out}, "--partition 1: not a partition of this cartridge"},
+		{[]string{"media", "dump", "--dir", dir, "--barcode", "P1", "--partition", "3"}, "--partition 3: not a partition of this cartridge"},
+		{[]string{"media", "set", "--dir", dir, "--barcode", "P1", "--write-protect=maybe"}, `"maybe" is not a boolean`},
+	} {
+		_, _, err := vsctl(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
 }

@@ -98,9 +98,25 @@ func (c *commonFlags) register(fs *flag.FlagSet, barcode bool) {
 	}
 }
 
-func (c *commonFlags) check() error {
+// checkDir refuses an empty --dir.
+func (c *commonFlags) checkDir() error {
 	if c.dir == "" {
 		return usagef("--dir is empty (give the media directory; an empty one would be the current directory)")
+	}
+	return nil
+}
+
+// checkPartition refuses a --partition the cartridge m does not have.
+func checkPartition(part int, m *cartridge.Image) error {
+	if n := m.Info().Partitions; part < 0 || part >= n {
+		return usagef("--partition %d: not a partition of this cartridge (it has %d, numbered 0 to %d)", part, n, n-1)
+	}
+	return nil
+}
+
+func (c *commonFlags) check() error {
+	if err := c.checkDir(); err != nil {
+		return err
 	}
 	if c.barcode == "" {
 		return usagef("--barcode is required")

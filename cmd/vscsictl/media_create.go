@@ -70,6 +70,9 @@ func mediaList(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err := noArgs(pos); err != nil {
 		return err
 	}
+	if err := cf.checkDir(); err != nil {
+		return err
+	}
 	barcodes, err := cartridge.List(cf.dir)
 	if err != nil {
 		return err

@@ -276,8 +276,8 @@ func mediaDump(_ context.Context, args []string, stdout, stderr io.Writer) error
 		for i := range m.Info().Partitions {
 			parts = append(parts, i)
 		}
-	} else if *part >= m.Info().Partitions {
-		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
+	} else if err := checkPartition(*part, m); err != nil {
+		return err
 	}
 	w := bufio.NewWriter(stdout)
 	defer func() { _ = w.Flush() }() // for the error returns: the records before the error; the Flush below is checked

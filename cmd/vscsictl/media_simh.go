@@ -142,8 +142,8 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer func() { _ = m.Close() }() // read-only
-	if *part < 0 || *part >= m.Info().Partitions {
-		return usagef("--partition %d: the cartridge has %d", *part, m.Info().Partitions)
+	if err := checkPartition(*part, m); err != nil {
+		return err
 	}
 	opts := cartridge.SIMHExportOptions{Format: sf, SkipSetmarks: *skipSM, EOM: *eom}
 	if file == "-" {

@@ -1,6 +1,7 @@
 package cartridge
 
 import (
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -35,7 +36,7 @@ func (m *Image) writeEncoded(r io.Reader, n int, enc tape.Encoding) (int, error)
 	}
 	plain := m.wbuf[:recHeaderSize+n]
 	if _, err := io.ReadFull(r, plain[recHeaderSize:]); err != nil {
-		return 0, fmt.Errorf("cartridge: read block data: %w", err)
+		return 0, blockDataError(err, n)
 	}
 	rec, flags := m.codec.Encode(recHeaderSize, plain[recHeaderSize:], enc)
 	if flags == 0 {
@@ -88,7 +89,7 @@ func (m *Image) write(typ uint8, r io.Reader, n int) error {
 	rec := m.wbuf[:recHeaderSize+n]
 	if n > 0 {
 		if _, err := io.ReadFull(r, rec[recHeaderSize:]); err != nil {
-			return fmt.Errorf("cartridge: read block data: %w", err)
+			return blockDataError(err, n)
 		}
 	}
 	return m.writeRecord(typ, 0, rec)
@@ -155,7 +156,7 @@ func (m *Image) writeLarge(r io.Reader, n int) error {
 		c := min(n-done, wbufSize)
 		if _, err := io.ReadFull(r, m.wbuf[:c]); err != nil {
 			p.tailDirty = true
-			return fmt.Errorf("cartridge: read block data: %w", err)
+			return blockDataError(err, n)
 		}
 		crc = crc32.Update(crc, castagnoli, m.wbuf[:c])
 		if _, err := m.f.WriteAt(m.wbuf[:c], off+recHeaderSize+int64(done)); err != nil {
@@ -384,4 +385,14 @@ func (m *Image) datasync() error {
 		m.afterSync()
 	}
 	return nil
+}
+
+// blockDataError is the error of reading a block's n bytes of data: data
+// that ends early (a SIMH length word without its bytes) says so rather
+// than "EOF".
+func blockDataError(err error, n int) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("cartridge: a %d-byte block: its data ends early: %w", n, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("cartridge: read block data: %w", err)
 }
