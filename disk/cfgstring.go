@@ -155,35 +155,20 @@ func (c *Config) set(k, v string) error {
 			err = errors.New("must be at least 1")
 		}
 	case "lbs":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.LBS = uint32(n)
-		if err == nil && n != 512 && n != 1024 && n != 2048 && n != 4096 {
+		err = setUint(&c.LBS, v, 32, false)
+		if n := c.LBS; err == nil && n != 512 && n != 1024 && n != 2048 && n != 4096 {
 			err = fmt.Errorf("%d is not 512, 1024, 2048 or 4096", n)
 		}
 	case "pbexp":
-		var n uint64
-		n, err = parseUint(v, 8)
-		c.PBExp = uint8(n)
+		err = setUint(&c.PBExp, v, 8, false)
 	case "lowest_aligned":
-		var n uint64
-		n, err = parseUint(v, 16)
-		c.LowestAligned = uint16(n)
+		err = setUint(&c.LowestAligned, v, 16, false)
 	case "opt_blks":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.OptBlocks = uint32(n)
+		err = setUint(&c.OptBlocks, v, 32, false)
 	case "max_blks":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.MaxBlocks = uint32(n)
+		err = setUint(&c.MaxBlocks, v, 32, false)
 	case "opt_gran":
-		var n uint64
-		n, err = parseUint(v, 16)
-		c.OptGran = uint16(n)
-		if err == nil && n == 0 {
-			err = errors.New("must be at least 1")
-		}
+		err = setUint(&c.OptGran, v, 16, true)
 	case "mode":
 		switch v {
 		case "fake_rw":
@@ -211,26 +196,11 @@ func (c *Config) set(k, v string) error {
 	case "lbprz":
 		c.LBPRZ, err = cfgstring.Bool(v)
 	case "unmap_max_blocks":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.UnmapMaxBlocks = uint32(n)
-		if err == nil && n == 0 {
-			err = errors.New("must be at least 1")
-		}
+		err = setUint(&c.UnmapMaxBlocks, v, 32, true)
 	case "unmap_max_desc":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.UnmapMaxDesc = uint32(n)
-		if err == nil && n == 0 {
-			err = errors.New("must be at least 1")
-		}
+		err = setUint(&c.UnmapMaxDesc, v, 32, true)
 	case "unmap_gran":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.UnmapGran = uint32(n)
-		if err == nil && n == 0 {
-			err = errors.New("must be at least 1")
-		}
+		err = setUint(&c.UnmapGran, v, 32, true)
 	case "max_ws_blks":
 		c.MaxWSBlocks, err = parseUint(v, 32)
 	case "vendor":
@@ -254,9 +224,7 @@ func (c *Config) set(k, v string) error {
 			return fmt.Errorf("%q does not start with 5 (NAA IEEE Registered)", v)
 		}
 	case "rotation":
-		var n uint64
-		n, err = parseUint(v, 16)
-		c.Rotation = uint16(n)
+		err = setUint(&c.Rotation, v, 16, false)
 	case "form_factor":
 		ok := false
 		for i, name := range formFactorNames {
@@ -285,32 +253,33 @@ func (c *Config) set(k, v string) error {
 			err = errors.New("must be at least one block")
 		}
 	case "zone_nr_conv":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.ZoneNrConv = uint32(n)
+		err = setUint(&c.ZoneNrConv, v, 32, false)
 	case "zone_max_open":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.ZoneMaxOpen = uint32(n)
+		err = setUint(&c.ZoneMaxOpen, v, 32, false)
 	case "atomic_wr":
 		c.AtomicWR, err = cfgstring.Bool(v)
 	case "atomic_wr_max_length":
-		var n uint64
-		n, err = parseUint(v, 16)
-		c.AtomicMax = uint32(n)
-		if err == nil && n == 0 {
-			err = errors.New("must be at least 1")
-		}
+		err = setUint(&c.AtomicMax, v, 16, true)
 	case "atomic_wr_align":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.AtomicAlign = uint32(n)
+		err = setUint(&c.AtomicAlign, v, 32, false)
 	case "atomic_wr_gran":
-		var n uint64
-		n, err = parseUint(v, 32)
-		c.AtomicGran = uint32(n)
+		err = setUint(&c.AtomicGran, v, 32, false)
 	}
 	return err
+}
+
+// setUint parses v into *dst, an unsigned field of bits bits; with
+// positive, 0 is refused.
+func setUint[T ~uint8 | ~uint16 | ~uint32 | ~uint64](dst *T, v string, bits int, positive bool) error {
+	n, err := parseUint(v, bits)
+	if err != nil {
+		return err
+	}
+	if positive && n == 0 {
+		return errors.New("must be at least 1")
+	}
+	*dst = T(n)
+	return nil
 }
 
 // parseUint parses an unsigned integer of bitSize bits (the shared
