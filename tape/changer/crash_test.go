@@ -169,7 +169,8 @@ func TestInventoryFileIsTheTruth(t *testing.T) {
 }
 
 // An inventory or journal that is a FIFO, a symbolic link to /dev/zero or
-// a huge file is refused at once, saying what it is.
+// a huge file is refused, saying what it is. Only the FIFO could hang a
+// wrong implementation, so only it runs under a hang guard.
 func TestInventoryHostileFiles(t *testing.T) {
 	for _, file := range []string{".library-lib0.json", ".library-lib0.journal"} {
 		for _, c := range []struct {
@@ -179,37 +180,48 @@ func TestInventoryHostileFiles(t *testing.T) {
 		}{
 			{"fifo", func(p string) error { return unix.Mkfifo(p, 0o600) }, "is a FIFO"},
 			{"symlink", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a symbolic link"},
-			{"huge", func(p string) error { return os.WriteFile(p, make([]byte, maxInventoryFile+1), 0o600) }, "larger than"},
+			{"huge", func(p string) error { return os.Truncate(p, maxInventoryFile+1) }, "larger than"},
 		} {
 			t.Run(file+"/"+c.name, func(t *testing.T) {
 				dir := t.TempDir()
+				s := store{dir: dir, name: "lib0"}
 				if file == ".library-lib0.journal" {
 					// A valid snapshot, so that the journal is read.
-					s := store{dir: dir, name: "lib0"}
 					if err := s.save(&Inventory{Version: inventoryVersion}); err != nil {
 						t.Fatal(err)
 					}
 					os.Remove(filepath.Join(dir, file)) //nolint:errcheck // may not exist
 				}
-				if err := c.make(filepath.Join(dir, file)); err != nil {
+				p := filepath.Join(dir, file)
+				if c.name == "huge" {
+					if err := os.WriteFile(p, nil, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := c.make(p); err != nil {
 					t.Fatal(err)
 				}
-				s := store{dir: dir, name: "lib0"}
-				done := make(chan error, 1)
-				go func() {
+				load := func() error {
 					inv, ok, err := s.load()
 					if err == nil && ok {
 						err = s.replay(&inv)
 					}
-					done <- err
-				}()
-				select {
-				case err := <-done:
-					if err == nil || !strings.Contains(err.Error(), c.want) {
-						t.Fatalf("load: %v, want %q", err, c.want)
+					return err
+				}
+				var err error
+				if c.name != "fifo" {
+					err = load()
+				} else {
+					done := make(chan error, 1)
+					go func() { done <- load() }()
+					select {
+					case err = <-done:
+					case <-time.After(time.Minute):
+						t.Fatal("load blocked on a FIFO")
 					}
-				case <-time.After(5 * time.Second):
-					t.Fatal("load blocked")
+				}
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("load: %v, want %q", err, c.want)
 				}
 			})
 		}

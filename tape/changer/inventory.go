@@ -344,8 +344,8 @@ func (s *store) path() string { return filepath.Join(s.dir, ".library-"+s.name+"
 func (s *store) tempPrefix() string { return ".library-" + s.name + ".json.tmp-" }
 
 // maxInventoryFile bounds the inventory file: 64,512 slots of JSON take
-// about 5 MiB.
-const maxInventoryFile = 64 << 20
+// less than 8 MiB.
+const maxInventoryFile = 16 << 20
 
 // load reads the saved inventory; ok is false when there is none.
 func (s *store) load() (inv Inventory, ok bool, err error) {
