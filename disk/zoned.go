@@ -51,7 +51,7 @@ var (
 	errWriteBoundary  = scsi.NewError(scsi.IllegalRequest, scsi.WriteBoundaryViolation)
 	errReadInvalid    = scsi.NewError(scsi.IllegalRequest, scsi.AttemptToReadInvalidData)
 	errZoneResources  = scsi.NewError(scsi.DataProtect, scsi.InsufficientZoneResources)
-	errZoneFull       = scsi.InvalidField(2, -1) // a write to a FULL zone, as scsi_debug answers
+	errZoneFull       = scsi.NewError(scsi.IllegalRequest, scsi.InvalidFieldInCDB) // a write to a FULL zone, as scsi_debug answers
 	errNotZoneStart   = scsi.InvalidField(2, -1)
 )
 
@@ -95,7 +95,10 @@ func zoneBlocks(cfg Config, blocks uint64) uint64 {
 // has validated cfg (ZoneGeometry).
 func newZones(cfg Config, blocks uint64) *zones {
 	zb := zoneBlocks(cfg, blocks)
-	zs := &zones{managed: cfg.Zoned == ZonedHostManaged, maxOpen: int(cfg.ZoneMaxOpen)}
+	zs := &zones{managed: cfg.Zoned == ZonedHostManaged}
+	if zs.managed { // a host-aware disk's open zones are only a preference
+		zs.maxOpen = int(cfg.ZoneMaxOpen)
+	}
 	for zb>>zs.shift > 1 {
 		zs.shift++
 	}

@@ -129,7 +129,7 @@ func TestZonedWriteRules(t *testing.T) {
 	// Writing the rest of the zone makes it full (and no longer open).
 	good(t, td.out(write16(z1+8, 32760), make([]byte, 32760*512)))
 	td.wantZones("1/0 0+32768@-", "2/e 32768+32768@65536", "2/1 65536+32768@65536", "2/1 98304+32768@98304")
-	wantField(t, td.out(write16(z1+32768-8, 8), make([]byte, 8*512)), true, 2, -1)
+	wantSense(t, td.out(write16(z1+32768-8, 8), make([]byte, 8*512)), scsi.IllegalRequest, scsi.InvalidFieldInCDB)
 	// WRITE SAME and COMPARE AND WRITE follow the same rules.
 	z2 := uint64(65536)
 	wantSense(t, td.out(rw16(0x93, z2+1, 4), make([]byte, 512)), scsi.IllegalRequest, scsi.UnalignedWriteCommand)
@@ -230,6 +230,15 @@ func TestHostAwareWrites(t *testing.T) {
 	td.wantZones("3/e 0+32768@32768!", "3/2 32768+32768@32772", "3/1 65536+32768@65536", "3/1 98304+32768@98304")
 	if n, _ := td.zones(0, 64, 0x11, false); n != 64 {
 		t.Fatalf("non-sequential zones: %d", n/64)
+	}
+	// zone_max_open is a host-managed limit: a host-aware disk opens
+	// every zone written.
+	ha := newDisk(t, "size=64M;zoned=host-aware;zone_size=4M;zone_nr_conv=0;zone_max_open=1")
+	for i := range uint64(3) {
+		good(t, ha.out(write16(i*8192, 1), make([]byte, 512)))
+	}
+	if n, _ := ha.zones(0, 64, 0x02, false); n != 3*64 {
+		t.Fatalf("host-aware with zone_max_open=1: %d implicitly open zones, want 3", n/64)
 	}
 }
 
