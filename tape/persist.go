@@ -143,6 +143,20 @@ func Open(name string, cfg Config, lib Library, log *zap.Logger) (*Drive, error)
 	}
 	cfg.Barcode = dec.Barcode
 	d, err := New(name, cfg, lib, log)
+	degraded := false
+	if err != nil && cfg.Barcode != "" {
+		// The cartridge, not the drive: a damaged or unreadable image
+		// must not keep the drive, and with it the daemon's other
+		// devices, down. The drive starts empty and says why.
+		bad := cfg.Barcode
+		cfg.Barcode = ""
+		var err2 error
+		if d, err2 = New(name, cfg, lib, log); err2 == nil {
+			log.Warn("the cartridge cannot be loaded; the drive starts empty (fix or replace the image, then load it or restart)",
+				zap.String("medium", bad), zap.Error(err))
+			degraded, err, dec.Resume = true, nil, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +170,9 @@ func Open(name string, cfg Config, lib Library, log *zap.Logger) (*Drive, error)
 	}
 	d.mu.Lock()
 	d.persist = &persistence{lib: pl, configBarcode: configured}
-	d.save() // without the resumed position: only the next clean stop sets one
+	if !degraded { // an empty state saved now would keep the drive empty after the image is fixed
+		d.save() // without the resumed position: only the next clean stop sets one
+	}
 	d.mu.Unlock()
 	return d, nil
 }

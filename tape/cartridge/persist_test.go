@@ -229,3 +229,44 @@ func TestDriveStateHostileFiles(t *testing.T) {
 		})
 	}
 }
+
+// A configured cartridge whose image is damaged does not keep the drive
+// from starting: it starts empty, saves no state that would keep it empty,
+// and loads the cartridge once the image is good again.
+func TestOpenWithDamagedCartridgeStartsEmpty(t *testing.T) {
+	media := t.TempDir()
+	lib, err := MakeLibrary(media)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lib.Create("BAD001L9", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(media, "BAD001L9.vtape")
+	good, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(img, good[:100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "media=" + media + ";barcode=BAD001L9"
+	d := openDrive(t, media, cfg)
+	if b := d.Stats().Barcode; b != "" {
+		t.Fatalf("drive holds %q, want nothing", b)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := lib.LoadDriveState("tape0"); ok || err != nil {
+		t.Fatalf("a state was saved for the degraded start (ok %v, %v)", ok, err)
+	}
+	if err := os.WriteFile(img, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d = openDrive(t, media, cfg)
+	defer d.Close() //nolint:errcheck // test cleanup
+	if b := d.Stats().Barcode; b != "BAD001L9" {
+		t.Fatalf("after the repair the drive holds %q", b)
+	}
+}

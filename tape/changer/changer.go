@@ -114,10 +114,20 @@ func Open(name string, cfg Config, resolve Resolver, log *zap.Logger) (*Changer,
 		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
 	}
 	saved, found, err := c.store.load()
-	if err != nil {
-		return nil, fmt.Errorf("vlibrary %s: %w", name, err)
+	damaged := err != nil
+	if damaged {
+		// A damaged inventory must not keep the library, and with it the
+		// daemon's other devices, down: it is kept aside as it is, and
+		// the inventory is rebuilt from the media directory.
+		kept, aerr := c.store.setAside()
+		if aerr != nil {
+			return nil, fmt.Errorf("vlibrary %s: %w (and it cannot be set aside: %w)", name, err, aerr)
+		}
+		log.Warn("the saved inventory cannot be read; it is kept aside and the library is rebuilt from the media directory",
+			zap.Error(err), zap.Strings("kept", kept))
+		saved = Inventory{}
 	}
-	if !found && cfg.Cartridges > 0 {
+	if !found && !damaged && cfg.Cartridges > 0 {
 		if err := c.populate(); err != nil {
 			return nil, fmt.Errorf("vlibrary %s: %w", name, err)
 		}

@@ -137,8 +137,20 @@ func TestJournal(t *testing.T) {
 	if err := os.WriteFile(jpath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open("lib0", l.cfg, nil, nil); err == nil || !strings.Contains(err.Error(), "record 1 is corrupt") {
+	// Open keeps the corrupt journal aside, byte for byte, with the
+	// inventory it belongs to, and rebuilds the inventory from the
+	// media directory: the library serves, nothing is lost.
+	c, err := Open("lib0", l.cfg, nil, nil)
+	if err != nil {
 		t.Fatalf("Open over a corrupt journal: %v", err)
+	}
+	defer c.Close() //nolint:errcheck // test cleanup
+	kept, _ := filepath.Glob(jpath + ".damaged-*")
+	if len(kept) != 1 || !bytes.Equal(mustRead(t, kept[0]), b) {
+		t.Fatalf("the corrupt journal was not kept aside as it was: %v", kept)
+	}
+	if len(c.Elements()) == 0 {
+		t.Fatal("no elements after the rebuild")
 	}
 }
 
@@ -151,8 +163,10 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-// TestInventoryFileIsTheTruth: the saved file is what a restart reads,
-// and a corrupt file stops Open rather than losing the placements.
+// TestInventoryFileIsTheTruth: the saved file is what a restart reads;
+// a corrupt one is kept aside as it is (the placements it holds are not
+// lost) and the library is rebuilt from the media directory, so it
+// still serves.
 func TestInventoryFileIsTheTruth(t *testing.T) {
 	l := newLab(t, "slots=2;mailslots=0", "A00001")
 	l.ok(move(0x1000, 0x1001), 0)
@@ -160,11 +174,20 @@ func TestInventoryFileIsTheTruth(t *testing.T) {
 	if at := l.where("A00001"); at != (Loc{Storage, 1}) {
 		t.Fatalf("A00001 at %+v", at)
 	}
-	if err := os.WriteFile(filepath.Join(l.dir, ".library-lib0.json"), []byte("{"), 0o600); err != nil {
+	inv := filepath.Join(l.dir, ".library-lib0.json")
+	if err := os.WriteFile(inv, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open("lib0", l.cfg, nil, nil); err == nil {
-		t.Fatal("Open over a corrupt inventory succeeded")
+	if err := l.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.open()
+	if at := l.where("A00001"); at.Type != Storage {
+		t.Fatalf("after the rebuild A00001 at %+v, want a storage slot", at)
+	}
+	kept, _ := filepath.Glob(inv + ".damaged-*")
+	if len(kept) != 1 || string(mustRead(t, kept[0])) != "{" {
+		t.Fatalf("the corrupt inventory was not kept aside: %v", kept)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/tape/cartridge"
@@ -366,6 +367,27 @@ func (s *store) load() (inv Inventory, ok bool, err error) {
 		return inv, false, err
 	}
 	return inv, true, nil
+}
+
+// setAside renames the inventory and its journal, whatever they are
+// (damaged, a FIFO, a symbolic link), to NAME.damaged-TIME beside them, so
+// that nothing is lost and the next save starts afresh; it returns the
+// new names.
+func (s *store) setAside() ([]string, error) {
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	var kept []string
+	for _, p := range []string{s.path(), s.journalPath()} {
+		to := p + ".damaged-" + stamp
+		err := os.Rename(p, to)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return kept, err
+		}
+		kept = append(kept, filepath.Base(to))
+	}
+	return kept, cartridge.SyncDir(s.dir)
 }
 
 // removeTemps deletes what saves cut by a crash left behind.
