@@ -308,4 +308,48 @@ expect_errno memory-blank-after-restart-eio EIO $DD if="$T" of=/dev/null bs=64k 
 vscsid_stop vscsid-sigterm-exit-0-after-restart
 wait_for configfs-no-residue-after-restart 15 "[ -z \"\$(configfs_residue)\" ]"
 
+# ----------------------------------------------------- a degraded start
+# One damaged cartridge image, one inventory that does not parse and one
+# drive state file that is a FIFO (which used to block start-up): each of
+# the three devices says why it is degraded, and every device starts.
+DG=$W/degraded
+mkdir -p "$DG/m1" "$DG/m2" "$DG/m3"
+check degraded-make-cartridge /usr/bin/vscsictl media create --dir "$DG/m1" --barcode DMG001L9
+check degraded-cut-cartridge truncate -s 100 "$DG/m1/DMG001L9.vtape"
+check degraded-fifo-state mkfifo "$DG/m2/.drive-dgfifo.json"
+printf '{' >"$DG/m3/.library-dglib.json"
+cat >/etc/vscsid/degraded.yaml <<EOF
+devices:
+  - name: dgcart
+    type: vtape
+    config: "media=$DG/m1;barcode=DMG001L9"
+  - name: dgfifo
+    type: vtape
+    config: "media=$DG/m2;barcode=FIF001L9"
+  - name: dglib
+    type: vlibrary
+    config: "media=$DG/m3;slots=4"
+  - name: dgdisk
+    type: vdisk
+    config: "size=16M"
+EOF
+vscsid_start degraded --config /etc/vscsid/degraded.yaml
+[ -n "$VSCSID_PID" ] || abort "vscsid did not start with three degraded devices"
+require wait_for degraded-all-attached 30 "dev_node tape dgcart && dev_node tape dgfifo && dev_node sg dglib && dev_node block dgdisk"
+dlog=$ART/vscsid-degraded.log
+check_sh degraded-says-cartridge "grep 'the cartridge cannot be loaded' $dlog | grep -q DMG001L9"
+check_sh degraded-says-fifo "grep 'ignoring the saved drive state' $dlog | grep -q 'is a FIFO'"
+check_sh degraded-says-inventory "grep -q 'the saved inventory cannot be read' $dlog"
+check_sh degraded-inventory-kept "ls $DG/m3/.library-dglib.json.damaged-*"
+check_sh degraded-cartridge-left-alone "[ \$(stat -c %s $DG/m1/DMG001L9.vtape) -eq 100 ]"
+# The damaged drive is empty; the other drive holds its cartridge.
+for g in dgcart dgfifo; do # past the unit attentions of the start
+	for i in 1 2 3 4 5; do sg_turs "/dev/$(dev_sg $g)" >/dev/null 2>&1 && break; done
+done
+expect_output degraded-drive-empty 'Medium not present' sh -c "sg_turs -v /dev/$(dev_sg dgcart) 2>&1; true"
+check degraded-fifo-drive-ready sg_turs "/dev/$(dev_sg dgfifo)"
+expect_output degraded-library-serves 'Medium Changer' mtx -f "/dev/$(dev_sg dglib)" inquiry
+vscsid_stop vscsid-sigterm-exit-0-degraded
+wait_for configfs-no-residue-after-degraded 15 "[ -z \"\$(configfs_residue)\" ]"
+
 kernel_clean kernel-log-clean
