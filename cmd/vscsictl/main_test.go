@@ -646,6 +646,7 @@ func TestMediaArgumentMessages(t *testing.T) {
 		{[]string{"media", "export", "--dir", dir, "--barcode", "P1", "--partition", "1", out}, "--partition 1: not a partition of this cartridge"},
 		{[]string{"media", "dump", "--dir", dir, "--barcode", "P1", "--partition", "3"}, "--partition 3: not a partition of this cartridge"},
 		{[]string{"media", "set", "--dir", dir, "--barcode", "P1", "--write-protect=maybe"}, `"maybe" is not a boolean`},
+		{[]string{"media", "export", "--dir", dir, "--barcode", "P1", filepath.Join(dir, "none", "p1.tap")}, "export to " + filepath.Join(dir, "none", "p1.tap") + ":"},
 	} {
 		_, _, err := vsctl(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -166,7 +166,7 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
 	if err != nil {
-		return err
+		return fmt.Errorf("export to %s: %w", file, err)
 	}
 	tmp := f.Name()
 	st, err := cartridge.ExportSIMH(m, *part, f, opts)
@@ -182,9 +182,12 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err == nil {
 		err = os.Rename(tmp, file)
 	}
+	if err == nil { // the rename is durable once the directory is
+		err = cartridge.SyncDir(filepath.Dir(file))
+	}
 	if err != nil {
 		_ = os.Remove(tmp) // best effort: err says what failed
-		return err
+		return fmt.Errorf("export to %s: %w", file, err)
 	}
 	p := &printer{w: stdout}
 	p.printf("exported %s partition %d to %s: %d blocks (%s), %d filemarks, format %s",
