@@ -427,6 +427,7 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clo
 		if b.act.kind == actDelay {
 			delay = satAdd(delay, b.act.dur)
 			b.st.injected.Add(1)
+			cmd.Acted |= scsi.ActedFault
 			continue
 		}
 		if b.act.post() {
@@ -436,12 +437,18 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clo
 		term, firstBad = b, fb
 		break
 	}
-	if term != nil && term.act.kind == actTimeout {
-		return d.hold(ctx, term, clk)
+	if term != nil {
+		cmd.Acted |= scsi.ActedFault
+		if term.act.kind == actTimeout {
+			return d.hold(ctx, term, clk)
+		}
 	}
 	tm := p.timer
 	if tm != nil {
-		delay = satAdd(delay, tm.latency(d.seed))
+		if l := tm.latency(d.seed); l > 0 {
+			delay = satAdd(delay, l)
+			cmd.Acted |= scsi.ActedTiming
+		}
 	}
 	budget := d.maxDelay
 	var slept time.Duration
@@ -483,6 +490,7 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clo
 		}
 		done := tm.after(arr, &c, moved, &r, d.pos)
 		if wait := done - clk.Now(); wait > 0 {
+			cmd.Acted |= scsi.ActedTiming
 			if wait > budget {
 				wait, clamped = budget, true
 			}
@@ -503,7 +511,10 @@ func (d *Device) handle(ctx context.Context, p *plan, cmd *scsi.Command, clk Clo
 		}
 	}
 	if armed != 0 && r.Status == scsi.StatusGood {
-		return d.post(p, armed, r)
+		if pr := d.post(p, armed, r); pr != r {
+			cmd.Acted |= scsi.ActedFault
+			return pr
+		}
 	}
 	return r
 }

@@ -13,7 +13,20 @@ import (
 type Command struct {
 	CDB  CDB     // the command descriptor block, length as the initiator sent it
 	Data *Buffer // never nil; Len() == 0 for commands without data
+	// Acted is set by the layers around a unit that changed the
+	// command's outcome or timing (fault injection), for traces; the
+	// transport clears it for each command.
+	Acted Acted
 }
+
+// Acted says which layers acted on a command.
+type Acted uint8
+
+// What can act on a command besides its unit.
+const (
+	ActedFault  Acted = 1 << iota // a fault rule injected a response, a delay or a post-action
+	ActedTiming                   // the timing model delayed it
+)
 
 // A Response is the outcome of one Command. The zero value is GOOD status.
 type Response struct {

@@ -3,12 +3,14 @@ package tcmu_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // zeroRead is the trivial handler of the benchmark: a fake_rw READ.
@@ -30,9 +32,44 @@ func (c concurrentZero) Concurrent() int { return c.n }
 // notification and does not gather the data, so what is measured is the
 // device: ring walk, entry validation, handler call, completion, stats,
 // and one Kick per batch.
-func benchRead(b *testing.B, h target.Handler) {
+func benchRead(b *testing.B, h target.Handler) { benchReadTraced(b, h, false) }
+
+// benchReadTraced is benchRead with a trace ring attached when traced, and
+// a reader draining it as vscsictl trace does (every 10 ms).
+func benchReadTraced(b *testing.B, h target.Handler, traced bool) {
 	k := targettest.NewKernel(b, targettest.Config{})
-	k.ServeLogger(h, zap.NewNop())
+	dev := k.ServeLogger(h, zap.NewNop())
+	if traced {
+		r := tcmu.NewTraceRing(4096)
+		detach, err := dev.Trace(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			buf := make([]tcmu.TraceRecord, 256)
+			t := time.NewTicker(10 * time.Millisecond)
+			defer t.Stop()
+			for {
+				for n := 1; n > 0; {
+					n = r.Read(buf)
+				}
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		b.Cleanup(func() {
+			close(stop)
+			<-done
+			detach()
+			b.ReportMetric(float64(r.Lost()), "lost")
+		})
+	}
 	cdb := read10(0, 8)
 	d := targettest.DataIn(4096)
 	if bad, err := k.Pump(cdb, d, 1000); bad != 0 || err != nil { // warm up: grow what grows once
@@ -52,3 +89,5 @@ func benchRead(b *testing.B, h target.Handler) {
 func BenchmarkRead4K(b *testing.B) { benchRead(b, scsi.HandlerFunc(zeroRead)) }
 
 func BenchmarkRead4KConcurrent(b *testing.B) { benchRead(b, concurrentZero{4}) }
+
+func BenchmarkRead4KTraced(b *testing.B) { benchReadTraced(b, scsi.HandlerFunc(zeroRead), true) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,6 +117,21 @@ type Device struct {
 	// resetPending defers a LUN RESET seen meanwhile until it returns.
 	running, curAborted, resetPending bool
 	cur                               uint16
+
+	// Tracing (trace.go): tracers is the set of attached rings, changed
+	// under traceMu; the loop loads it once per command. tracing says
+	// the loop found rings at the last completion (it then keeps scan
+	// marks); traceSeq counts the commands traced, traceRec is the
+	// record being filled.
+	traceMu  sync.Mutex
+	tracers  atomic.Pointer[tracers]
+	tracing  bool
+	traceSeq uint64
+	traceRec TraceRecord
+	marks    struct {
+		buf      [scanMarks]scanMark
+		first, n int
+	}
 }
 
 type idSet [(cmdIDMax + 1) / 64]uint64
@@ -357,6 +373,9 @@ func (d *Device) kick() error {
 // ABORT TASK skip a command that is still waiting in the ring.
 func (d *Device) scan(head uint32) error {
 	d.st.ringUsed(d.r.used(d.tail, head))
+	if d.tracing {
+		d.markScan(head)
+	}
 	for d.scanPos != head {
 		pos := d.scanPos
 		op, n, err := d.r.header(pos, d.r.used(pos, head))
@@ -438,6 +457,10 @@ func (d *Device) step(c *cmdCtx) (loaded, empty bool, err error) {
 	}
 	if err := d.r.load(c, pos, n); err != nil {
 		return false, false, err
+	}
+	c.seen = 0
+	if d.tracing {
+		c.seen = d.seenAt(pos)
 	}
 	d.readPos = d.r.next(pos, n)
 	d.inflight++
@@ -522,6 +545,12 @@ func (d *Device) finish(c *cmdCtx) error {
 	d.unkickedBytes += uint64(c.buf.Len())
 	if !c.aborted { // never ran: counted in Aborted only
 		d.st.observe(c, d.commandID(c))
+	}
+	if t := d.tracers.Load(); t != nil {
+		d.tracing = true
+		d.trace(t, c, status, uflags)
+	} else if d.tracing {
+		d.tracing, d.marks.n = false, 0
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ type cmdCtx struct {
 	cmd     scsi.Command
 	resp    scsi.Response
 	aborted bool
+	seen    int64 // device clock (ns) when the loop first saw the entry; 0 unless tracing
 	end     int64 // device clock (ns) when the handler returned
 	dur     int64 // ns spent in the handler
 	panic   any   // a worker's recovered panic, reported to the owner
@@ -96,6 +97,7 @@ func (r *ring) load(c *cmdCtx, pos, n uint32) error {
 		cdb = c.cdb[:c.cdbLen]
 	}
 	c.cmd.CDB = cdb
+	c.cmd.Acted = 0
 	c.resp = scsi.Response{}
 	c.aborted = false
 	c.panic = nil

@@ -110,6 +110,7 @@ type stats struct {
 	zeroFill       atomic.Uint64
 	badSense       atomic.Uint64
 	bidi           atomic.Uint64
+	traceLost      atomic.Uint64
 	ringMax        atomic.Uint32
 }
 
@@ -220,6 +221,7 @@ type DeviceStats struct {
 	ZeroFillWrittenBytes, ZeroFillSkippedBytes uint64
 	BadSense                                   uint64 // CHECK CONDITIONs without sense data, replaced by HARDWARE ERROR/44-00
 	BidiRejected                               uint64 // bidirectional commands refused
+	TraceLost                                  uint64 // trace records dropped because a reader fell behind (TraceRing)
 	Failed                                     bool   // the device stopped on a ring fault
 }
 
@@ -302,5 +304,6 @@ func (s *stats) snapshot(namer scsi.CommandNamer) DeviceStats {
 	out.ZeroFilledBytes = s.zeroFill.Load()
 	out.BadSense = s.badSense.Load()
 	out.BidiRejected = s.bidi.Load()
+	out.TraceLost = s.traceLost.Load()
 	return out
 }

@@ -1,0 +1,248 @@
+package tcmu
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// Tracing: a device copies each completed command into every TraceRing
+// attached to it (Device.Trace). The ring is preallocated and written by
+// the device's loop only; a reader that falls behind loses records (they
+// are counted) and never slows the loop. When no ring is attached the
+// loop pays one atomic load per command.
+
+// TraceCDB is how many CDB bytes a TraceRecord keeps: every fixed-length
+// CDB and the start of a variable-length one (its length is kept).
+const TraceCDB = 32
+
+// TraceRecord is one completed command as the device saw it. It holds no
+// pointers, so a ring of them is one allocation the collector never
+// scans. Times are nanoseconds on the device's clock (TraceRing.Epoch).
+type TraceRecord struct {
+	Seq uint64 // the device's count of traced commands, from 1: gaps are lost records
+	// Seen is when the loop first saw the entry in the ring (the ring
+	// carries no arrival time, so this is as early as it can be known),
+	// Start when the handler was called, End when it returned. A command
+	// that never ran (aborted, bidirectional) has Start == End.
+	Seen, Start, End int64
+	Tag              uint16         // the ring's cmd_id
+	ID               scsi.CommandID // the command in the handler's table
+	CDBLen           uint16         // the CDB's length (may exceed TraceCDB)
+	CDB              [TraceCDB]byte
+	Length           uint32 // data-area bytes of the command
+	Written          uint32 // Data-In the handler produced
+	Consumed         uint32 // Data-Out the handler read
+	Segments         uint32 // data segments (iovecs)
+	Seg0Offset       uint32 // the first segment's offset in the data area
+	Seg0Length       uint32
+	// Unaligned counts the segments whose data-area offset or length is
+	// not a multiple of the page size.
+	Unaligned uint32
+	Status    scsi.Status
+	Flags     TraceFlags
+	Acted     scsi.Acted // which layer around the unit acted (fault rule, timing model)
+	Sense     scsi.Sense // meaningful when Status is CHECK CONDITION
+}
+
+// TraceFlags say how a traced command ended besides its status.
+type TraceFlags uint8
+
+// Trace flags.
+const (
+	TraceAborted TraceFlags = 1 << iota // a TMR aborted it before it ran
+	TraceBidi                           // bidirectional, refused
+	TraceReadLen                        // the completion reported READ_LEN
+)
+
+// TraceRing is one reader's view of one device's commands: a fixed ring of
+// records, written by the device's loop, read by Read from one other
+// goroutine.
+type TraceRing struct {
+	recs  []TraceRecord
+	mask  uint64
+	epoch time.Time
+	head  atomic.Uint64 // next record the loop writes
+	tail  atomic.Uint64 // next record Read returns
+	lost  atomic.Uint64
+}
+
+// NewTraceRing returns a ring of n records, n rounded up to a power of two
+// (at least 2).
+func NewTraceRing(n int) *TraceRing {
+	size := uint64(2)
+	for size < uint64(n) {
+		size <<= 1
+	}
+	return &TraceRing{recs: make([]TraceRecord, size), mask: size - 1}
+}
+
+// Epoch is the wall-clock time of the device clock's zero: a record's End
+// is at Epoch().Add(time.Duration(End)). Set by Device.Trace.
+func (r *TraceRing) Epoch() time.Time { return r.epoch }
+
+// Lost is how many records the ring dropped because Read fell behind.
+func (r *TraceRing) Lost() uint64 { return r.lost.Load() }
+
+// Read copies the records written since the previous Read into dst, oldest
+// first, and returns how many it copied. Only one goroutine may Read.
+func (r *TraceRing) Read(dst []TraceRecord) int {
+	t, h := r.tail.Load(), r.head.Load()
+	n := 0
+	for ; t != h && n < len(dst); t++ {
+		dst[n] = r.recs[t&r.mask]
+		n++
+	}
+	r.tail.Store(t)
+	return n
+}
+
+// put is the loop's side: it copies rec in, or counts it lost when the
+// ring is full.
+func (r *TraceRing) put(rec *TraceRecord) bool {
+	h := r.head.Load()
+	if h-r.tail.Load() > r.mask {
+		r.lost.Add(1)
+		return false
+	}
+	r.recs[h&r.mask] = *rec
+	r.head.Store(h + 1)
+	return true
+}
+
+// tracers is the set of rings attached to a device. It is replaced, never
+// changed, so the loop reads it with one atomic load.
+type tracers struct{ rings []*TraceRing }
+
+// ErrTraceAttached is returned by Trace for a ring already attached.
+var ErrTraceAttached = errors.New("trace ring already attached")
+
+// Trace attaches r to d: every command d completes from now on is copied
+// into it. The returned function detaches it; it may be called more than
+// once. Several rings may be attached to a device, one ring to one device
+// only.
+func (d *Device) Trace(r *TraceRing) (detach func(), err error) {
+	d.traceMu.Lock()
+	defer d.traceMu.Unlock()
+	if r.epoch != (time.Time{}) {
+		return nil, ErrTraceAttached
+	}
+	r.epoch = d.epoch
+	var rings []*TraceRing
+	if t := d.tracers.Load(); t != nil {
+		rings = slices.Clone(t.rings)
+	}
+	d.tracers.Store(&tracers{rings: append(rings, r)})
+	return func() {
+		d.traceMu.Lock()
+		defer d.traceMu.Unlock()
+		t := d.tracers.Load()
+		if t == nil || !slices.Contains(t.rings, r) {
+			return
+		}
+		rest := slices.DeleteFunc(slices.Clone(t.rings), func(x *TraceRing) bool { return x == r })
+		if len(rest) == 0 {
+			d.tracers.Store(nil)
+			return
+		}
+		d.tracers.Store(&tracers{rings: rest})
+	}, nil
+}
+
+// pageSize is the alignment Unaligned counts against.
+var pageSize = uint32(os.Getpagesize())
+
+// trace copies the completed command c into every ring of t.
+func (d *Device) trace(t *tracers, c *cmdCtx, status, uflags uint8) {
+	d.traceSeq++
+	rec := &d.traceRec
+	*rec = TraceRecord{
+		Seq:      d.traceSeq,
+		Seen:     c.seen,
+		Start:    c.end - c.dur,
+		End:      c.end,
+		Tag:      c.id,
+		ID:       d.commandID(c),
+		CDBLen:   uint16(c.cdbLen),
+		Length:   uint32(c.buf.Len()),
+		Written:  uint32(c.buf.Written()),
+		Consumed: uint32(c.buf.Consumed()),
+		Segments: uint32(len(c.segs)),
+		Status:   scsi.Status(status),
+		Acted:    c.cmd.Acted,
+	}
+	copy(rec.CDB[:], c.cdb[:c.cdbLen])
+	if len(c.segs) > 0 {
+		rec.Seg0Offset, rec.Seg0Length = uint32(c.offs[0]), uint32(len(c.segs[0]))
+	}
+	for i, s := range c.segs {
+		if uint32(c.offs[i])%pageSize != 0 || uint32(len(s))%pageSize != 0 {
+			rec.Unaligned++
+		}
+	}
+	switch {
+	case c.aborted:
+		rec.Flags |= TraceAborted
+	case c.bidi:
+		rec.Flags |= TraceBidi
+	}
+	if uflags&UFlagReadLen != 0 {
+		rec.Flags |= TraceReadLen
+	}
+	if rec.Status == scsi.StatusCheckCondition {
+		rec.Sense = c.resp.Sense
+	}
+	if c.end == 0 { // never ran
+		rec.End = d.now()
+		rec.Start = rec.End
+	}
+	if rec.Seen == 0 || rec.Seen > rec.Start {
+		rec.Seen = rec.Start
+	}
+	for _, r := range t.rings {
+		if !r.put(rec) {
+			d.st.traceLost.Add(1)
+		}
+	}
+}
+
+// The scan marks tell a traced command when the loop first saw it: each
+// scan that found new entries while tracing pushes the ring offset it
+// scanned up to and the time; step pops the marks a loaded command is
+// past. They are kept only while tracing (Device.tracing).
+type scanMark struct {
+	end uint32
+	at  int64
+}
+
+const scanMarks = 64
+
+// markScan records that the entries before head were seen at now.
+func (d *Device) markScan(head uint32) {
+	at := d.now()
+	if d.marks.n == scanMarks { // full: the newest mark covers these too
+		d.marks.buf[(d.marks.first+d.marks.n-1)%scanMarks].end = head
+		return
+	}
+	d.marks.buf[(d.marks.first+d.marks.n)%scanMarks] = scanMark{end: head, at: at}
+	d.marks.n++
+}
+
+// seenAt returns when the entry at pos was first seen (0: not known), and
+// drops the marks of entries before it.
+func (d *Device) seenAt(pos uint32) int64 {
+	ahead := d.r.used(pos, d.scanPos)
+	for d.marks.n > 0 {
+		m := d.marks.buf[d.marks.first]
+		if dist := d.r.used(pos, m.end); dist != 0 && dist <= ahead {
+			return m.at
+		}
+		d.marks.first = (d.marks.first + 1) % scanMarks
+		d.marks.n--
+	}
+	return 0
+}
