@@ -384,3 +384,32 @@ func TestUnwrap(t *testing.T) {
 		t.Errorf("the drive was not closed: %+v", r)
 	}
 }
+
+// TestActedMarksCommands: traces learn from Command.Acted which commands a
+// rule or the timing model changed, and only those.
+func TestActedMarksCommands(t *testing.T) {
+	clk := &fakeClock{}
+	d := newDevice(t, &recorder{}, fault.Options{Commands: diskCmds, Clock: clk}, "op=write;busy", "op=read;lba=100;delay=1ms")
+	for _, tc := range []struct {
+		cdb  []byte
+		want scsi.Acted
+	}{
+		{rw10(0x28, 0, 1), 0},
+		{rw10(0x2a, 0, 1), scsi.ActedFault},
+		{rw10(0x28, 100, 1), scsi.ActedFault},
+	} {
+		cmd := scsi.Command{CDB: tc.cdb, Data: new(scsi.Buffer)}
+		d.HandleCommand(context.Background(), &cmd)
+		if cmd.Acted != tc.want {
+			t.Errorf("% x: acted %v, want %v", tc.cdb, cmd.Acted, tc.want)
+		}
+	}
+	if err := d.SetTiming(fault.MustParseTiming("latency=1ms")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := scsi.Command{CDB: rw10(0x28, 0, 1), Data: new(scsi.Buffer)}
+	d.HandleCommand(context.Background(), &cmd)
+	if cmd.Acted != scsi.ActedTiming {
+		t.Errorf("timing model: acted %v, want timing", cmd.Acted)
+	}
+}

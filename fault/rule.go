@@ -212,9 +212,8 @@ type ruleState struct {
 // bound is a Rule resolved against one device.
 type bound struct {
 	Rule
-	id       uint64
-	ops      [(scsi.MaxCommandIDs + 63) / 64]uint64 // scsi.CommandID bitmap; all ones for any command
-	classes  uint8                                  // command classes the op= classes name
+	id uint64
+	Selector
 	hasProb  bool
 	thresh   uint64 // prob threshold on a 53-bit draw
 	salt     uint64 // the rule's PRNG stream: FNV-1a of its canonical text
@@ -270,32 +269,11 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 	if r.act.kind == actTimeout && r.act.dur == 0 && e.cmdTimeout == 0 {
 		return nil, errors.New("timeout: cmd_time_out is 0 (the kernel never fails the command), so give a hold time: timeout=DURATION")
 	}
-	if len(r.ops) == 0 {
-		b.selectAll()
+	sel, err := resolveOps(r.ops, e)
+	if err != nil {
+		return nil, err
 	}
-	for _, t := range r.ops {
-		switch {
-		case t.isOp: // the opcode, with every service action of it
-			b.selectID(scsi.CommandID(t.op))
-			for id, d := range e.cmds.All() {
-				if uint8(d.OpCode) == t.op {
-					b.selectID(id)
-				}
-			}
-		case t.name != "":
-			id, ok := lookupName(e, t.name)
-			if !ok {
-				return nil, fmt.Errorf("op=%s: the %s has no command of that name", t.name, e.kind)
-			}
-			b.selectID(id)
-		case t.class == 0:
-			b.selectAll()
-		case e.kind == Changer:
-			return nil, fmt.Errorf("op=%s: a changer has no read, write or verify commands; name the command (op=move_medium) or give its opcode", t)
-		default:
-			b.classes |= t.class
-		}
-	}
+	b.Selector = sel
 	if r.prob != 0 && r.prob < 1 {
 		b.hasProb = true
 		b.thresh = uint64(r.prob * (1 << 53))
@@ -306,13 +284,74 @@ func bind(r Rule, e *env, id uint64, st *ruleState) (*bound, error) {
 	return b, nil
 }
 
-// selectID makes the rule select command id.
-func (b *bound) selectID(id scsi.CommandID) { b.ops[id>>6] |= 1 << (id & 63) }
+// Selector is an op= value resolved against a device's command table:
+// the commands it selects, by ID and by class. Rules filter with it, and
+// so do traces (vscsictl trace --op), so op= means the same everywhere.
+type Selector struct {
+	ids     [(scsi.MaxCommandIDs + 63) / 64]uint64 // scsi.CommandID bitmap; all ones for any command
+	classes uint8                                  // command classes the op= classes name
+}
 
-// selectAll makes the rule select every command.
-func (b *bound) selectAll() {
-	for i := range b.ops {
-		b.ops[i] = ^uint64(0)
+// NewSelector parses op (the rule grammar's op= value: classes, command
+// names and opcodes separated by '|') and resolves it against cmds. With
+// cmds nil it only checks op's syntax (names are resolved per device).
+func NewSelector(op string, cmds scsi.CommandTable) (Selector, error) {
+	ops, err := parseOps(op)
+	if err != nil {
+		return Selector{}, fmt.Errorf("op=%s: %w", op, err)
+	}
+	if cmds == nil {
+		return Selector{}, nil
+	}
+	return resolveOps(ops, &env{kind: kindOf(cmds.Set()), cmds: cmds})
+}
+
+// Selects reports whether the selector selects command id of class c.
+func (s *Selector) Selects(id scsi.CommandID, c scsi.Class) bool {
+	id = min(id, scsi.MaxCommandIDs-1)
+	return s.ids[id>>6]&(1<<(id&63)) != 0 || s.classes&uint8(c) != 0
+}
+
+// resolveOps resolves the op= alternatives against the device; none
+// selects every command.
+func resolveOps(ops []opToken, e *env) (Selector, error) {
+	var s Selector
+	if len(ops) == 0 {
+		s.selectAll()
+	}
+	for _, t := range ops {
+		switch {
+		case t.isOp: // the opcode, with every service action of it
+			s.selectID(scsi.CommandID(t.op))
+			for id, d := range e.cmds.All() {
+				if uint8(d.OpCode) == t.op {
+					s.selectID(id)
+				}
+			}
+		case t.name != "":
+			id, ok := lookupName(e, t.name)
+			if !ok {
+				return Selector{}, fmt.Errorf("op=%s: the %s has no command of that name", t.name, e.kind)
+			}
+			s.selectID(id)
+		case t.class == 0:
+			s.selectAll()
+		case e.kind == Changer:
+			return Selector{}, fmt.Errorf("op=%s: a changer has no read, write or verify commands; name the command (op=move_medium) or give its opcode", t)
+		default:
+			s.classes |= t.class
+		}
+	}
+	return s, nil
+}
+
+// selectID makes the selector select command id.
+func (s *Selector) selectID(id scsi.CommandID) { s.ids[id>>6] |= 1 << (id & 63) }
+
+// selectAll makes the selector select every command.
+func (s *Selector) selectAll() {
+	for i := range s.ids {
+		s.ids[i] = ^uint64(0)
 	}
 }
 
@@ -354,7 +393,7 @@ type position struct {
 // rule's range shares with a disk command's range (the command's own LBA
 // without lba=).
 func (b *bound) match(c *cmdInfo, p *position, pos Positioner) (firstBad uint64, ok bool) {
-	if b.ops[c.id>>6]&(1<<(c.id&63)) == 0 && b.classes&c.class == 0 {
+	if b.ids[c.id>>6]&(1<<(c.id&63)) == 0 && b.classes&c.class == 0 {
 		return 0, false
 	}
 	firstBad = c.lba

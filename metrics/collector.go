@@ -166,6 +166,7 @@ func collectTransport(ch chan<- prometheus.Metric, name string, t *tcmu.DeviceSt
 	counter(ch, descZeroFill, float64(t.ZeroFillSkippedBytes), name, "skipped")
 	counter(ch, descBadSense, float64(t.BadSense), name)
 	counter(ch, descBidi, float64(t.BidiRejected), name)
+	counter(ch, descTraceLost, float64(t.TraceLost), name)
 }
 
 func (c *Collector) collectRing(ch chan<- prometheus.Metric, name string, info *target.DeviceInfo) {

@@ -139,6 +139,8 @@ var (
 		"CHECK CONDITIONs without sense data from the handler, replaced by HARDWARE ERROR 44/00 (a handler bug).", lDevice)
 	descBidi = desc(subRing, "bidi_rejected_commands_total",
 		"Bidirectional commands refused.", lDevice)
+	descTraceLost = desc(subRing, "trace_lost_records_total",
+		"Trace records dropped because a reader (vscsictl trace) fell behind; the device was not slowed.", lDevice)
 
 	// Disks.
 	descDiskInfo = desc(subDisk, "info",
@@ -233,7 +235,7 @@ var allDescs = []*prometheus.Desc{
 	descSegments,
 	descInFlight, descBatch, descWakeups, descKicks, descHighWater,
 	descCommandArea, descDataArea, descCapability, descWorkers, descTMRs, descAborted, descAbortedRunning,
-	descUnknownEntries, descPads, descZeroFilled, descZeroFill, descBadSense, descBidi,
+	descUnknownEntries, descPads, descZeroFilled, descZeroFill, descBadSense, descBidi, descTraceLost,
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,
 	descStoreSize, descStoreAllocated, descWriteProtected, descWriteCache, descStopped,
 	descLoaded, descMediumInfo, descLoadTime, descUsed, descCapacity, descPartition,

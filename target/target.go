@@ -571,6 +571,35 @@ var ErrAmbiguous = errors.New("more than one device of that name")
 func (t *Target) Handler(name string) (Handler, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	m, err := t.findLocked(name)
+	if err != nil {
+		return nil, err
+	}
+	return m.h, nil
+}
+
+// Trace attaches r to the device named name (tcmu.Device.Trace): every
+// command it completes from now on is copied into r until detach is
+// called or the device goes away. It fails as Handler does.
+func (t *Target) Trace(name string, r *tcmu.TraceRing) (detach func(), err error) {
+	t.mu.Lock()
+	m, err := t.findLocked(name)
+	var dev *tcmu.Device
+	if err == nil {
+		dev = m.dev
+	}
+	t.mu.Unlock()
+	switch {
+	case err != nil:
+		return nil, err
+	case dev == nil:
+		return nil, fmt.Errorf("device %s: %w (still being brought up)", name, ErrNoDevice)
+	}
+	return dev.Trace(r)
+}
+
+// findLocked returns the one device named name; t.mu is held.
+func (t *Target) findLocked(name string) (*managed, error) {
 	var found *managed
 	var hbas []string
 	for _, m := range t.devs {
@@ -586,7 +615,7 @@ func (t *Target) Handler(name string) (Handler, error) {
 	case len(hbas) > 1:
 		return nil, fmt.Errorf("device %s: %w (%s)", name, ErrAmbiguous, strings.Join(hbas, ", "))
 	}
-	return found.h, nil
+	return found, nil
 }
 
 // Close removes every device, newest first: unlink the LUN and remove the

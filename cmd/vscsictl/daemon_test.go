@@ -50,6 +50,12 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 			`{"opcode":10,"name":"WRITE(6)","count":5,"check_conditions":0,"mean_seconds":0.002,"p50_seconds":0.004096,"p99_seconds":-1}],`+
 			`"read_bytes":1048576,"write_bytes":2097152,"check_conditions":{"medium_error":1},"in_flight":0,"aborted":0,"failed":false}`)
 	})
+	mux.HandleFunc("GET /v1/trace", func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		d.calls = append(d.calls, "trace "+r.URL.RawQuery)
+		d.mu.Unlock()
+		_, _ = io.WriteString(w, traceLines)
+	})
 	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, `{"name":"d0","timing":"latency=1ms","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":250,"injected":2,"spent":false},`+
 			`{"id":3,"rule":"op=read;count=1;sense=medium_error","action":"sense","matched":1,"injected":1,"spent":true}],"delayed":10,"clamped":0,"held":2,"interrupted":0}`)
@@ -208,6 +214,46 @@ func TestStatsWatchStopsOnCancel(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// traceLines is a trace stream as the daemon sends it: a WRITE(6), a READ(6)
+// that met a filemark, a LOST line.
+const traceLines = `{"type":"command","time":"2026-12-06T10:00:00.000100Z","device":"tape0","seq":7,"tag":3,"command":"write_6","opcode":10,"cdb":"0a0000800000","cdb_length":6,"extent":{"count":32768},"direction":"write","length":32768,"bytes":32768,"residual":0,"segments":8,"seg0_offset":4096,"seg0_length":4096,"unaligned":0,"status":"good","queue_ns":3000,"service_ns":120500}
+{"type":"command","time":"2026-12-06T10:00:00.002100Z","device":"tape0","seq":8,"tag":4,"command":"read_6","opcode":8,"cdb":"080000800000","cdb_length":6,"extent":{"count":32768},"direction":"none","length":32768,"bytes":0,"residual":32768,"segments":8,"seg0_offset":0,"seg0_length":4096,"unaligned":1,"status":"check_condition","sense":{"key":"no_sense","asc":0,"ascq":1,"name":"FILEMARK DETECTED","info":32768,"filemark":true},"queue_ns":0,"service_ns":15000000,"fault":true}
+{"type":"lost","time":"2026-12-06T10:00:00.003Z","device":"tape0","lost":5,"tag":0,"opcode":0,"direction":"","length":0,"bytes":0,"residual":0,"segments":0,"seg0_offset":0,"seg0_length":0,"unaligned":0,"status":"","queue_ns":0,"service_ns":0}
+`
+
+func TestTraceCommand(t *testing.T) {
+	d := startFakeDaemon(t)
+	s := "--socket=" + d.socket
+	out, stderr, err := vsctl(t, "trace", "tape0", "--op", "write|read_6", "--min-latency", "1ms", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `0.000000 tape0 #7 W write_6 count=32768 32768/32768B 8seg@4096+4096 good q=3.0us s=120.5us
+0.002000 tape0 #8 - read_6 count=32768 0/32768B 8seg@0+4096 unaligned=1 check_condition no_sense 00/01 "FILEMARK DETECTED" FM info=32768 q=0.0us s=15.0ms [fault]
+0.002900 tape0 LOST 5 records (the reader fell behind)
+`
+	if out != want {
+		t.Errorf("trace:\n%s\nwant:\n%s", out, want)
+	}
+	if stderr != "vscsictl trace: tape0: 5 records lost (the trace could not keep up)\n" {
+		t.Errorf("stderr %q", stderr)
+	}
+	d.mu.Lock()
+	if got := d.calls[len(d.calls)-1]; got != "trace device=tape0&min_latency=1ms&op=write%7Cread_6" {
+		t.Errorf("query %q", got)
+	}
+	d.mu.Unlock()
+	out = mustRun(t, "trace", "--json", s)
+	if out != traceLines {
+		t.Errorf("trace --json changed the lines:\n%s", out)
+	}
+	for _, args := range [][]string{{"--op", "read|"}, {"--sense", "nonsense"}, {"--status", "fine"}, {"--lba", "x"}, {"--min-latency", "-1s"}} {
+		if _, _, err := vsctl(t, append([]string{"trace", s}, args...)...); !isUsage(err) {
+			t.Errorf("trace %v: %v, want a usage error", args, err)
+		}
 	}
 }
 

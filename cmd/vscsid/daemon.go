@@ -26,6 +26,7 @@ import (
 type devices interface {
 	Devices() []target.DeviceStatus
 	Handler(name string) (target.Handler, error)
+	Trace(name string, r *tcmu.TraceRing) (detach func(), err error)
 	Create(ctx context.Context, spec target.DeviceSpec) (target.DeviceInfo, error)
 	Remove(name string) error
 }

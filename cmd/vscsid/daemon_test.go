@@ -10,6 +10,8 @@ import (
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/target"
+	"github.com/vscsid/vscsid/target/targettest"
+	"github.com/vscsid/vscsid/target/tcmu"
 )
 
 // testRegistry stands in for the Target (which needs configfs) with
@@ -17,7 +19,8 @@ import (
 // makes are the Target's, tested in package target.
 type testRegistry struct {
 	devs []target.DeviceStatus
-	env  handlerEnv // the factories' view of the registry (served)
+	env  handlerEnv              // the factories' view of the registry (served)
+	tcmu map[string]*tcmu.Device // devices a test serves over the fake kernel (Trace)
 }
 
 func (r *testRegistry) Devices() []target.DeviceStatus { return r.devs }
@@ -29,6 +32,30 @@ func (r *testRegistry) Handler(name string) (target.Handler, error) {
 		}
 	}
 	return nil, fmt.Errorf("device %s: %w", name, target.ErrNoDevice)
+}
+
+// Trace is the Target's, for devices a test serves (serve).
+func (r *testRegistry) Trace(name string, ring *tcmu.TraceRing) (func(), error) {
+	if d := r.tcmu[name]; d != nil {
+		return d.Trace(ring)
+	}
+	return nil, fmt.Errorf("device %s: %w", name, target.ErrNoDevice)
+}
+
+// serve serves the device name over the fake kernel, as the Target does
+// over /dev/uioN.
+func (r *testRegistry) serve(t *testing.T, name string) *targettest.Kernel {
+	t.Helper()
+	h, err := r.Handler(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := targettest.NewKernel(t, targettest.Config{})
+	if r.tcmu == nil {
+		r.tcmu = map[string]*tcmu.Device{}
+	}
+	r.tcmu[name] = k.Serve(h)
+	return k
 }
 
 // add builds a device with f, as the Target would for it, and registers

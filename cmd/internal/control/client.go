@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/internal/trace"
 )
 
 // DefaultSocket is where vscsid listens unless --control.socket says
@@ -132,6 +135,62 @@ func (c *Client) Export(ctx context.Context, name string, index int) (Element, e
 	return out, c.do(ctx, http.MethodPost, libraryPath(name, "/export"), Export{Index: index}, &out)
 }
 
+// Trace streams the commands of the devices named (none: every device)
+// that f selects: fn gets each event and its JSON line as the daemon sent
+// it. It returns when ctx is done (nil), fn fails (its error) or the
+// daemon ends the stream.
+func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, fn func(e *trace.Event, line []byte) error) error {
+	q := url.Values{}
+	for _, d := range devices {
+		q.Add("device", d)
+	}
+	f.Query(q)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://vscsid/v1/trace?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	stream := &http.Client{Transport: c.hc.Transport} // no timeout: the stream lasts
+	resp, err := stream.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return c.dialError(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode >= 300 {
+		return errorOf(resp)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e trace.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return fmt.Errorf("bad trace line from vscsid: %w", err)
+		}
+		if err := fn(&e, sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("trace stream: %w", err)
+	}
+	return nil
+}
+
+// errorOf is the *Error of a 4xx/5xx answer.
+func errorOf(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := &Error{Status: resp.StatusCode}
+	if json.Unmarshal(b, e) != nil || e.Message == "" {
+		e.Message = fmt.Sprintf("vscsid answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return e
+}
+
 // do sends a request and decodes a JSON answer into out (if not nil).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	var r io.Reader
@@ -152,12 +211,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	defer func() { _ = resp.Body.Close() }() // read side: nothing to lose
 	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		e := &Error{Status: resp.StatusCode}
-		if json.Unmarshal(b, e) != nil || e.Message == "" {
-			e.Message = fmt.Sprintf("vscsid answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
-		}
-		return e
+		return errorOf(resp)
 	}
 	if out == nil {
 		return nil

@@ -4,6 +4,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +13,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/internal/trace"
 )
 
 // fakeService records the calls the server makes and answers as the
@@ -128,6 +132,30 @@ func (f *fakeService) Import(name, barcode string) (Element, error) {
 func (f *fakeService) Export(name string, index int) (Element, error) {
 	f.record(fmt.Sprintf("export %s %d", name, index))
 	return Element{ElementRef: ElementRef{"mail", index}, Address: 16, Barcode: "A3"}, nil
+}
+
+// Trace refuses device x, then streams two events per batch until the
+// reader or the server goes away.
+func (f *fakeService) Trace(ctx context.Context, devices []string, flt trace.Filter, emit func([]trace.Event) error) error {
+	f.record(fmt.Sprintf("trace %v op=%s min=%v", devices, flt.Op, flt.MinLatency))
+	if slices.Contains(devices, "x") {
+		return fmt.Errorf("%w: no device %q", unix.ENODEV, "x")
+	}
+	if err := emit(nil); err != nil {
+		return nil
+	}
+	for seq := uint64(1); ; seq += 2 {
+		evs := []trace.Event{{Type: trace.TypeCommand, Device: "tape0", Seq: seq, Command: "write_6"},
+			{Type: trace.TypeLost, Device: "tape0", Lost: 3}}
+		if err := emit(evs); err != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // start serves s on a socket in a temporary directory.
@@ -284,6 +312,51 @@ func TestClientRoundTrip(t *testing.T) {
 		if !ok || e.Errno != tc.errno || e.Status != tc.status || e.Message == "" {
 			t.Errorf("refusal %v: want *Error %s %d", tc.err, tc.errno, tc.status)
 		}
+	}
+}
+
+// TestClientTrace: the stream arrives line by line, a refusal before it
+// starts is an *Error, the reader can stop it, and a daemon shutting
+// down ends it (start's cleanup checks Serve returns).
+func TestClientTrace(t *testing.T) {
+	f := &fakeService{}
+	c := NewClient(start(t, f))
+	defer c.Close()
+	ctx := context.Background()
+	err := c.Trace(ctx, []string{"x"}, trace.Filter{}, func(*trace.Event, []byte) error { return nil })
+	if e, ok := errors.AsType[*Error](err); !ok || e.Status != http.StatusNotFound || e.Errno != "ENODEV" {
+		t.Fatalf("trace of a missing device: %v", err)
+	}
+	err = c.Trace(ctx, nil, trace.Filter{Op: "read|", MinLatency: time.Millisecond}, func(*trace.Event, []byte) error { return nil })
+	if e, ok := errors.AsType[*Error](err); !ok || e.Status != http.StatusBadRequest {
+		t.Fatalf("a filter the daemon cannot parse: %v", err)
+	}
+	var got []trace.Event
+	stop := errors.New("enough")
+	err = c.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write", MinLatency: time.Millisecond}, func(e *trace.Event, line []byte) error {
+		var again trace.Event
+		if err := json.Unmarshal(line, &again); err != nil || again.Seq != e.Seq {
+			t.Errorf("line %q does not decode to the event: %v", line, err)
+		}
+		got = append(got, *e)
+		if len(got) == 4 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("trace ended with %v, want the reader's error", err)
+	}
+	if got[0].Seq != 1 || got[1].Type != trace.TypeLost || got[1].Lost != 3 || got[2].Seq != 3 {
+		t.Errorf("events %+v", got)
+	}
+	if !slices.Contains(f.calls, "trace [tape0] op=write min=1ms") {
+		t.Errorf("calls %q: the filter did not reach the service", f.calls)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := c.Trace(ctx, nil, trace.Filter{}, func(*trace.Event, []byte) error { return nil }); err != nil {
+		t.Errorf("trace ended by its context: %v, want nil", err)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/internal/trace"
 )
 
 // Service is what the control socket serves; the daemon implements it.
@@ -36,6 +38,12 @@ type Service interface {
 	Move(name string, m Move) error
 	Import(name, barcode string) (Element, error)
 	Export(name string, index int) (Element, error)
+	// Trace streams the commands of the devices named (none: every
+	// device) that f selects. It calls emit once with no events when
+	// the devices are traced (the stream begins), then with each batch;
+	// it returns when ctx is done or emit fails (the reader went away),
+	// and an error only before the stream began.
+	Trace(ctx context.Context, devices []string, f trace.Filter, emit func([]trace.Event) error) error
 }
 
 // statusOf maps the errno an error wraps to the HTTP status of the answer
@@ -49,8 +57,15 @@ var statusOf = map[string]int{
 }
 
 // Handler serves s over HTTP.
-func Handler(s Service) http.Handler {
+func Handler(s Service) http.Handler { return handler(context.Background(), s) }
+
+// handler serves s; streams (trace) also end when stop is done, as
+// http.Server.Shutdown does not end handlers itself.
+func handler(stop context.Context, s Service) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/trace", func(w http.ResponseWriter, r *http.Request) {
+		serveTrace(stop, w, r, s)
+	})
 	mux.HandleFunc("GET /v1/devices", func(w http.ResponseWriter, _ *http.Request) {
 		devs := s.Devices()
 		if devs == nil {
@@ -136,6 +151,39 @@ func Handler(s Service) http.Handler {
 	return mux
 }
 
+// serveTrace answers GET /v1/trace: newline-delimited JSON events,
+// flushed batch by batch.
+func serveTrace(stop context.Context, w http.ResponseWriter, r *http.Request, s Service) {
+	q := r.URL.Query()
+	f, err := trace.FilterFromQuery(q)
+	if err != nil {
+		writeError(w, fmt.Errorf("%w: %w", unix.EINVAL, err))
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	context.AfterFunc(stop, cancel)
+	rc := http.NewResponseController(w)
+	enc := json.NewEncoder(w)
+	started := false
+	err = s.Trace(ctx, q["device"], f, func(evs []trace.Event) error {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.WriteHeader(http.StatusOK)
+		}
+		for i := range evs {
+			if err := enc.Encode(&evs[i]); err != nil {
+				return err
+			}
+		}
+		return rc.Flush()
+	})
+	if err != nil && !started {
+		writeError(w, err)
+	}
+}
+
 // answer writes v with status, or the error.
 func answer(w http.ResponseWriter, status int, v any, err error) {
 	switch {
@@ -206,7 +254,10 @@ func Listen(path string) (net.Listener, error) {
 // Serve serves s on l until ctx is done, then shuts down gracefully. Only
 // root and the daemon's own user are answered (allowPeers).
 func Serve(ctx context.Context, l net.Listener, s Service) error {
-	srv := &http.Server{Handler: allowPeers(Handler(s), daemonUID()), ReadHeaderTimeout: 5 * time.Second, ConnContext: withPeer}
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{Handler: allowPeers(handler(streams, s), daemonUID()), ReadHeaderTimeout: 5 * time.Second, ConnContext: withPeer}
+	srv.RegisterOnShutdown(endStreams)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -1,0 +1,278 @@
+// Package trace turns the records a device's trace ring holds
+// (tcmu.TraceRecord) into what vscsictl trace shows: an Event per command,
+// decoded with the device's command table, its JSON form (one object per
+// line, the --json output and the control socket's stream) and its text
+// line; and the filters that select them.
+package trace
+
+import (
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/vscsid/vscsid/scsi"
+	"github.com/vscsid/vscsid/target/tcmu"
+)
+
+// Event types.
+const (
+	TypeCommand = "command" // one completed command
+	TypeLost    = "lost"    // Lost records of Device were dropped before this line (the reader fell behind)
+)
+
+// Event is one line of a trace. Its JSON form is the documented
+// `vscsictl trace --json` format (docs/trace.md); fields are only ever
+// added to it.
+type Event struct {
+	Type   string    `json:"type"`
+	Time   time.Time `json:"time"` // when the command completed
+	Device string    `json:"device"`
+	// Lost is the number of records dropped (Type lost).
+	Lost uint64 `json:"lost,omitempty"`
+	// Seq is the device's count of traced commands: a gap is lost
+	// records.
+	Seq       uint64  `json:"seq,omitempty"`
+	Tag       uint16  `json:"tag"`               // the TCMU ring's cmd_id
+	Command   string  `json:"command,omitempty"` // the command's name in the device's table, or its opcode in hex
+	OpCode    uint8   `json:"opcode"`
+	CDB       string  `json:"cdb,omitempty"` // hex, at most the first 32 bytes
+	CDBLength int     `json:"cdb_length,omitempty"`
+	Extent    *Extent `json:"extent,omitempty"`
+	// Direction is read (Data-In produced), write (Data-Out consumed) or
+	// none; Length the command's data buffer, Bytes what moved, Residual
+	// the rest.
+	Direction string `json:"direction"`
+	Length    uint32 `json:"length"`
+	Bytes     uint32 `json:"bytes"`
+	Residual  uint32 `json:"residual"`
+	// Segments are the data buffer's iovecs; the first one's offset in
+	// the data area and length; how many are not page aligned (offset or
+	// length).
+	Segments   uint32 `json:"segments"`
+	Seg0Offset uint32 `json:"seg0_offset"`
+	Seg0Length uint32 `json:"seg0_length"`
+	Unaligned  uint32 `json:"unaligned"`
+	Status     string `json:"status"`
+	Sense      *Sense `json:"sense,omitempty"`
+	// QueueNS is from when the device loop first saw the command in the
+	// ring to when it started; ServiceNS the time in the handler
+	// (fault delays and timing models included).
+	QueueNS   int64 `json:"queue_ns"`
+	ServiceNS int64 `json:"service_ns"`
+	Fault     bool  `json:"fault,omitempty"`   // a fault rule acted
+	Timing    bool  `json:"timing,omitempty"`  // the timing model delayed it
+	Aborted   bool  `json:"aborted,omitempty"` // a TMR aborted it before it ran
+	ReadLen   bool  `json:"read_len,omitempty"`
+}
+
+// Extent is what the command addresses on the medium: LBA and Blocks on a
+// disk (ToEnd: to the end of the medium), the transfer length or count on
+// a tape (Fixed: in blocks, else bytes; SPACE's count is signed).
+type Extent struct {
+	LBA    *uint64 `json:"lba,omitempty"`
+	Blocks *uint64 `json:"blocks,omitempty"`
+	ToEnd  bool    `json:"to_end,omitempty"`
+	Count  *int64  `json:"count,omitempty"`
+	Fixed  bool    `json:"fixed,omitempty"`
+}
+
+// Sense is a CHECK CONDITION's sense data, decoded.
+type Sense struct {
+	Key      string `json:"key"` // snake_case name (scsi.SenseKey)
+	ASC      uint8  `json:"asc"`
+	ASCQ     uint8  `json:"ascq"`
+	Name     string `json:"name,omitempty"` // T10's description of ASC/ASCQ
+	Info     *int64 `json:"info,omitempty"` // INFORMATION, when valid
+	Filemark bool   `json:"filemark,omitempty"`
+	EOM      bool   `json:"eom,omitempty"`
+	ILI      bool   `json:"ili,omitempty"`
+}
+
+// Decoder decodes the records of one device.
+type Decoder struct {
+	Device string
+	Cmds   scsi.CommandTable // the device kind's table; nil: opcodes only
+	Epoch  time.Time         // tcmu.TraceRing.Epoch
+}
+
+// Event decodes r.
+func (d *Decoder) Event(r *tcmu.TraceRecord) Event {
+	cdb := scsi.CDB(r.CDB[:min(int(r.CDBLen), len(r.CDB))])
+	e := Event{
+		Type:       TypeCommand,
+		Time:       d.Epoch.Add(time.Duration(r.End)),
+		Device:     d.Device,
+		Seq:        r.Seq,
+		Tag:        r.Tag,
+		OpCode:     r.CDB[0],
+		CDB:        hex.EncodeToString(cdb),
+		CDBLength:  int(r.CDBLen),
+		Length:     r.Length,
+		Segments:   r.Segments,
+		Seg0Offset: r.Seg0Offset,
+		Seg0Length: r.Seg0Length,
+		Unaligned:  r.Unaligned,
+		Status:     r.Status.String(),
+		QueueNS:    r.Start - r.Seen,
+		ServiceNS:  r.End - r.Start,
+		Fault:      r.Acted&scsi.ActedFault != 0,
+		Timing:     r.Acted&scsi.ActedTiming != 0,
+		Aborted:    r.Flags&tcmu.TraceAborted != 0,
+		ReadLen:    r.Flags&tcmu.TraceReadLen != 0,
+	}
+	switch {
+	case r.Written > 0:
+		e.Direction, e.Bytes = "read", r.Written
+	case r.Consumed > 0:
+		e.Direction, e.Bytes = "write", r.Consumed
+	default:
+		e.Direction = "none"
+	}
+	e.Residual = r.Length - min(e.Bytes, r.Length)
+	if d.Cmds != nil {
+		e.Command = d.Cmds.CommandName(r.ID)
+		if x, ok := d.Cmds.Extent(cdb); ok {
+			e.Extent = extentOf(x, d.Cmds.Set())
+		}
+	}
+	if e.Command == "" {
+		e.Command = "0x" + hex.EncodeToString(r.CDB[:1])
+	}
+	if r.Status == scsi.StatusCheckCondition {
+		s := r.Sense
+		e.Sense = &Sense{Key: s.Key.String(), ASC: s.ASC.Code(), ASCQ: s.ASC.Qualifier(), Name: s.ASC.Name(),
+			Filemark: s.Filemark, EOM: s.EOM, ILI: s.ILI}
+		if s.Valid {
+			info := s.Info
+			e.Sense.Info = &info
+		}
+	}
+	return e
+}
+
+func extentOf(x scsi.Extent, cs scsi.CommandSet) *Extent {
+	if cs == scsi.SBC {
+		lba, n := x.LBA, x.Blocks
+		return &Extent{LBA: &lba, Blocks: &n, ToEnd: x.ToEnd}
+	}
+	c := x.Count
+	return &Extent{Count: &c, Fixed: x.Fixed}
+}
+
+// AppendText appends e's text line, blkparse-like: time since start
+// (seconds), device, sequence number, direction (R, W or -), command,
+// extent, bytes moved of the buffer, the segment layout, status and
+// sense, queue and service time, and what acted. docs/trace.md shows
+// examples.
+func (e *Event) AppendText(b []byte, start time.Time) []byte {
+	b = strconv.AppendFloat(b, e.Time.Sub(start).Seconds(), 'f', 6, 64)
+	b = append(b, ' ')
+	b = append(b, e.Device...)
+	if e.Type == TypeLost {
+		b = append(b, " LOST "...)
+		b = strconv.AppendUint(b, e.Lost, 10)
+		return append(b, " records (the reader fell behind)"...)
+	}
+	b = append(b, " #"...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	switch e.Direction {
+	case "read":
+		b = append(b, " R "...)
+	case "write":
+		b = append(b, " W "...)
+	default:
+		b = append(b, " - "...)
+	}
+	b = append(b, e.Command...)
+	if x := e.Extent; x != nil {
+		switch {
+		case x.LBA != nil:
+			b = append(b, " lba="...)
+			b = strconv.AppendUint(b, *x.LBA, 10)
+			if x.ToEnd {
+				b = append(b, "+end"...)
+			} else {
+				b = append(b, '+')
+				b = strconv.AppendUint(b, *x.Blocks, 10)
+			}
+		case x.Count != nil:
+			b = append(b, " count="...)
+			b = strconv.AppendInt(b, *x.Count, 10)
+			if x.Fixed {
+				b = append(b, " fixed"...)
+			}
+		}
+	}
+	if e.Length > 0 {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(e.Bytes), 10)
+		b = append(b, '/')
+		b = strconv.AppendUint(b, uint64(e.Length), 10)
+		b = append(b, "B "...)
+		b = strconv.AppendUint(b, uint64(e.Segments), 10)
+		b = append(b, "seg@"...)
+		b = strconv.AppendUint(b, uint64(e.Seg0Offset), 10)
+		b = append(b, '+')
+		b = strconv.AppendUint(b, uint64(e.Seg0Length), 10)
+		if e.Unaligned > 0 {
+			b = append(b, " unaligned="...)
+			b = strconv.AppendUint(b, uint64(e.Unaligned), 10)
+		}
+	}
+	b = append(b, ' ')
+	b = append(b, e.Status...)
+	if s := e.Sense; s != nil {
+		b = append(b, ' ')
+		b = append(b, s.Key...)
+		b = append(b, ' ')
+		b = appendHex(b, s.ASC)
+		b = append(b, '/')
+		b = appendHex(b, s.ASCQ)
+		if s.Name != "" {
+			b = append(b, " \""...)
+			b = append(b, s.Name...)
+			b = append(b, '"')
+		}
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{s.Filemark, " FM"}, {s.EOM, " EOM"}, {s.ILI, " ILI"}} {
+			if f.on {
+				b = append(b, f.name...)
+			}
+		}
+		if s.Info != nil {
+			b = append(b, " info="...)
+			b = strconv.AppendInt(b, *s.Info, 10)
+		}
+	}
+	b = append(b, " q="...)
+	b = appendDuration(b, e.QueueNS)
+	b = append(b, " s="...)
+	b = appendDuration(b, e.ServiceNS)
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{e.Fault, " [fault]"}, {e.Timing, " [timing]"}, {e.Aborted, " [aborted]"}} {
+		if f.on {
+			b = append(b, f.name...)
+		}
+	}
+	return b
+}
+
+func appendHex(b []byte, v uint8) []byte {
+	const digits = "0123456789abcdef"
+	return append(b, digits[v>>4], digits[v&0xf])
+}
+
+// appendDuration appends ns as microseconds below 10 ms, else
+// milliseconds.
+func appendDuration(b []byte, ns int64) []byte {
+	if ns < 10_000_000 {
+		b = strconv.AppendFloat(b, float64(ns)/1e3, 'f', 1, 64)
+		return append(b, "us"...)
+	}
+	b = strconv.AppendFloat(b, float64(ns)/1e6, 'f', 1, 64)
+	return append(b, "ms"...)
+}
