@@ -6,6 +6,8 @@
 //	guestcheck prom-value FILE SELECTOR
 //	guestcheck prom-delta BEFORE AFTER SELECTOR
 //	guestcheck go-test BINARY [ARGS]
+//	guestcheck trace-seq FILE
+//	guestcheck trace-values FILE COMMAND FIELD
 //
 // FILE, BEFORE and AFTER are scrapes of vscsid's /metrics (the Prometheus
 // text exposition format). SELECTOR is a PromQL series selector with
@@ -17,6 +19,12 @@
 // writes no metric without one), so that a misspelt name is an error, not
 // a 0. Scrapes are read with expfmt (deploy/vm/internal/prom). Sums are
 // printed as integers when they are whole.
+//
+// trace-seq and trace-values read a `vscsictl trace --json` capture, every
+// line of which must parse as a trace event: trace-seq prints the command
+// names in order, runs as NAME*COUNT (write_6*20 write_filemarks_6);
+// trace-values prints the distinct values of FIELD (a JSON key, dotted for
+// nested ones: extent.count) among COMMAND's events, sorted.
 //
 // go-test runs a Go test binary (go test -c) of the kernel-facing tests
 // with VSCSID_KERNEL_TESTS=1 and prints a PASS, FAIL or SKIP line per
@@ -50,7 +58,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR | go-test BINARY [ARGS]"
+const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD"
 
 func run(args []string, w io.Writer) error {
 	if len(args) == 0 {
@@ -68,6 +76,10 @@ func run(args []string, w io.Writer) error {
 		}
 	case args[0] == "go-test":
 		return goTest(args[1:], w)
+	case args[0] == "trace-seq" && len(args) == 2:
+		return traceSeq(args[1], w)
+	case args[0] == "trace-values" && len(args) == 4:
+		return traceValues(args[1], args[2], args[3], w)
 	case args[0] == "prom-delta" && len(args) == 4:
 		sel, err := prom.ParseSelector(args[3])
 		if err != nil {

@@ -4,7 +4,8 @@
 # own tcm_loop target, the kernel attaches sd or st, I/O works, and
 # `vscsictl delete` takes it all away again without touching the
 # config-file device next to it. Bad requests are refused with vscsid's
-# message and change nothing.
+# message and change nothing. vscsictl trace shows a tar to the drive and
+# O_DIRECT writes to a disk command by command.
 
 CTL=/usr/bin/vscsictl
 [ -x "$CTL" ] || CTL=$(command -v vscsictl)
@@ -82,6 +83,58 @@ check t9-write $DD if=$W/d9.src of="$T" bs=64k
 check t9-rewind2 "$MT" -f "$T" rewind
 check_sh t9-read-back "[ \"\$($DD if=$T bs=64k 2>/dev/null | md5sum)\" = \"\$(md5sum <$W/d9.src)\" ]"
 expect_output t9-status 'Tape block size 0 bytes' "$MT" -f "$T" status
+
+# vscsictl trace (docs/trace.md): a tar to the drive seen command by
+# command by two readers at once, one in text and one in JSON: the
+# WRITE(6) records with their byte counts, then the filemark st writes
+# when tar closes the device.
+check t9-rewind3 "$MT" -f "$T" rewind
+"$CTL" trace t9 --json >$W/trace-t9.json 2>$W/trace-t9.err &
+_tj=$!
+"$CTL" trace t9 >$W/trace-t9.txt 2>&1 &
+_tt=$!
+require wait_for trace-t9-attached 15 "$MT -f $T status >/dev/null 2>&1; [ -s $W/trace-t9.json ] && [ -s $W/trace-t9.txt ]"
+check t9-tar $TAR -b 64 -cf "$T" -C $W d9.src
+sleep 0.5 # the daemon drains every 20 ms, vscsictl flushes every 100 ms
+kill -INT "$_tj" "$_tt"
+wait "$_tj"
+expect_eq trace-json-exit-0 0 "$?"
+wait "$_tt"
+expect_eq trace-text-exit-0 0 "$?"
+artefact $W/trace-t9.json
+artefact $W/trace-t9.txt
+_seq=$($GUESTCHECK trace-seq $W/trace-t9.json)
+note "trace of tar: $_seq"
+expect_match trace-tar-writes-then-filemark 'write_6\*[0-9]+ write_filemarks_6' "$_seq"
+expect_eq trace-tar-record-bytes 32768 "$($GUESTCHECK trace-values $W/trace-t9.json write_6 bytes)"
+expect_eq trace-tar-record-count 32768 "$($GUESTCHECK trace-values $W/trace-t9.json write_6 extent.count)"
+expect_eq trace-tar-one-filemark 1 "$($GUESTCHECK trace-values $W/trace-t9.json write_filemarks_6 extent.count)"
+check_sh trace-text-write-line "grep -Eq '^[0-9]+\.[0-9]{6} t9 #[0-9]+ W write_6 count=32768 32768/32768B [0-9]+seg@[0-9]+\+[0-9]+ good q=' $W/trace-t9.txt"
+check_sh trace-text-filemark-line "grep -q ' - write_filemarks_6 count=1 good ' $W/trace-t9.txt"
+check_sh trace-nothing-lost "! grep -q LOST $W/trace-t9.txt && [ ! -s $W/trace-t9.err ]"
+
+# On a disk, an O_DIRECT write of three 512-byte blocks at LBA 6, traced
+# with a filter. The kernel copies the initiator's pages into TCMU's data
+# area, so the segments are the data area's: one of 1536 bytes, not a
+# multiple of the page.
+_b0=$(dev_block base0)
+"$CTL" trace base0 --op write --lba 0+100 --json >$W/trace-b0.json 2>$W/trace-b0.err &
+_tb=$!
+"$CTL" trace base0 --status check --json >$W/trace-b0-check.json 2>&1 &
+_tc=$!
+require wait_for trace-b0-attached 15 "$DD if=/dev/zero of=/dev/$_b0 bs=512 count=1 seek=50 oflag=direct 2>/dev/null; [ -s $W/trace-b0.json ]"
+check b0-dio-1536 $DD if=/dev/urandom of=/dev/$_b0 bs=1536 count=1 seek=2 oflag=direct
+check b0-dio-outside $DD if=/dev/zero of=/dev/$_b0 bs=4096 count=1 seek=1000 oflag=direct
+sleep 0.5
+kill -INT "$_tb" "$_tc"
+wait "$_tb"
+expect_eq trace-b0-exit-0 0 "$?"
+wait "$_tc"
+artefact $W/trace-b0.json
+expect_eq trace-b0-dio-lbas "50 6" "$($GUESTCHECK trace-values $W/trace-b0.json write_10 extent.lba)"
+expect_eq trace-b0-dio-bytes "1536 512" "$($GUESTCHECK trace-values $W/trace-b0.json write_10 bytes)"
+expect_eq trace-b0-dio-seg-unaligned 1 "$($GUESTCHECK trace-values $W/trace-b0.json write_10 unaligned)"
+expect_eq trace-b0-no-check-conditions "" "$(cat $W/trace-b0-check.json)"
 _st=$(dev_tape t9)
 expect_output delete-tape '^t9: removed$' "$CTL" delete t9
 wait_for t9-st-gone 15 "[ ! -e /sys/class/scsi_tape/$_st ]"
