@@ -2,6 +2,7 @@ package tcmu
 
 import (
 	"errors"
+	"hash/crc32"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -47,6 +48,13 @@ type TraceRecord struct {
 	Flags     TraceFlags
 	Acted     scsi.Acted // which layer around the unit acted (fault rule, timing model)
 	Sense     scsi.Sense // meaningful when Status is CHECK CONDITION
+	// Capture rings only (NewCaptureRing): the CRC-32C of the Data-In
+	// written and of the Data-Out buffer (all Length bytes, when the
+	// handler consumed any); and the Data-Out payload, DataLen bytes at
+	// DataOff of what ReadCapture returns (0 without payloads).
+	InCRC, OutCRC uint32
+	DataOff       uint64
+	DataLen       uint32
 }
 
 // TraceFlags say how a traced command ended besides its status.
@@ -57,6 +65,7 @@ const (
 	TraceAborted TraceFlags = 1 << iota // a TMR aborted it before it ran
 	TraceBidi                           // bidirectional, refused
 	TraceReadLen                        // the completion reported READ_LEN
+	TraceCaptured                       // InCRC and OutCRC are set (a capture ring)
 )
 
 // TraceRing is one reader's view of one device's commands: a fixed ring of
@@ -69,6 +78,13 @@ type TraceRing struct {
 	head  atomic.Uint64 // next record the loop writes
 	tail  atomic.Uint64 // next record Read returns
 	lost  atomic.Uint64
+
+	// Capture rings: digests always, payloads into data (a byte ring of
+	// dmask+1 bytes, positions counted from 0 for ever) when payloads.
+	capture, payloads bool
+	data              []byte
+	dmask             uint64
+	dhead, dtail      atomic.Uint64
 }
 
 // NewTraceRing returns a ring of n records, n rounded up to a power of two
@@ -79,6 +95,24 @@ func NewTraceRing(n int) *TraceRing {
 		size <<= 1
 	}
 	return &TraceRing{recs: make([]TraceRecord, size), mask: size - 1}
+}
+
+// NewCaptureRing returns a ring of n records that also keeps digests of
+// each command's data and, with payloads, its Data-Out bytes in a byte
+// ring of dataBytes (rounded up to a power of two): what a recording
+// needs (vscsictl record). A command whose payload does not fit is lost
+// like a record that does not.
+func NewCaptureRing(n, dataBytes int, payloads bool) *TraceRing {
+	r := NewTraceRing(n)
+	r.capture, r.payloads = true, payloads
+	if payloads {
+		size := uint64(4096)
+		for size < uint64(dataBytes) {
+			size <<= 1
+		}
+		r.data, r.dmask = make([]byte, size), size-1
+	}
+	return r
 }
 
 // Epoch is the wall-clock time of the device clock's zero: a record's End
@@ -101,22 +135,94 @@ func (r *TraceRing) Read(dst []TraceRecord) int {
 	return n
 }
 
-// put is the loop's side: it copies rec in, or counts it lost when the
-// ring is full.
-func (r *TraceRing) put(rec *TraceRecord) bool {
+// ReadCapture is Read for a capture ring: it also copies the payloads of
+// the records it returns into buf (grown as needed) and sets their
+// DataOff to where each payload starts in the returned slice.
+func (r *TraceRing) ReadCapture(dst []TraceRecord, buf []byte) (int, []byte) {
+	t, h := r.tail.Load(), r.head.Load()
+	n := 0
+	buf = buf[:0]
+	dt := r.dtail.Load()
+	for ; t != h && n < len(dst); t++ {
+		rec := r.recs[t&r.mask]
+		if rec.DataLen > 0 {
+			start := len(buf)
+			off, n := rec.DataOff&r.dmask, uint64(rec.DataLen)
+			first := min(n, r.dmask+1-off)
+			buf = append(buf, r.data[off:off+first]...)
+			buf = append(buf, r.data[:n-first]...)
+			dt = rec.DataOff + uint64(rec.DataLen)
+			rec.DataOff = uint64(start)
+		}
+		dst[n] = rec
+		n++
+	}
+	r.dtail.Store(dt)
+	r.tail.Store(t)
+	return n, buf
+}
+
+// put is the loop's side: it copies rec in, with payload c's Data-Out
+// (capture rings with payloads), or counts it lost when the ring is full.
+func (r *TraceRing) put(rec *TraceRecord, c *cmdCtx) bool {
 	h := r.head.Load()
 	if h-r.tail.Load() > r.mask {
 		r.lost.Add(1)
 		return false
 	}
 	r.recs[h&r.mask] = *rec
+	if r.payloads && rec.Consumed > 0 {
+		n := uint64(rec.Length)
+		dh := r.dhead.Load()
+		if n > r.dmask+1-(dh-r.dtail.Load()) {
+			r.lost.Add(1)
+			return false
+		}
+		at := dh
+		c.buf.Scan(0, int(n), func(p []byte) {
+			for len(p) > 0 {
+				k := copy(r.data[at&r.dmask:], p)
+				p, at = p[k:], at+uint64(k)
+			}
+		})
+		r.recs[h&r.mask].DataOff, r.recs[h&r.mask].DataLen = dh, uint32(n)
+		r.dhead.Store(dh + n)
+	}
 	r.head.Store(h + 1)
 	return true
 }
 
+// crc32c is the Castagnoli table: hardware CRC on amd64 and arm64.
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// digests sets rec's InCRC and OutCRC from c's buffer.
+func digests(rec *TraceRecord, c *cmdCtx) {
+	var in, out uint32
+	if w := c.buf.Written(); w > 0 {
+		c.buf.Scan(0, w, func(p []byte) { in = crc32.Update(in, crc32c, p) })
+	}
+	if c.buf.Consumed() > 0 {
+		c.buf.Scan(0, c.buf.Len(), func(p []byte) { out = crc32.Update(out, crc32c, p) })
+	}
+	rec.InCRC, rec.OutCRC = in, out
+	rec.Flags |= TraceCaptured
+}
+
 // tracers is the set of rings attached to a device. It is replaced, never
-// changed, so the loop reads it with one atomic load.
-type tracers struct{ rings []*TraceRing }
+// changed, so the loop reads it with one atomic load. capture: one of
+// them is a capture ring.
+type tracers struct {
+	rings   []*TraceRing
+	capture bool
+}
+
+func newTracers(rings []*TraceRing) *tracers {
+	t := &tracers{rings: rings}
+	for _, r := range rings {
+		t.capture = t.capture || r.capture
+	}
+	return t
+}
 
 // ErrTraceAttached is returned by Trace for a ring already attached.
 var ErrTraceAttached = errors.New("trace ring already attached")
@@ -136,7 +242,7 @@ func (d *Device) Trace(r *TraceRing) (detach func(), err error) {
 	if t := d.tracers.Load(); t != nil {
 		rings = slices.Clone(t.rings)
 	}
-	d.tracers.Store(&tracers{rings: append(rings, r)})
+	d.tracers.Store(newTracers(append(rings, r)))
 	return func() {
 		d.traceMu.Lock()
 		defer d.traceMu.Unlock()
@@ -149,7 +255,7 @@ func (d *Device) Trace(r *TraceRing) (detach func(), err error) {
 			d.tracers.Store(nil)
 			return
 		}
-		d.tracers.Store(&tracers{rings: rest})
+		d.tracers.Store(newTracers(rest))
 	}, nil
 }
 
@@ -203,8 +309,15 @@ func (d *Device) trace(t *tracers, c *cmdCtx, status, uflags uint8) {
 	if rec.Seen == 0 || rec.Seen > rec.Start {
 		rec.Seen = rec.Start
 	}
+	if t.capture {
+		digests(rec, c)
+	}
 	for _, r := range t.rings {
-		if !r.put(rec) {
+		rec.Flags &^= TraceCaptured
+		if r.capture {
+			rec.Flags |= TraceCaptured
+		}
+		if !r.put(rec, c) {
 			d.st.traceLost.Add(1)
 		}
 	}

@@ -1,6 +1,8 @@
 package tcmu_test
 
 import (
+	"bytes"
+	"hash/crc32"
 	"testing"
 	"time"
 
@@ -153,5 +155,49 @@ func TestTraceAborted(t *testing.T) {
 	}
 	if recs[1].Start != recs[1].End {
 		t.Errorf("aborted command: start %d end %d, it never ran", recs[1].Start, recs[1].End)
+	}
+}
+
+// TestCaptureRing: a capture ring keeps each WRITE's payload and the
+// digests of what went each way, across the wrap of its byte ring, and
+// loses a command whose payload does not fit.
+func TestCaptureRing(t *testing.T) {
+	disk := &memDisk{data: make([]byte, 1<<20)}
+	k := targettest.Serve(t, disk)
+	r := tcmu.NewCaptureRing(16, 8192, true)
+	detach, err := k.Device().Trace(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer detach()
+	plain := tcmu.NewTraceRing(16)
+	detachPlain, _ := k.Device().Trace(plain)
+	defer detachPlain()
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	recs := make([]tcmu.TraceRecord, 16)
+	var buf []byte
+	for i := range 5 { // 3 KiB each: the 8 KiB byte ring wraps
+		data := pattern(3072, byte(i))
+		k.Submit(write10(uint32(i*6), 6), targettest.DataOut(data).Segments(2))
+		k.Submit(read10(uint32(i*6), 6), targettest.DataIn(3072))
+		var n int
+		n, buf = r.ReadCapture(recs, buf)
+		if n != 2 {
+			t.Fatalf("round %d: %d records", i, n)
+		}
+		w, rd := recs[0], recs[1]
+		if w.Flags&tcmu.TraceCaptured == 0 || w.DataLen != 3072 || !bytes.Equal(buf[w.DataOff:w.DataOff+uint64(w.DataLen)], data) {
+			t.Fatalf("round %d: WRITE payload %d bytes at %d, flags %#x: not what was written", i, w.DataLen, w.DataOff, w.Flags)
+		}
+		if want := crc32.Checksum(data, tab); w.OutCRC != want || rd.InCRC != want || rd.DataLen != 0 || w.InCRC != 0 {
+			t.Errorf("round %d: out crc %08x, read's in crc %08x, want %08x both", i, w.OutCRC, rd.InCRC, want)
+		}
+	}
+	k.Submit(write10(0, 20), targettest.DataOut(pattern(10240, 9))) // larger than the byte ring
+	if n, _ := r.ReadCapture(recs, buf); n != 0 || r.Lost() != 1 {
+		t.Errorf("a payload larger than the ring: %d records, %d lost", n, r.Lost())
+	}
+	if n := plain.Read(recs); n != 11 || recs[0].Flags&tcmu.TraceCaptured != 0 || recs[10].DataLen != 0 {
+		t.Errorf("plain ring beside it: %d records, flags %#x", n, recs[0].Flags)
 	}
 }
