@@ -309,6 +309,10 @@ func (d *Device) Timing() Timing {
 	return Timing{}
 }
 
+// Seed returns the seed of the device's pseudo-random draws
+// (Options.Seed): a recording keeps it so that a replay draws the same.
+func (d *Device) Seed() uint64 { return d.seed }
+
 // Rules returns the installed rules in evaluation order.
 func (d *Device) Rules() []Rule {
 	p := d.plan.Load()

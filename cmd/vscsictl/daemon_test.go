@@ -56,6 +56,12 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 		d.mu.Unlock()
 		_, _ = io.WriteString(w, traceLines)
 	})
+	mux.HandleFunc("GET /v1/record", func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		d.calls = append(d.calls, "record "+r.URL.RawQuery)
+		d.mu.Unlock()
+		_, _ = io.WriteString(w, recordLines)
+	})
 	mux.HandleFunc("GET /v1/devices/{name}/faults", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, `{"name":"d0","timing":"latency=1ms","rules":[{"id":1,"rule":"every=100;timeout","action":"timeout","matched":250,"injected":2,"spent":false},`+
 			`{"id":3,"rule":"op=read;count=1;sense=medium_error","action":"sense","matched":1,"injected":1,"spent":true}],"delayed":10,"clamped":0,"held":2,"interrupted":0}`)
@@ -254,6 +260,53 @@ func TestTraceCommand(t *testing.T) {
 		if _, _, err := vsctl(t, append([]string{"trace", s}, args...)...); !isUsage(err) {
 			t.Errorf("trace %v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// recordLines is a recording stream of a new LTO-6 drive: TEST UNIT READY,
+// a 700-byte WRITE(6), and a READ POSITION after a lost command.
+const recordLines = `{"format":"vscsid-recording","version":1,"vscsid":"test","started":"2026-12-06T10:00:00Z","payloads":true,"devices":[{"name":"t0","subtype":"vtape","config":"personality=lto6;memory=1;barcode=REC001L6"}]}
+{"seq":1,"dev":0,"t_ns":1000,"cdb":"000000000000","cdb_length":6,"length":0,"status":"good","written":0,"consumed":0}
+{"seq":2,"dev":0,"t_ns":2000,"cdb":"0a000002bc00","cdb_length":6,"length":700,"out":"` + "dnNjc2lk" + `","status":"good","written":0,"consumed":700}
+{"seq":4,"dev":0,"t_ns":3000,"cdb":"000000000000","cdb_length":6,"length":0,"status":"check_condition","sense":{"key":"not_ready","asc":4,"ascq":0},"written":0,"consumed":0}
+`
+
+func TestRecordAndReplayCommands(t *testing.T) {
+	d := startFakeDaemon(t)
+	file := filepath.Join(t.TempDir(), "t0.vrec")
+	out := mustRun(t, "record", "t0", "-o", file, "--socket", d.socket)
+	if out != "recorded 3 commands of t0 to "+file+" (1 lost: the recording could not keep up; it will not replay)\n" {
+		t.Errorf("record: %q", out)
+	}
+	d.mu.Lock()
+	if got := d.calls[len(d.calls)-1]; got != "record device=t0&payloads=true" {
+		t.Errorf("query %q", got)
+	}
+	d.mu.Unlock()
+	out, _, err := vsctl(t, "replay", file)
+	want := `t0 #4 cdb 000000000000: lost: recorded seq 3, replayed seq 4: the recording lost commands
+t0 #4 cdb 000000000000: status: recorded check_condition, replayed good
+t0 #4 cdb 000000000000: sense: recorded not_ready 04/00, replayed none
+replayed 3 commands of t0 (0 not run when recorded): 3 differences
+`
+	if out != want || err == nil {
+		t.Errorf("replay: %v\n%s\nwant:\n%s", err, out, want)
+	}
+	if _, _, err := vsctl(t, "replay", "--max", "1", file); err == nil {
+		t.Error("replay with differences exited 0")
+	}
+	for _, args := range [][]string{{"record", "-o", file}, {"record", "t0"}, {"replay"}, {"replay", "a", "b"}} {
+		if _, _, err := vsctl(t, append(args, "--socket", d.socket)...); !isUsage(err) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if _, _, err := vsctl(t, "replay", filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("replay of a missing file")
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	_ = os.WriteFile(bad, []byte("plain text"), 0o644)
+	if _, _, err := vsctl(t, "replay", bad); err == nil || !strings.Contains(err.Error(), "not a vscsid recording") {
+		t.Errorf("replay of a text file: %v", err)
 	}
 }
 

@@ -9,32 +9,39 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
+	"github.com/vscsid/vscsid/fault"
+	"github.com/vscsid/vscsid/internal/buildinfo"
+	"github.com/vscsid/vscsid/internal/record"
 	"github.com/vscsid/vscsid/internal/trace"
+	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
 	"github.com/vscsid/vscsid/target/tcmu"
 )
 
-// Tracing from the control socket (vscsictl trace): one ring per device
-// and reader, drained every tracePoll. A ring holds traceRing records:
-// at tracePoll that is 400,000 commands a second before any is lost,
-// about 1.5 MiB per traced device while a trace runs.
+// Tracing and recording from the control socket (vscsictl trace, vscsictl
+// record): one ring per device and reader, drained every tracePoll. A
+// ring holds traceRing records: at tracePoll that is 400,000 commands a
+// second before any is lost, about 1.5 MiB per traced device while a trace
+// runs. A recording's ring also holds recordBytes of Data-Out payloads:
+// 3 GiB/s at tracePoll.
 const (
-	traceRing = 8192
-	tracePoll = 20 * time.Millisecond
+	traceRing   = 8192
+	recordBytes = 64 << 20
+	tracePoll   = 20 * time.Millisecond
 )
 
-// traced is one device of a trace.
+// traced is one device of a trace or a recording.
 type traced struct {
 	ring   *tcmu.TraceRing
-	dec    trace.Decoder
-	match  *trace.Matcher
+	status target.DeviceStatus
+	cmds   scsi.CommandTable
 	lost   uint64
 	detach func()
 }
 
-// Trace streams the commands of the devices named (none: all served now)
-// that f selects (control.Service).
-func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit func([]trace.Event) error) error {
+// attachRings attaches a ring newRing makes to each device named (none:
+// every device served now), in name order. The caller detaches them.
+func (d *daemon) attachRings(names []string, newRing func() *tcmu.TraceRing) ([]*traced, error) {
 	all := d.tgt.Devices()
 	if len(names) == 0 {
 		for _, ds := range all {
@@ -44,33 +51,32 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit
 	slices.Sort(names)
 	names = slices.Compact(names)
 	var srcs []*traced
-	defer func() {
-		for _, s := range srcs {
-			s.detach()
-		}
-	}()
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(ds target.DeviceStatus) bool { return ds.Info.Name == name })
 		if i < 0 {
-			return fmt.Errorf("%w: no device %q", unix.ENODEV, name)
+			detachAll(srcs)
+			return nil, fmt.Errorf("%w: no device %q", unix.ENODEV, name)
 		}
 		k, _ := config.KindOf(all[i].Info.Subtype)
-		m, err := f.Compile(k.Commands)
-		if err != nil {
-			return fmt.Errorf("%w: device %s: %w", unix.EINVAL, name, err)
-		}
-		r := tcmu.NewTraceRing(traceRing)
+		r := newRing()
 		detach, err := d.tgt.Trace(name, r)
 		if err != nil {
-			return withErrno(err, unix.EINVAL)
+			detachAll(srcs)
+			return nil, withErrno(err, unix.EINVAL)
 		}
-		srcs = append(srcs, &traced{ring: r, dec: trace.Decoder{Device: name, Cmds: k.Commands, Epoch: r.Epoch()}, match: m, detach: detach})
+		srcs = append(srcs, &traced{ring: r, status: all[i], cmds: k.Commands, detach: detach})
 	}
-	if err := emit(nil); err != nil {
-		return nil
+	return srcs, nil
+}
+
+func detachAll(srcs []*traced) {
+	for _, s := range srcs {
+		s.detach()
 	}
-	recs := make([]tcmu.TraceRecord, 512)
-	var out []trace.Event
+}
+
+// drain calls each every tracePoll until ctx is done or each fails.
+func drain(ctx context.Context, each func() error) error {
 	tick := time.NewTicker(tracePoll)
 	defer tick.Stop()
 	for {
@@ -79,13 +85,41 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit
 			return nil
 		case <-tick.C:
 		}
+		if err := each(); err != nil {
+			return nil // the reader went away
+		}
+	}
+}
+
+// Trace streams the commands of the devices named (none: all served now)
+// that f selects (control.Service).
+func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit func([]trace.Event) error) error {
+	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewTraceRing(traceRing) })
+	if err != nil {
+		return err
+	}
+	defer detachAll(srcs)
+	matchers := make([]*trace.Matcher, len(srcs))
+	decoders := make([]trace.Decoder, len(srcs))
+	for i, s := range srcs {
+		if matchers[i], err = f.Compile(s.cmds); err != nil {
+			return fmt.Errorf("%w: device %s: %w", unix.EINVAL, s.status.Info.Name, err)
+		}
+		decoders[i] = trace.Decoder{Device: s.status.Info.Name, Cmds: s.cmds, Epoch: s.ring.Epoch()}
+	}
+	if err := emit(nil); err != nil {
+		return nil
+	}
+	recs := make([]tcmu.TraceRecord, 512)
+	var out []trace.Event
+	return drain(ctx, func() error {
 		out = out[:0]
-		for _, s := range srcs {
+		for i, s := range srcs {
 			for {
 				n := s.ring.Read(recs)
-				for i := range recs[:n] {
-					if s.match.Match(&recs[i]) {
-						out = append(out, s.dec.Event(&recs[i]))
+				for j := range recs[:n] {
+					if matchers[i].Match(&recs[j]) {
+						out = append(out, decoders[i].Event(&recs[j]))
 					}
 				}
 				if n < len(recs) {
@@ -93,14 +127,81 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit
 				}
 			}
 			if l := s.ring.Lost(); l > s.lost {
-				out = append(out, trace.Event{Type: trace.TypeLost, Time: time.Now(), Device: s.dec.Device, Lost: l - s.lost})
+				out = append(out, trace.Event{Type: trace.TypeLost, Time: time.Now(), Device: s.status.Info.Name, Lost: l - s.lost})
 				s.lost = l
 			}
 		}
-		if len(out) > 0 {
-			if err := emit(out); err != nil {
-				return nil // the reader went away
+		if len(out) == 0 {
+			return nil
+		}
+		return emit(out)
+	})
+}
+
+// Record streams a recording of the devices named (control.Service):
+// first its header, then every command the devices complete, with their
+// Data-Out payloads when payloads.
+func (d *daemon) Record(ctx context.Context, names []string, payloads bool, emit func(*record.Header, []record.Command) error) error {
+	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewCaptureRing(traceRing, recordBytes, payloads) })
+	if err != nil {
+		return err
+	}
+	defer detachAll(srcs)
+	start := time.Now()
+	h := record.Header{VSCSID: buildinfo.Version(), Started: start, Payloads: payloads}
+	for _, s := range srcs {
+		dev := record.Device{Name: s.status.Info.Name, Subtype: s.status.Info.Subtype, Config: s.status.Info.Config,
+			Size: s.status.Info.Size, BlockSize: s.status.Info.BlockSize}
+		if fd, ok := scsi.As[*fault.Device](s.status.Handler); ok {
+			dev.Fault = faultOf(fd)
+		}
+		h.Devices = append(h.Devices, dev)
+	}
+	if err := emit(&h, nil); err != nil {
+		return nil
+	}
+	recs := make([]tcmu.TraceRecord, 512)
+	var buf []byte
+	var out []record.Command
+	return drain(ctx, func() error {
+		out = out[:0]
+		for i, s := range srcs {
+			for {
+				var n int
+				n, buf = s.ring.ReadCapture(recs, buf)
+				for j := range recs[:n] {
+					r := &recs[j]
+					var p []byte
+					if r.DataLen > 0 {
+						p = slices.Clone(buf[r.DataOff : r.DataOff+uint64(r.DataLen)])
+					}
+					out = append(out, record.FromTrace(i, r, p, s.ring.Epoch().Add(time.Duration(r.End)).Sub(start)))
+				}
+				if n < len(recs) {
+					break
+				}
 			}
 		}
+		if len(out) == 0 {
+			return nil
+		}
+		return emit(nil, out)
+	})
+}
+
+// faultOf is what a recording keeps of a device's fault injection: nil
+// when there is none.
+func faultOf(fd *fault.Device) *record.Fault {
+	rules, tm := fd.Rules(), fd.Timing()
+	if len(rules) == 0 && tm.IsZero() {
+		return nil
 	}
+	f := &record.Fault{Seed: fd.Seed()}
+	for _, r := range rules {
+		f.Rules = append(f.Rules, r.String())
+	}
+	if !tm.IsZero() {
+		f.Timing = tm.String()
+	}
+	return f
 }

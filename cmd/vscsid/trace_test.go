@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/cmd/internal/config"
+	"github.com/vscsid/vscsid/internal/device"
+	"github.com/vscsid/vscsid/internal/record"
 	"github.com/vscsid/vscsid/internal/trace"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/targettest"
@@ -77,5 +82,110 @@ func TestTraceTapeWrites(t *testing.T) {
 		if !errors.Is(err, tc.errno) {
 			t.Errorf("trace %s %+v: %v, want %v", tc.dev, tc.f, err, tc.errno)
 		}
+	}
+}
+
+// flipInfo is a drive with a deliberate bug: the INFORMATION of its
+// CHECK CONDITIONs has the wrong sign (the ILI residue st reads).
+type flipInfo struct{ scsi.Handler }
+
+func (f flipInfo) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	r := f.Handler.HandleCommand(ctx, cmd)
+	r.Sense.Info = -r.Sense.Info
+	return r
+}
+
+// TestRecordReplay: a recording of a drive made through the daemon
+// replays with no difference against the same code, through the
+// replay's own media directory, and a drive whose ILI residue has the
+// wrong sign differs.
+func TestRecordReplay(t *testing.T) {
+	reg, _ := newTestDrive(t)
+	k := reg.serve(t, "tape0")
+	for range 4 { // the power-on and medium attentions, as the kernel's scan clears them
+		k.Submit([]byte{0, 0, 0, 0, 0, 0}, targettest.NoData)
+	}
+	d := reg.daemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var file bytes.Buffer
+	var w *record.Writer
+	got := make(chan int, 64)
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		n := 0
+		done <- d.Record(ctx, []string{"tape0"}, true, func(h *record.Header, cmds []record.Command) error {
+			if h != nil {
+				var err error
+				w, err = record.NewWriter(&file, *h)
+				close(started)
+				return err
+			}
+			for i := range cmds {
+				if err := w.Write(&cmds[i]); err != nil {
+					return err
+				}
+			}
+			n += len(cmds)
+			got <- n
+			return nil
+		})
+	}()
+	<-started
+	block := bytes.Repeat([]byte("vscsid "), 100)
+	cmds := []struct {
+		cdb  []byte
+		data targettest.Data
+	}{
+		{[]byte{0, 0, 0, 0, 0, 0}, targettest.NoData},
+		{[]byte{0x0a, 0, 0, 0x02, 0xbc, 0}, targettest.DataOut(block)}, // WRITE(6) 700 bytes
+		{[]byte{0x10, 0, 0, 0, 1, 0}, targettest.NoData},               // WRITE FILEMARKS(6)
+		{[]byte{0x01, 0, 0, 0, 0, 0}, targettest.NoData},               // REWIND
+		{[]byte{0x08, 0, 0, 0x04, 0, 0}, targettest.DataIn(1024)},      // READ(6) 1024: ILI, residue 324
+		{[]byte{0x08, 0, 0, 0x04, 0, 0}, targettest.DataIn(1024)},      // the filemark
+	}
+	for _, c := range cmds {
+		k.Submit(c.cdb, c.data)
+	}
+	for n := 0; n < len(cmds); {
+		select {
+		case n = <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("recorded %d of %d commands", n, len(cmds))
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	replay := func(b record.Builder) record.Result {
+		t.Helper()
+		r, err := record.NewReader(bytes.NewReader(file.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Header.Devices[0].Subtype != "vtape" || !r.Header.Payloads {
+			t.Fatalf("header %+v", r.Header)
+		}
+		res, err := record.Replay(context.Background(), r, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := replay(config.ReplayBuilder(t.TempDir())); res.Commands != len(cmds) || len(res.Divergences) != 0 {
+		t.Fatalf("replay of the same code: %d commands, differences %v", res.Commands, res.Divergences)
+	}
+	buggy := func(dev record.Device, env device.Env) (scsi.Handler, error) {
+		h, err := config.ReplayBuilder(t.TempDir())(dev, env)
+		return flipInfo{h}, err
+	}
+	res := replay(buggy)
+	if len(res.Divergences) == 0 || res.Divergences[0].Field != "sense" || !strings.Contains(res.Divergences[0].Got, "info=-324") {
+		t.Errorf("the wrong ILI sign: differences %v", res.Divergences)
 	}
 }

@@ -139,15 +139,66 @@ func (d *Decoder) Event(r *tcmu.TraceRecord) Event {
 		e.Command = "0x" + hex.EncodeToString(r.CDB[:1])
 	}
 	if r.Status == scsi.StatusCheckCondition {
-		s := r.Sense
-		e.Sense = &Sense{Key: s.Key.String(), ASC: s.ASC.Code(), ASCQ: s.ASC.Qualifier(), Name: s.ASC.Name(),
-			Filemark: s.Filemark, EOM: s.EOM, ILI: s.ILI}
-		if s.Valid {
-			info := s.Info
-			e.Sense.Info = &info
-		}
+		e.Sense = SenseOf(r.Sense)
 	}
 	return e
+}
+
+// SenseOf decodes s.
+func SenseOf(s scsi.Sense) *Sense {
+	out := &Sense{Key: s.Key.String(), ASC: s.ASC.Code(), ASCQ: s.ASC.Qualifier(), Name: s.ASC.Name(),
+		Filemark: s.Filemark, EOM: s.EOM, ILI: s.ILI}
+	if s.Valid {
+		info := s.Info
+		out.Info = &info
+	}
+	return out
+}
+
+// Equal reports whether s and o say the same (the name follows from the
+// codes).
+func (s *Sense) Equal(o *Sense) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.Key == o.Key && s.ASC == o.ASC && s.ASCQ == o.ASCQ && s.Filemark == o.Filemark && s.EOM == o.EOM && s.ILI == o.ILI &&
+		(s.Info == nil) == (o.Info == nil) && (s.Info == nil || *s.Info == *o.Info)
+}
+
+// String is the sense as the text line shows it, without the name.
+func (s *Sense) String() string {
+	if s == nil {
+		return "none"
+	}
+	return string(s.appendTo(nil, false))
+}
+
+// appendTo appends the sense's text: key, ASC/ASCQ in hex, the name in
+// quotes (withName), FM, EOM and ILI, info=INFORMATION.
+func (s *Sense) appendTo(b []byte, withName bool) []byte {
+	b = append(b, s.Key...)
+	b = append(b, ' ')
+	b = appendHex(b, s.ASC)
+	b = append(b, '/')
+	b = appendHex(b, s.ASCQ)
+	if withName && s.Name != "" {
+		b = append(b, " \""...)
+		b = append(b, s.Name...)
+		b = append(b, '"')
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{s.Filemark, " FM"}, {s.EOM, " EOM"}, {s.ILI, " ILI"}} {
+		if f.on {
+			b = append(b, f.name...)
+		}
+	}
+	if s.Info != nil {
+		b = append(b, " info="...)
+		b = strconv.AppendInt(b, *s.Info, 10)
+	}
+	return b
 }
 
 func extentOf(x scsi.Extent, cs scsi.CommandSet) *Extent {
@@ -222,29 +273,7 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 	b = append(b, ' ')
 	b = append(b, e.Status...)
 	if s := e.Sense; s != nil {
-		b = append(b, ' ')
-		b = append(b, s.Key...)
-		b = append(b, ' ')
-		b = appendHex(b, s.ASC)
-		b = append(b, '/')
-		b = appendHex(b, s.ASCQ)
-		if s.Name != "" {
-			b = append(b, " \""...)
-			b = append(b, s.Name...)
-			b = append(b, '"')
-		}
-		for _, f := range []struct {
-			on   bool
-			name string
-		}{{s.Filemark, " FM"}, {s.EOM, " EOM"}, {s.ILI, " ILI"}} {
-			if f.on {
-				b = append(b, f.name...)
-			}
-		}
-		if s.Info != nil {
-			b = append(b, " info="...)
-			b = strconv.AppendInt(b, *s.Info, 10)
-		}
+		b = s.appendTo(append(b, ' '), true)
 	}
 	b = append(b, " q="...)
 	b = appendDuration(b, e.QueueNS)

@@ -62,10 +62,10 @@ type TraceFlags uint8
 
 // Trace flags.
 const (
-	TraceAborted TraceFlags = 1 << iota // a TMR aborted it before it ran
-	TraceBidi                           // bidirectional, refused
-	TraceReadLen                        // the completion reported READ_LEN
-	TraceCaptured                       // InCRC and OutCRC are set (a capture ring)
+	TraceAborted  TraceFlags = 1 << iota // a TMR aborted it before it ran
+	TraceBidi                            // bidirectional, refused
+	TraceReadLen                         // the completion reported READ_LEN
+	TraceCaptured                        // InCRC and OutCRC are set (a capture ring)
 )
 
 // TraceRing is one reader's view of one device's commands: a fixed ring of

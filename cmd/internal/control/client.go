@@ -140,17 +140,33 @@ func (c *Client) Export(ctx context.Context, name string, index int) (Element, e
 // it. It returns when ctx is done (nil), fn fails (its error) or the
 // daemon ends the stream.
 func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, fn func(e *trace.Event, line []byte) error) error {
-	q := url.Values{}
-	for _, d := range devices {
-		q.Add("device", d)
-	}
+	q := url.Values{"device": devices}
 	f.Query(q)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://vscsid/v1/trace?"+q.Encode(), nil)
+	return c.stream(ctx, "/v1/trace?"+q.Encode(), func(line []byte) error {
+		var e trace.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("bad trace line from vscsid: %w", err)
+		}
+		return fn(&e, line)
+	})
+}
+
+// Record streams a recording of the devices named (none: every device),
+// with Data-Out payloads when payloads: fn gets each JSON line, the
+// header (record.Header) first. It ends as Trace does.
+func (c *Client) Record(ctx context.Context, devices []string, payloads bool, fn func(line []byte) error) error {
+	q := url.Values{"device": devices, "payloads": {strconv.FormatBool(payloads)}}
+	return c.stream(ctx, "/v1/record?"+q.Encode(), fn)
+}
+
+// stream reads a streaming answer line by line.
+func (c *Client) stream(ctx context.Context, path string, fn func(line []byte) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://vscsid"+path, nil)
 	if err != nil {
 		return err
 	}
-	stream := &http.Client{Transport: c.hc.Transport} // no timeout: the stream lasts
-	resp, err := stream.Do(req)
+	hc := &http.Client{Transport: c.hc.Transport} // no timeout: the stream lasts
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -162,13 +178,9 @@ func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, fn
 		return errorOf(resp)
 	}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), 32<<20) // a recorded command with a 16 MiB payload
 	for sc.Scan() {
-		var e trace.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return fmt.Errorf("bad trace line from vscsid: %w", err)
-		}
-		if err := fn(&e, sc.Bytes()); err != nil {
+		if err := fn(sc.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -176,7 +188,7 @@ func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, fn
 		return nil
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("trace stream: %w", err)
+		return fmt.Errorf("stream from vscsid: %w", err)
 	}
 	return nil
 }

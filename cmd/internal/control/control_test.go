@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/internal/record"
 	"github.com/vscsid/vscsid/internal/trace"
 )
 
@@ -156,6 +157,23 @@ func (f *fakeService) Trace(ctx context.Context, devices []string, flt trace.Fil
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// Record streams a header and one command, then waits for the end.
+func (f *fakeService) Record(ctx context.Context, devices []string, payloads bool, emit func(*record.Header, []record.Command) error) error {
+	f.record(fmt.Sprintf("record %v payloads=%v", devices, payloads))
+	if slices.Contains(devices, "x") {
+		return fmt.Errorf("%w: no device %q", unix.ENODEV, "x")
+	}
+	h := record.Header{Format: record.Format, Version: record.Version, Devices: []record.Device{{Name: "tape0", Subtype: "vtape", Config: "memory=1"}}}
+	if err := emit(&h, nil); err != nil {
+		return nil
+	}
+	if err := emit(nil, []record.Command{{Seq: 1, CDB: "000000000000", CDBLength: 6, Status: "good"}}); err != nil {
+		return nil
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // start serves s on a socket in a temporary directory.
@@ -357,6 +375,32 @@ func TestClientTrace(t *testing.T) {
 	defer cancel()
 	if err := c.Trace(ctx, nil, trace.Filter{}, func(*trace.Event, []byte) error { return nil }); err != nil {
 		t.Errorf("trace ended by its context: %v, want nil", err)
+	}
+}
+
+func TestClientRecord(t *testing.T) {
+	f := &fakeService{}
+	c := NewClient(start(t, f))
+	defer c.Close()
+	err := c.Record(context.Background(), []string{"x"}, true, func([]byte) error { return nil })
+	if e, ok := errors.AsType[*Error](err); !ok || e.Errno != "ENODEV" {
+		t.Fatalf("record of a missing device: %v", err)
+	}
+	var lines []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = c.Record(ctx, []string{"tape0"}, false, func(l []byte) error {
+		lines = append(lines, string(l))
+		if len(lines) == 2 {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil || len(lines) != 2 || !strings.Contains(lines[0], `"format":"vscsid-recording"`) || !strings.Contains(lines[1], `"cdb":"000000000000"`) {
+		t.Fatalf("record: %v, lines %q", err, lines)
+	}
+	if !slices.Contains(f.calls, "record [tape0] payloads=false") {
+		t.Errorf("calls %q", f.calls)
 	}
 }
 

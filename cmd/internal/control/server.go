@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vscsid/vscsid/internal/record"
 	"github.com/vscsid/vscsid/internal/trace"
 )
 
@@ -44,6 +45,10 @@ type Service interface {
 	// it returns when ctx is done or emit fails (the reader went away),
 	// and an error only before the stream began.
 	Trace(ctx context.Context, devices []string, f trace.Filter, emit func([]trace.Event) error) error
+	// Record streams a recording of the devices named (none: every
+	// device): emit gets the header first (the stream begins), then the
+	// commands batch by batch; the rest is as Trace.
+	Record(ctx context.Context, devices []string, payloads bool, emit func(*record.Header, []record.Command) error) error
 }
 
 // statusOf maps the errno an error wraps to the HTTP status of the answer
@@ -65,6 +70,9 @@ func handler(stop context.Context, s Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/trace", func(w http.ResponseWriter, r *http.Request) {
 		serveTrace(stop, w, r, s)
+	})
+	mux.HandleFunc("GET /v1/record", func(w http.ResponseWriter, r *http.Request) {
+		serveRecord(stop, w, r, s)
 	})
 	mux.HandleFunc("GET /v1/devices", func(w http.ResponseWriter, _ *http.Request) {
 		devs := s.Devices()
@@ -151,8 +159,7 @@ func handler(stop context.Context, s Service) http.Handler {
 	return mux
 }
 
-// serveTrace answers GET /v1/trace: newline-delimited JSON events,
-// flushed batch by batch.
+// serveTrace answers GET /v1/trace: newline-delimited JSON events.
 func serveTrace(stop context.Context, w http.ResponseWriter, r *http.Request, s Service) {
 	q := r.URL.Query()
 	f, err := trace.FilterFromQuery(q)
@@ -160,25 +167,68 @@ func serveTrace(stop context.Context, w http.ResponseWriter, r *http.Request, s 
 		writeError(w, fmt.Errorf("%w: %w", unix.EINVAL, err))
 		return
 	}
+	stream(stop, w, r, func(ctx context.Context, put func(any) error, flush func() error) error {
+		return s.Trace(ctx, q["device"], f, func(evs []trace.Event) error {
+			for i := range evs {
+				if err := put(&evs[i]); err != nil {
+					return err
+				}
+			}
+			return flush()
+		})
+	})
+}
+
+// serveRecord answers GET /v1/record: the recording's header, then its
+// commands, as newline-delimited JSON.
+func serveRecord(stop context.Context, w http.ResponseWriter, r *http.Request, s Service) {
+	q := r.URL.Query()
+	payloads := true
+	if v := q.Get("payloads"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, fmt.Errorf("%w: payloads=%q: want true or false", unix.EINVAL, v))
+			return
+		}
+		payloads = b
+	}
+	stream(stop, w, r, func(ctx context.Context, put func(any) error, flush func() error) error {
+		return s.Record(ctx, q["device"], payloads, func(h *record.Header, cmds []record.Command) error {
+			if h != nil {
+				if err := put(h); err != nil {
+					return err
+				}
+			}
+			for i := range cmds {
+				if err := put(&cmds[i]); err != nil {
+					return err
+				}
+			}
+			return flush()
+		})
+	})
+}
+
+// stream runs a streaming answer: run puts JSON lines and flushes them;
+// the status line goes out with the first flush, so an error run returns
+// before it is an ordinary error answer. It ends when the client goes
+// away or stop is done (http.Server.Shutdown does not end handlers).
+func stream(stop context.Context, w http.ResponseWriter, r *http.Request,
+	run func(ctx context.Context, put func(any) error, flush func() error) error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	context.AfterFunc(stop, cancel)
 	rc := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	started := false
-	err = s.Trace(ctx, q["device"], f, func(evs []trace.Event) error {
+	begin := func() {
 		if !started {
 			started = true
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			w.WriteHeader(http.StatusOK)
 		}
-		for i := range evs {
-			if err := enc.Encode(&evs[i]); err != nil {
-				return err
-			}
-		}
-		return rc.Flush()
-	})
+	}
+	err := run(ctx, func(v any) error { begin(); return enc.Encode(v) }, func() error { begin(); return rc.Flush() })
 	if err != nil && !started {
 		writeError(w, err)
 	}

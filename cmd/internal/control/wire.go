@@ -22,6 +22,7 @@
 //	POST   /v1/libraries/{name}/import     Import → Element (the mail slot)
 //	POST   /v1/libraries/{name}/export     Export → Element (as it was)
 //	GET    /v1/trace?device=NAME&...       → a stream of trace.Event, one JSON object per line
+//	GET    /v1/record?device=NAME&payloads=true|false → a stream: record.Header, then record.Command lines
 //
 // The trace stream's query parameters are device (repeated; none: every
 // device) and the filters of trace.Filter (op, status, sense, lba,
