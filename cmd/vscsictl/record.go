@@ -102,8 +102,11 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return fmt.Errorf("bad recording header from vscsid: %w", err)
 			}
 			var err error
-			w, err = record.NewWriter(f, h)
-			return err
+			if w, err = record.NewWriter(f, h); err != nil {
+				return err
+			}
+			_, _ = fmt.Fprintf(stderr, "vscsictl record: recording %s to %s\n", strings.Join(devs, ", "), out)
+			return nil
 		}
 		var c record.Command
 		if err := json.Unmarshal(line, &c); err != nil {

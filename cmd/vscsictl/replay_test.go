@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vscsid/vscsid/cmd/internal/config"
+	"github.com/vscsid/vscsid/internal/device"
+	"github.com/vscsid/vscsid/internal/record"
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// The recordings of real clients in testdata/recordings were made in the
+// VM by deploy/vm/scenarios/record.sh (tar and mt on a drive, mtx with a
+// library and its drive). They replay with no difference against this
+// code: a change that would break those clients fails here in seconds.
+// A change meant to alter what they see is recorded anew: docs/trace.md.
+func TestReplayFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/recordings/*.vrec")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recordings: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".vrec"), func(t *testing.T) {
+			res, _, err := replayFile(context.Background(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Commands < 40 {
+				t.Errorf("only %d commands replayed", res.Commands)
+			}
+			for _, d := range res.Divergences {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+// negInfo is a drive whose INFORMATION has the wrong sign: st would count
+// the ILI residue and the filemark residue the wrong way.
+type negInfo struct{ scsi.Handler }
+
+func (n negInfo) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
+	r := n.Handler.HandleCommand(ctx, cmd)
+	r.Sense.Info = -r.Sense.Info
+	return r
+}
+
+// TestReplayFixturesCatchAChange: the tar session's fixture fails on a
+// drive that gets the sign of INFORMATION wrong.
+func TestReplayFixturesCatchAChange(t *testing.T) {
+	f, err := os.Open("testdata/recordings/tar-mt.vrec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	r, err := record.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := config.ReplayBuilder(t.TempDir())
+	res, err := record.Replay(context.Background(), r, func(d record.Device, env device.Env) (scsi.Handler, error) {
+		h, err := build(d, env)
+		return negInfo{h}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Divergences) == 0 {
+		t.Fatal("a drive with the wrong INFORMATION sign replays the tar session without a difference")
+	}
+	t.Logf("first difference: %v", res.Divergences[0])
+}
