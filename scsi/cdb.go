@@ -178,6 +178,14 @@ type Extent struct {
 	// blocks before a failing one (SBC READ and WRITE).
 	LengthAt, LengthSize uint8
 	Partial              bool
+	// Elements are the element addresses a medium changer (SMC) command
+	// names, NElements of them, in CDB order: MOVE MEDIUM's transport,
+	// source and destination; EXCHANGE MEDIUM's transport, source, first
+	// and second destination; POSITION TO ELEMENT's transport and
+	// destination; READ ELEMENT STATUS's and INITIALIZE ELEMENT STATUS
+	// WITH RANGE's starting address (the count is Count).
+	Elements  [4]uint16
+	NElements uint8
 }
 
 // WithLength writes cdb into dst with the transfer length field of e set

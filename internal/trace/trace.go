@@ -65,15 +65,18 @@ type Event struct {
 	ReadLen   bool  `json:"read_len,omitempty"`
 }
 
-// Extent is what the command addresses on the medium: LBA and Blocks on a
-// disk (ToEnd: to the end of the medium), the transfer length or count on
-// a tape (Fixed: in blocks, else bytes; SPACE's count is signed).
+// Extent is what the command addresses: LBA and Blocks on a disk (ToEnd:
+// to the end of the medium), the transfer length or count on a tape
+// (Fixed: in blocks, else bytes; SPACE's count is signed), the element
+// addresses on a medium changer (MOVE MEDIUM: transport, source,
+// destination; READ ELEMENT STATUS: the first, with Count elements).
 type Extent struct {
-	LBA    *uint64 `json:"lba,omitempty"`
-	Blocks *uint64 `json:"blocks,omitempty"`
-	ToEnd  bool    `json:"to_end,omitempty"`
-	Count  *int64  `json:"count,omitempty"`
-	Fixed  bool    `json:"fixed,omitempty"`
+	LBA      *uint64  `json:"lba,omitempty"`
+	Blocks   *uint64  `json:"blocks,omitempty"`
+	ToEnd    bool     `json:"to_end,omitempty"`
+	Count    *int64   `json:"count,omitempty"`
+	Fixed    bool     `json:"fixed,omitempty"`
+	Elements []uint16 `json:"elements,omitempty"`
 }
 
 // Sense is a CHECK CONDITION's sense data, decoded.
@@ -202,9 +205,17 @@ func (s *Sense) appendTo(b []byte, withName bool) []byte {
 }
 
 func extentOf(x scsi.Extent, cs scsi.CommandSet) *Extent {
-	if cs == scsi.SBC {
+	switch cs {
+	case scsi.SBC:
 		lba, n := x.LBA, x.Blocks
 		return &Extent{LBA: &lba, Blocks: &n, ToEnd: x.ToEnd}
+	case scsi.SMC:
+		e := &Extent{Elements: append([]uint16(nil), x.Elements[:x.NElements]...)}
+		if x.Count != 0 {
+			c := x.Count
+			e.Count = &c
+		}
+		return e
 	}
 	c := x.Count
 	return &Extent{Count: &c, Fixed: x.Fixed}
@@ -245,6 +256,18 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 			} else {
 				b = append(b, '+')
 				b = strconv.AppendUint(b, *x.Blocks, 10)
+			}
+		case len(x.Elements) > 0:
+			b = append(b, " elements="...)
+			for i, el := range x.Elements {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendUint(b, uint64(el), 10)
+			}
+			if x.Count != nil {
+				b = append(b, " count="...)
+				b = strconv.AppendInt(b, *x.Count, 10)
 			}
 		case x.Count != nil:
 			b = append(b, " count="...)

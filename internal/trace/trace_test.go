@@ -3,6 +3,7 @@ package trace_test
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/vscsid/vscsid/internal/trace"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/tape"
+	"github.com/vscsid/vscsid/tape/changer"
 	"github.com/vscsid/vscsid/target/tcmu"
 )
 
@@ -109,5 +111,17 @@ func TestFilter(t *testing.T) {
 	}
 	if _, err := trace.FilterFromQuery(url.Values{"min_latency": {"soon"}}); err == nil {
 		t.Error("min_latency=soon accepted")
+	}
+}
+
+func TestDecodeChanger(t *testing.T) {
+	d := trace.Decoder{Device: "lib0", Cmds: changer.Commands(), Epoch: time.Unix(0, 0)}
+	e := d.Event(record([]byte{0xa5, 0, 0, 1, 0x04, 0x01, 0x01, 0x00, 0, 0, 0, 0}, scsi.StatusGood, 0))
+	if line := string(e.AppendText(nil, time.Unix(0, 0))); !strings.Contains(line, " - move_medium elements=1,1025,256 good ") {
+		t.Errorf("MOVE MEDIUM: %q", line)
+	}
+	e = d.Event(record([]byte{0xb8, 0x12, 0x03, 0xe8, 0, 20, 0x02, 0, 0x10, 0, 0, 0}, scsi.StatusGood, 0))
+	if e.Extent == nil || len(e.Extent.Elements) != 1 || e.Extent.Elements[0] != 1000 || *e.Extent.Count != 20 {
+		t.Errorf("READ ELEMENT STATUS extent %+v", e.Extent)
 	}
 }

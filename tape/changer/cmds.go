@@ -35,9 +35,9 @@ var changerCommands = scsi.NewTable(scsi.SMC, scsi.Readiness[*Changer]{Closed: (
 	{Respond: (*Changer).openCloseImportExport,
 		Desc: scsi.Usage(byte(scsi.OpenCloseImportExport), 0, 0xff, 0xff, 0x1f, 0x04)},
 	{Respond: (*Changer).positionToElement,
-		Desc: scsi.Usage(byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04).WithClass(scsi.ClassMove).WithTimeout(60)},
+		Desc: scsi.Usage(byte(scsi.PositionToElement), 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04).WithClass(scsi.ClassMove).WithTimeout(60).WithExtent(elementExtent)},
 	{Respond: (*Changer).initElementStatusRange,
-		Desc: scsi.Usage(byte(scsi.InitElemStatusRange), 0x03, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0x04).WithClass(scsi.ClassInventory).WithTimeout(600)},
+		Desc: scsi.Usage(byte(scsi.InitElemStatusRange), 0x03, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0x04).WithClass(scsi.ClassInventory).WithTimeout(600).WithExtent(elementExtent)},
 	{Respond: (*Changer).logSense,
 		Desc: scsi.Usage(byte(scsi.LogSense), 0x03, 0xff, 0xff, 0, 0xff, 0xff, 0xff, 0xff, 0x04)},
 	{Respond: (*Changer).modeSelect,
@@ -47,11 +47,11 @@ var changerCommands = scsi.NewTable(scsi.SMC, scsi.Readiness[*Changer]{Closed: (
 	{Respond: (*Changer).reportSupportedOpCodes,
 		Desc: scsi.Usage(byte(scsi.MaintenanceIn), scsi.SAReportSupportedOpCodes, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0x04).WithSA(scsi.SAReportSupportedOpCodes)},
 	{Respond: (*Changer).moveMedium,
-		Desc: scsi.Usage(byte(scsi.MoveMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04).WithClass(scsi.ClassMove).WithTimeout(300)},
+		Desc: scsi.Usage(byte(scsi.MoveMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x04).WithClass(scsi.ClassMove).WithTimeout(300).WithExtent(elementExtent)},
 	{Respond: (*Changer).exchangeMedium,
-		Desc: scsi.Usage(byte(scsi.ExchangeMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03, 0x04).WithClass(scsi.ClassMove).WithTimeout(600)},
+		Desc: scsi.Usage(byte(scsi.ExchangeMedium), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03, 0x04).WithClass(scsi.ClassMove).WithTimeout(600).WithExtent(elementExtent)},
 	{Respond: (*Changer).readElementStatus,
-		Desc: scsi.Usage(byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, 0x04).WithTimeout(120)},
+		Desc: scsi.Usage(byte(scsi.ReadElementStatus), 0x1f, 0xff, 0xff, 0xff, 0xff, 0x03, 0xff, 0xff, 0xff, 0, 0x04).WithTimeout(120).WithExtent(elementExtent)},
 }...)
 
 // Commands is the changer's command table, the same for every changer:
@@ -605,4 +605,37 @@ func (c *Changer) readElementStatus(cmd *scsi.Command) scsi.Response {
 	c.buf = b
 	scsi.WriteParameterData(cmd.Data, b, alloc)
 	return scsi.Good
+}
+
+// elementExtent decodes the element addresses of the changer's commands
+// that name elements (scsi.Extent.Elements), for traces.
+func elementExtent(c scsi.CDB) (scsi.Extent, bool) {
+	var e scsi.Extent
+	n := 10 // POSITION TO ELEMENT, INITIALIZE ELEMENT STATUS WITH RANGE
+	at := func(off ...int) {
+		for _, o := range off {
+			e.Elements[e.NElements] = c.Uint16(o)
+			e.NElements++
+		}
+	}
+	switch c.OpCode() {
+	case scsi.MoveMedium:
+		n = 12
+		at(2, 4, 6)
+	case scsi.ExchangeMedium:
+		n = 12
+		at(2, 4, 6, 8)
+	case scsi.PositionToElement:
+		at(2, 4)
+	case scsi.ReadElementStatus:
+		n = 12
+		at(2)
+		e.Count = int64(c.Uint16(4))
+	case scsi.InitElemStatusRange:
+		at(2)
+		e.Count = int64(c.Uint16(6))
+	default:
+		return e, false
+	}
+	return e, len(c) >= n
 }
