@@ -34,9 +34,9 @@ var replayCmd = subcommand{
 	summary: "run a recording again and report every difference",
 	help: `Rebuilds the recorded devices in this process, from their recorded
 configurations (a media directory is replaced by a new temporary one,
-with blank cartridges for the barcodes the configurations name; fault
-rules and timing are restored with their seed, delays are not waited
-for), and runs the recorded commands in order. Every status, sense,
+in which the devices create the cartridges they name, as new devices
+do; fault rules and timing are restored with their seed, delays are not
+waited for), and runs the recorded commands in order. Every status, sense,
 byte count or Data-In digest that differs is printed (up to --max);
 the exit status is 1 if any differs. No daemon or kernel is needed.`,
 }

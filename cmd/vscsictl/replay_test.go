@@ -10,6 +10,7 @@ import (
 	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/internal/record"
+	"github.com/vscsid/vscsid/internal/record/recordtest"
 	"github.com/vscsid/vscsid/scsi"
 )
 
@@ -39,16 +40,6 @@ func TestReplayFixtures(t *testing.T) {
 	}
 }
 
-// negInfo is a drive whose INFORMATION has the wrong sign: st would count
-// the ILI residue and the filemark residue the wrong way.
-type negInfo struct{ scsi.Handler }
-
-func (n negInfo) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
-	r := n.Handler.HandleCommand(ctx, cmd)
-	r.Sense.Info = -r.Sense.Info
-	return r
-}
-
 // TestReplayFixturesCatchAChange: the tar session's fixture fails on a
 // drive that gets the sign of INFORMATION wrong.
 func TestReplayFixturesCatchAChange(t *testing.T) {
@@ -64,7 +55,7 @@ func TestReplayFixturesCatchAChange(t *testing.T) {
 	build := config.ReplayBuilder(t.TempDir())
 	res, err := record.Replay(context.Background(), r, func(d record.Device, env device.Env) (scsi.Handler, error) {
 		h, err := build(d, env)
-		return negInfo{h}, err
+		return recordtest.NegatedInfo(h), err
 	})
 	if err != nil {
 		t.Fatal(err)

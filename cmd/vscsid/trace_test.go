@@ -13,6 +13,7 @@ import (
 	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/internal/record"
+	"github.com/vscsid/vscsid/internal/record/recordtest"
 	"github.com/vscsid/vscsid/internal/trace"
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target/targettest"
@@ -83,16 +84,6 @@ func TestTraceTapeWrites(t *testing.T) {
 			t.Errorf("trace %s %+v: %v, want %v", tc.dev, tc.f, err, tc.errno)
 		}
 	}
-}
-
-// flipInfo is a drive with a deliberate bug: the INFORMATION of its
-// CHECK CONDITIONs has the wrong sign (the ILI residue st reads).
-type flipInfo struct{ scsi.Handler }
-
-func (f flipInfo) HandleCommand(ctx context.Context, cmd *scsi.Command) scsi.Response {
-	r := f.Handler.HandleCommand(ctx, cmd)
-	r.Sense.Info = -r.Sense.Info
-	return r
 }
 
 // TestRecordReplay: a recording of a drive made through the daemon
@@ -182,7 +173,7 @@ func TestRecordReplay(t *testing.T) {
 	}
 	buggy := func(dev record.Device, env device.Env) (scsi.Handler, error) {
 		h, err := config.ReplayBuilder(t.TempDir())(dev, env)
-		return flipInfo{h}, err
+		return recordtest.NegatedInfo(h), err
 	}
 	res := replay(buggy)
 	if len(res.Divergences) == 0 || res.Divergences[0].Field != "sense" || !strings.Contains(res.Divergences[0].Got, "info=-324") {

@@ -17,7 +17,6 @@ import (
 	"github.com/vscsid/vscsid/internal/device"
 	"github.com/vscsid/vscsid/internal/record"
 	"github.com/vscsid/vscsid/scsi"
-	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
 // ReplayBuilder builds recorded devices as the daemon would (their kind,
@@ -60,18 +59,18 @@ func closeIfCloser(h scsi.Handler) error {
 }
 
 // freshMedia rewrites the media= of cfg to a new directory under tmp (the
-// same one for every device that named the same directory), with a blank
-// cartridge for the barcode= it names.
+// same one for every device that named the same directory). The devices
+// create the cartridges their configurations name, as they did when
+// recorded.
 func freshMedia(cfg, tmp string, dirs map[string]string) (string, error) {
 	pairs, err := cfgstring.Split(cfg)
 	if err != nil {
 		return "", err
 	}
 	var b cfgstring.Builder
-	var media, barcode string
 	for _, p := range pairs {
-		switch p.Key {
-		case "media":
+		switch {
+		case p.Key == "media":
 			dir, ok := dirs[p.Value]
 			if !ok {
 				dir = filepath.Join(tmp, fmt.Sprintf("media%d", len(dirs)))
@@ -80,21 +79,11 @@ func freshMedia(cfg, tmp string, dirs map[string]string) (string, error) {
 				}
 				dirs[p.Value] = dir
 			}
-			media = dir
 			b.Add(p.Key, dir)
-			continue
-		case "barcode":
-			barcode = p.Value
-		}
-		if p.HasValue {
+		case p.HasValue:
 			b.Add(p.Key, p.Value)
-		} else {
+		default:
 			b.Key(p.Key)
-		}
-	}
-	if media != "" && barcode != "" {
-		if err := cartridge.Create(media, barcode, cartridge.Options{}); err != nil && !errors.Is(err, cartridge.ErrExists) {
-			return "", err
 		}
 	}
 	return b.String(), nil

@@ -16,6 +16,8 @@
 #   tcmu-runner tcmu-runner 1.5.4's qcow handler on a raw image in RAM
 #   fake_rw-rot vscsid fake_rw with rotation=0 (the kernel takes it for a
 #               spinning disk): what the old default cost
+#   fake_rw-traced  the fake_rw disk while vscsictl trace runs (text to
+#               /dev/null), on the 4 KiB random reads: what tracing costs
 #
 # vmtest.perf_reps=N (default 3) and vmtest.perf_runtime=S (default 2 s,
 # after 1 s of ramp) size it; under TCG each fio run costs about 2.7 s
@@ -126,6 +128,9 @@ perf_setup() {
 		if d=$(perf_lun sd_list user:vdisk "$o" naa.500140500000"$w" size=$PERF_SIZE "cfgstring=$cfg" control=nl_reply_supported=-1); then
 			pass "perf-vscsid-$n" "/dev/$d"
 			perf_add "$n" "$d" "$pid"
+			# The same disk with vscsictl trace running: what tracing
+			# costs (docs/trace.md).
+			[ "$n" = fake_rw ] && perf_add fake_rw-traced "$d" "$pid"
 		else
 			fail "perf-vscsid-$n" "no sd for $o"
 		fi
@@ -211,11 +216,24 @@ perf_disk_runs() {
 				# The rotation=0 disk shows what the kernel's spinning-disk
 				# treatment costs: on the loaded workloads only.
 				[ "$n" = fake_rw-rot ] && case $w in *qd32x2 | *-1m) ;; *) continue ;; esac
+				# Tracing: on the 4 KiB random reads, where the per-command
+				# cost shows most; its text goes to /dev/null.
+				local tp=
+				if [ "$n" = fake_rw-traced ]; then
+					case $w in randread-4k-*) ;; *) continue ;; esac
+					vscsictl trace perf_fake_rw >/dev/null 2>"$PERF/r$r-$w-$n.trace.err" &
+					tp=$!
+					sleep 0.3
+				fi
 				if perf_fio "r$r-$w-$n" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs"; then
 					ok=$((ok + 1))
 				else
 					bad=$((bad + 1))
 					note "perf: fio $w on $n failed: $(head -c 300 "$PERF/r$r-$w-$n.err")"
+				fi
+				if [ -n "$tp" ]; then
+					kill -INT "$tp"
+					wait "$tp" || note "perf: vscsictl trace on $w exited $?: $(head -c 300 "$PERF/r$r-$w-$n.trace.err")"
 				fi
 			done
 			note "perf: r$r $w done at $(cut -d' ' -f1 /proc/uptime) s"

@@ -44,6 +44,7 @@ var configs = []struct{ id, words, label string }{
 	{"tcmu-runner", "tcmu-runner, qcow handler on a raw image", "tcmu-runner qcow (raw)"},
 	{"scsi_debug", "scsi_debug fake_rw=1 delay=0 (no ring)", "scsi_debug (no ring)"},
 	{"fake_rw-rot", "vscsid fake_rw, rotation=0 (taken for a spinning disk)", "vscsid fake_rw, rotation=0"},
+	{"fake_rw-traced", "vscsid fake_rw while vscsictl trace runs (text to /dev/null)", "vscsid fake_rw, traced"},
 }
 
 func main() {
@@ -441,7 +442,7 @@ func (r *results) render() (string, map[string]string) {
 
 	// The lead: ratios of medians.
 	p("## Ratios (medians of the repetitions)\n\n")
-	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | CPU per command, floor / tcmu-runner | fake_rw / fake_rw with rotation=0 |\n|---|---|---|---|---|---|---|---|\n")
+	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | CPU per command, floor / tcmu-runner | fake_rw / fake_rw with rotation=0 | fake_rw traced / fake_rw |\n|---|---|---|---|---|---|---|---|---|\n")
 	iops := func(s sample) float64 { return s.iops }
 	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
 	for _, w := range workloads {
@@ -450,14 +451,15 @@ func (r *results) render() (string, map[string]string) {
 		}
 		m := r.samples[w.id]
 		med := func(c string, f func(sample) float64) float64 { return median(m[c], f) }
-		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", w.words,
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w.words,
 			ratio(med("fake_rw", iops), med("floor", iops)),
 			ratio(med("fake_rw", iops), med("scsi_debug", iops)),
 			ratio(med("fake_rw", iops), med("tcmu-runner", iops)),
 			ratio(med("store", iops), med("tcmu-runner", iops)),
 			ratio(med("fake_rw", cpu), med("tcmu-runner", cpu)),
 			ratio(med("floor", cpu), med("tcmu-runner", cpu)),
-			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)))
+			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)),
+			ratio(med("fake_rw-traced", iops), med("fake_rw", iops)))
 	}
 	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
 
