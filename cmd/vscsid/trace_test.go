@@ -86,17 +86,10 @@ func TestTraceTapeWrites(t *testing.T) {
 	}
 }
 
-// TestRecordReplay: a recording of a drive made through the daemon
-// replays with no difference against the same code, through the
-// replay's own media directory, and a drive whose ILI residue has the
-// wrong sign differs.
-func TestRecordReplay(t *testing.T) {
-	reg, _ := newTestDrive(t)
-	k := reg.serve(t, "tape0")
-	for range 4 { // the power-on and medium attentions, as the kernel's scan clears them
-		k.Submit([]byte{0, 0, 0, 0, 0, 0}, targettest.NoData)
-	}
-	d := reg.daemon(t)
+// recordWhile records the devices named through d while run submits want
+// commands to them, and returns the recording.
+func recordWhile(t *testing.T, d *daemon, names []string, want int, run func()) []byte {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var file bytes.Buffer
@@ -106,7 +99,7 @@ func TestRecordReplay(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		n := 0
-		done <- d.Record(ctx, []string{"tape0"}, true, func(h *record.Header, cmds []record.Command) error {
+		done <- d.Record(ctx, names, true, func(h *record.Header, cmds []record.Command) error {
 			if h != nil {
 				var err error
 				w, err = record.NewWriter(&file, *h)
@@ -124,6 +117,54 @@ func TestRecordReplay(t *testing.T) {
 		})
 	}()
 	<-started
+	run()
+	for n := 0; n < want; {
+		select {
+		case n = <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("recorded %d of %d commands", n, want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return file.Bytes()
+}
+
+// replayWith replays the recording rec with build.
+func replayWith(t *testing.T, rec []byte, build record.Builder) record.Result {
+	t.Helper()
+	r, err := record.NewReader(bytes.NewReader(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := record.Replay(context.Background(), r, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// clearAttentions takes the power-on and medium attentions, as the
+// kernel's scan does before anyone records.
+func clearAttentions(k *targettest.Kernel) {
+	for range 4 {
+		k.Submit([]byte{0, 0, 0, 0, 0, 0}, targettest.NoData)
+	}
+}
+
+// TestRecordReplay: a recording of a drive made through the daemon
+// replays with no difference against the same code, through the
+// replay's own media directory, and a drive whose ILI residue has the
+// wrong sign differs.
+func TestRecordReplay(t *testing.T) {
+	reg, _ := newTestDrive(t)
+	k := reg.serve(t, "tape0")
+	clearAttentions(k)
 	block := bytes.Repeat([]byte("vscsid "), 100)
 	cmds := []struct {
 		cdb  []byte
@@ -136,47 +177,55 @@ func TestRecordReplay(t *testing.T) {
 		{[]byte{0x08, 0, 0, 0x04, 0, 0}, targettest.DataIn(1024)},      // READ(6) 1024: ILI, residue 324
 		{[]byte{0x08, 0, 0, 0x04, 0, 0}, targettest.DataIn(1024)},      // the filemark
 	}
-	for _, c := range cmds {
-		k.Submit(c.cdb, c.data)
-	}
-	for n := 0; n < len(cmds); {
-		select {
-		case n = <-got:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("recorded %d of %d commands", n, len(cmds))
+	rec := recordWhile(t, reg.daemon(t), []string{"tape0"}, len(cmds), func() {
+		for _, c := range cmds {
+			k.Submit(c.cdb, c.data)
 		}
+	})
+	r, err := record.NewReader(bytes.NewReader(rec))
+	if err != nil || r.Header.Devices[0].Subtype != "vtape" || !r.Header.Payloads {
+		t.Fatalf("header %+v, %v", r.Header, err)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	replay := func(b record.Builder) record.Result {
-		t.Helper()
-		r, err := record.NewReader(bytes.NewReader(file.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Header.Devices[0].Subtype != "vtape" || !r.Header.Payloads {
-			t.Fatalf("header %+v", r.Header)
-		}
-		res, err := record.Replay(context.Background(), r, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	if res := replay(config.ReplayBuilder(t.TempDir())); res.Commands != len(cmds) || len(res.Divergences) != 0 {
+	if res := replayWith(t, rec, config.ReplayBuilder(t.TempDir())); res.Commands != len(cmds) || len(res.Divergences) != 0 {
 		t.Fatalf("replay of the same code: %d commands, differences %v", res.Commands, res.Divergences)
 	}
-	buggy := func(dev record.Device, env device.Env) (scsi.Handler, error) {
+	res := replayWith(t, rec, func(dev record.Device, env device.Env) (scsi.Handler, error) {
 		h, err := config.ReplayBuilder(t.TempDir())(dev, env)
 		return recordtest.NegatedInfo(h), err
-	}
-	res := replay(buggy)
+	})
 	if len(res.Divergences) == 0 || res.Divergences[0].Field != "sense" || !strings.Contains(res.Divergences[0].Got, "info=-324") {
 		t.Errorf("the wrong ILI sign: differences %v", res.Divergences)
+	}
+}
+
+// TestRecordReplayWithFaults: a device whose fault rule fails half of the
+// writes at random replays the same failures: the recording keeps the
+// rules and the seed.
+func TestRecordReplayWithFaults(t *testing.T) {
+	reg, _ := newTestDrive(t)
+	k := reg.serve(t, "tape0")
+	clearAttentions(k)
+	d := reg.daemon(t)
+	if _, err := d.AddFault("tape0", "op=write;prob=0.5;sense=medium_error"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	failed := 0
+	rec := recordWhile(t, d, []string{"tape0"}, n, func() {
+		for range n {
+			if c := k.Submit([]byte{0x0a, 0, 0, 0, 100, 0}, targettest.DataOut(make([]byte, 100))); c.Status != scsi.StatusGood {
+				failed++
+			}
+		}
+	})
+	if failed == 0 || failed == n {
+		t.Fatalf("%d of %d writes failed: the rule did not draw", failed, n)
+	}
+	r, _ := record.NewReader(bytes.NewReader(rec))
+	if f := r.Header.Devices[0].Fault; f == nil || len(f.Rules) != 1 {
+		t.Fatalf("recorded fault setup %+v", f)
+	}
+	if res := replayWith(t, rec, config.ReplayBuilder(t.TempDir())); res.Commands != n || len(res.Divergences) != 0 {
+		t.Errorf("replay: %d commands, differences %v", res.Commands, res.Divergences)
 	}
 }

@@ -266,3 +266,44 @@ for c in json.load(sys.stdin)["commands"]:
 ltfs_teardown() {
 	tcb "/loopback delete $2" "/backstores/user:vtape delete $1"
 }
+
+# ltfs_record: a small LTFS session recorded with vscsictl record (mkltfs,
+# mount, a few files written, unmount, mount and read back, unmount,
+# ltfsck) on a new LTO-8 drive with a memory cartridge, replayed here with
+# no difference, and left in /var/tmp/recordings: vmtest sends it out,
+# and it is the fixture cmd/vscsictl/testdata/recordings/ltfs-lto8.vrec
+# (docs/trace.md says how to refresh it). The drive's power-on attentions
+# are cleared first, as replay starts from a new drive.
+ltfs_record() {
+	local dev=ltfsrec wwn=naa.5001405000bfff01 sg m=/mnt/ltfsrec out=/var/tmp/recordings rp i
+	rm -rf /var/lib/vscsid/ltfsrec
+	mkdir -p "$out" "$m" /var/lib/vscsid/ltfsrec
+	tcb "/backstores/user:vtape create name=$dev size=1G cfgstring=personality=lto8;media=/var/lib/vscsid/ltfsrec;barcode=LTFSR1L8" \
+		"/loopback create $wwn" "/loopback/$wwn/luns create /backstores/user:vtape/$dev"
+	udevadm settle -t 20 >/dev/null 2>&1
+	sg=$(vscsictl devices 2>/dev/null | awk -v d="$dev" '$1 == d && $7 != "-" { print "/dev/" $7 }')
+	if [ -z "$sg" ]; then
+		fail ltfs-record-attach "no sg node for $dev"
+		return
+	fi
+	for i in 1 2 3 4; do sg_turs "$sg" >/dev/null 2>&1 && break; done
+	vscsictl record "$dev" -o "$out/ltfs-lto8.vrec" >/tmp/ltfsrec.out 2>/tmp/ltfsrec.err &
+	rp=$!
+	wait_for ltfs-record-started 15 "grep -q recording /tmp/ltfsrec.err"
+	ltfs_step ltfs-record-mkltfs $LTFS_BIN/mkltfs -d "$sg" -n LTFS-REC
+	ltfs_step ltfs-record-mount $LTFS_BIN/ltfs -o devname="$sg" "$m"
+	ltfs_step_sh ltfs-record-write "mkdir -p $m/docs && for i in 1 2 3; do head -c 20000 </dev/zero | tr '\\0' \$i >$m/docs/f\$i.txt; done && sync"
+	ltfs_step ltfs-record-umount fusermount -u "$m"
+	ltfs_step ltfs-record-remount $LTFS_BIN/ltfs -o devname="$sg" "$m"
+	ltfs_step_sh ltfs-record-read-back "[ \"\$(head -c 5 $m/docs/f2.txt)\" = 22222 ] && [ \$(wc -c <$m/docs/f3.txt) = 20000 ]"
+	ltfs_step ltfs-record-umount-2 fusermount -u "$m"
+	ltfs_step_sh ltfs-record-ltfsck "rc=0; $LTFS_BIN/ltfsck $sg >/tmp/ltfsrec.ck 2>&1 || rc=\$?; [ \$rc -le 1 ]"
+	sleep 0.5
+	kill -INT "$rp"
+	wait "$rp"
+	expect_eq ltfs-record-exit-0 0 "$?"
+	expect_match ltfs-record-nothing-lost '^recorded [0-9]+ commands of [^(]*$' "$(cat /tmp/ltfsrec.out)"
+	note "$(cat /tmp/ltfsrec.out)"
+	expect_output ltfs-record-replays '^replayed [0-9]+ commands of .*: 0 differences$' vscsictl replay "$out/ltfs-lto8.vrec"
+	ltfs_teardown "$dev" "$wwn"
+}
