@@ -109,6 +109,9 @@ func decode(kind Kind, cmds scsi.CommandTable, cdb scsi.CDB, c *cmdInfo) {
 		return
 	}
 	c.ext = e
+	if e.Locate { // a destination, not a count: nothing for the rules' filters
+		return
+	}
 	if kind == Disk {
 		c.hasRange, c.lba, c.n, c.toEnd = true, e.LBA, e.Blocks, e.ToEnd
 		return

@@ -186,6 +186,15 @@ type Extent struct {
 	// WITH RANGE's starting address (the count is Count).
 	Elements  [4]uint16
 	NElements uint8
+	// Locate marks a tape LOCATE's destination, which is not a count:
+	// DestType (SSC-5: 0 logical object, 1 logical file, 3 end of data),
+	// the logical identifier Object and, when HasPartition (CP=1), the
+	// Partition.
+	Locate       bool
+	DestType     uint8
+	Object       uint64
+	Partition    uint8
+	HasPartition bool
 }
 
 // WithLength writes cdb into dst with the transfer length field of e set

@@ -174,6 +174,14 @@ func sscExtent(c scsi.CDB) (e scsi.Extent, ok bool) {
 		return scsi.Extent{Count: decodeSpace6(c).count}, len(c) >= 6
 	case scsi.Space16:
 		return scsi.Extent{Count: decodeSpace16(c).count}, len(c) >= 16
+	case scsi.Locate10:
+		return locateExtent(decodeLocate10(c)), len(c) >= 10
+	case scsi.Locate16:
+		return locateExtent(decodeLocate16(c)), len(c) >= 16
 	}
 	return scsi.Extent{}, false
+}
+
+func locateExtent(l locate) scsi.Extent {
+	return scsi.Extent{Locate: true, DestType: l.destType, Object: l.id, Partition: uint8(l.partition), HasPartition: l.cp}
 }

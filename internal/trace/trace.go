@@ -77,6 +77,12 @@ type Extent struct {
 	Count    *int64   `json:"count,omitempty"`
 	Fixed    bool     `json:"fixed,omitempty"`
 	Elements []uint16 `json:"elements,omitempty"`
+	// A tape LOCATE's destination: DestType (0 logical object, 1 file,
+	// 3 end of data), Object and Partition (when the CDB changes it).
+	Locate    bool   `json:"locate,omitempty"`
+	DestType  uint8  `json:"dest_type,omitempty"`
+	Object    uint64 `json:"object,omitempty"`
+	Partition *uint8 `json:"partition,omitempty"`
 }
 
 // Sense is a CHECK CONDITION's sense data, decoded.
@@ -217,6 +223,14 @@ func extentOf(x scsi.Extent, cs scsi.CommandSet) *Extent {
 		}
 		return e
 	}
+	if x.Locate {
+		e := &Extent{Locate: true, DestType: x.DestType, Object: x.Object}
+		if x.HasPartition {
+			p := x.Partition
+			e.Partition = &p
+		}
+		return e
+	}
 	c := x.Count
 	return &Extent{Count: &c, Fixed: x.Fixed}
 }
@@ -256,6 +270,22 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 			} else {
 				b = append(b, '+')
 				b = strconv.AppendUint(b, *x.Blocks, 10)
+			}
+		case x.Locate:
+			switch x.DestType {
+			case 0:
+				b = strconv.AppendUint(append(b, " object="...), x.Object, 10)
+			case 1:
+				b = strconv.AppendUint(append(b, " file="...), x.Object, 10)
+			case 3:
+				b = append(b, " eod"...)
+			default:
+				b = strconv.AppendUint(append(b, " dest_type="...), uint64(x.DestType), 10)
+				b = strconv.AppendUint(append(b, " id="...), x.Object, 10)
+			}
+			if x.Partition != nil {
+				b = append(b, " partition="...)
+				b = strconv.AppendUint(b, uint64(*x.Partition), 10)
 			}
 		case len(x.Elements) > 0:
 			b = append(b, " elements="...)

@@ -125,3 +125,22 @@ func TestDecodeChanger(t *testing.T) {
 		t.Errorf("READ ELEMENT STATUS extent %+v", e.Extent)
 	}
 }
+
+func TestDecodeLocate(t *testing.T) {
+	d := trace.Decoder{Device: "t0", Cmds: tape.Commands(), Epoch: time.Unix(0, 0)}
+	for _, tc := range []struct {
+		cdb  []byte
+		want string
+	}{
+		{[]byte{0x2b, 0x02, 0, 0, 0, 0x01, 0x00, 0, 1, 0}, " - locate_10 object=256 partition=1 good "},
+		{[]byte{0x2b, 0, 0, 0, 0, 0, 7, 0, 0, 0}, " - locate_10 object=7 good "},
+		{[]byte{0x92, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0}, " - locate_16 file=3 good "},
+		{[]byte{0x92, 0x18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, " - locate_16 eod good "},
+	} {
+		e := d.Event(record(tc.cdb, scsi.StatusGood, 0))
+		line := string(e.AppendText(nil, time.Unix(0, 0)))
+		if !strings.Contains(line, tc.want) {
+			t.Errorf("% x: %q, want %q", tc.cdb, line, tc.want)
+		}
+	}
+}
