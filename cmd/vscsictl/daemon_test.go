@@ -223,9 +223,10 @@ func TestStatsWatchStopsOnCancel(t *testing.T) {
 	}
 }
 
-// traceLines is a trace stream as the daemon sends it: a WRITE(6), a READ(6)
-// that met a filemark, a LOST line.
-const traceLines = `{"type":"command","time":"2026-12-06T10:00:00.000100Z","device":"tape0","seq":7,"tag":3,"command":"write_6","opcode":10,"cdb":"0a0000800000","cdb_length":6,"extent":{"count":32768},"direction":"write","length":32768,"bytes":32768,"residual":0,"segments":8,"seg0_offset":4096,"seg0_length":4096,"unaligned":0,"status":"good","queue_ns":3000,"service_ns":120500}
+// traceLines is a trace stream as the daemon sends it: the start, a
+// WRITE(6), a READ(6) that met a filemark, a LOST line.
+const traceLines = `{"type":"start","time":"2026-12-06T10:00:00.000100Z","devices":["tape0"],"tag":0,"opcode":0,"direction":"","length":0,"bytes":0,"residual":0,"segments":0,"seg0_offset":0,"seg0_length":0,"unaligned":0,"status":"","queue_ns":0,"service_ns":0}
+{"type":"command","time":"2026-12-06T10:00:00.000100Z","device":"tape0","seq":7,"tag":3,"command":"write_6","opcode":10,"cdb":"0a0000800000","cdb_length":6,"extent":{"count":32768},"direction":"write","length":32768,"bytes":32768,"residual":0,"segments":8,"seg0_offset":4096,"seg0_length":4096,"unaligned":0,"status":"good","queue_ns":3000,"service_ns":120500}
 {"type":"command","time":"2026-12-06T10:00:00.002100Z","device":"tape0","seq":8,"tag":4,"command":"read_6","opcode":8,"cdb":"080000800000","cdb_length":6,"extent":{"count":32768},"direction":"none","length":32768,"bytes":0,"residual":32768,"segments":8,"seg0_offset":0,"seg0_length":4096,"unaligned":1,"status":"check_condition","sense":{"key":"no_sense","asc":0,"ascq":1,"name":"FILEMARK DETECTED","info":32768,"filemark":true},"queue_ns":0,"service_ns":15000000,"fault":true}
 {"type":"lost","time":"2026-12-06T10:00:00.003Z","device":"tape0","lost":5,"tag":0,"opcode":0,"direction":"","length":0,"bytes":0,"residual":0,"segments":0,"seg0_offset":0,"seg0_length":0,"unaligned":0,"status":"","queue_ns":0,"service_ns":0}
 `
@@ -244,7 +245,7 @@ func TestTraceCommand(t *testing.T) {
 	if out != want {
 		t.Errorf("trace:\n%s\nwant:\n%s", out, want)
 	}
-	if stderr != "vscsictl trace: tape0: 5 records lost (the trace could not keep up)\n" {
+	if stderr != "vscsictl trace: tracing tape0\nvscsictl trace: tape0: 5 records lost (the trace could not keep up)\n" {
 		t.Errorf("stderr %q", stderr)
 	}
 	d.mu.Lock()

@@ -86,8 +86,15 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	lost := map[string]uint64{}
 	var line []byte
 	err = control.NewClient(df.socket).Trace(ctx, devs, f, func(e *trace.Event, raw []byte) error {
-		if e.Type == trace.TypeLost {
+		switch e.Type {
+		case trace.TypeLost:
 			lost[e.Device] += e.Lost
+		case trace.TypeStart:
+			start = e.Time
+			_, _ = fmt.Fprintf(stderr, "vscsictl trace: tracing %s\n", strings.Join(e.Devices, ", "))
+			if !df.json {
+				return nil
+			}
 		}
 		if df.json {
 			line = append(append(line[:0], raw...), '\n')

@@ -92,7 +92,7 @@ func drain(ctx context.Context, each func() error) error {
 }
 
 // Trace streams the commands of the devices named (none: all served now)
-// that f selects (control.Service).
+// that f selects (control.Service), after a start event naming them.
 func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit func([]trace.Event) error) error {
 	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewTraceRing(traceRing) })
 	if err != nil {
@@ -107,7 +107,11 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit
 		}
 		decoders[i] = trace.Decoder{Device: s.status.Info.Name, Cmds: s.cmds, Epoch: s.ring.Epoch()}
 	}
-	if err := emit(nil); err != nil {
+	start := trace.Event{Type: trace.TypeStart, Time: time.Now()}
+	for _, s := range srcs {
+		start.Devices = append(start.Devices, s.status.Info.Name)
+	}
+	if err := emit([]trace.Event{start}); err != nil {
 		return nil
 	}
 	recs := make([]tcmu.TraceRecord, 512)

@@ -33,10 +33,11 @@ func TestTraceTapeWrites(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- d.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write|write_filemarks_6"}, func(evs []trace.Event) error {
-			if evs == nil {
-				close(started)
-			}
 			for _, e := range evs {
+				if e.Type == trace.TypeStart {
+					close(started)
+					continue
+				}
 				events <- e
 			}
 			return nil

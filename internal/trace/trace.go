@@ -16,6 +16,7 @@ import (
 
 // Event types.
 const (
+	TypeStart   = "start"   // the first line: the trace of Devices began at Time
 	TypeCommand = "command" // one completed command
 	TypeLost    = "lost"    // Lost records of Device were dropped before this line (the reader fell behind)
 )
@@ -26,7 +27,9 @@ const (
 type Event struct {
 	Type   string    `json:"type"`
 	Time   time.Time `json:"time"` // when the command completed
-	Device string    `json:"device"`
+	Device string    `json:"device,omitempty"`
+	// Devices are the devices traced (Type start).
+	Devices []string `json:"devices,omitempty"`
 	// Lost is the number of records dropped (Type lost).
 	Lost uint64 `json:"lost,omitempty"`
 	// Seq is the device's count of traced commands: a gap is lost
@@ -243,6 +246,16 @@ func extentOf(x scsi.Extent, cs scsi.CommandSet) *Extent {
 func (e *Event) AppendText(b []byte, start time.Time) []byte {
 	b = strconv.AppendFloat(b, e.Time.Sub(start).Seconds(), 'f', 6, 64)
 	b = append(b, ' ')
+	if e.Type == TypeStart {
+		b = append(b, "tracing "...)
+		for i, d := range e.Devices {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, d...)
+		}
+		return b
+	}
 	b = append(b, e.Device...)
 	if e.Type == TypeLost {
 		b = append(b, " LOST "...)

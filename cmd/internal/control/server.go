@@ -40,8 +40,9 @@ type Service interface {
 	Import(name, barcode string) (Element, error)
 	Export(name string, index int) (Element, error)
 	// Trace streams the commands of the devices named (none: every
-	// device) that f selects. It calls emit once with no events when
-	// the devices are traced (the stream begins), then with each batch;
+	// device) that f selects. It calls emit first with the start event
+	// once the devices are traced (the stream begins), then with each
+	// batch;
 	// it returns when ctx is done or emit fails (the reader went away),
 	// and an error only before the stream began.
 	Trace(ctx context.Context, devices []string, f trace.Filter, emit func([]trace.Event) error) error

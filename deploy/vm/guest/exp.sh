@@ -45,3 +45,20 @@ exp_start() {
 	vscsid_start "$_n" --config "/etc/vscsid/$_n.yaml"
 	[ -n "$VSCSID_PID" ] || abort "vscsid did not start"
 }
+
+# exp_trace NAME DEVICE -- CMD...: CMD run once (not measured) while
+# vscsictl trace --json records DEVICE's commands into
+# $ART/trace-NAME.json, which the report summarises: what vscsid saw of
+# each command (length, segments, alignment).
+exp_trace() {
+	_tn=$1 _td=$2
+	shift 3
+	vscsictl trace "$_td" --json >"$ART/trace-$_tn.json" 2>"$W/trace-$_tn.err" &
+	_tp=$!
+	wait_until 15 "grep -q tracing $W/trace-$_tn.err" || note "trace-$_tn: vscsictl trace did not start: $(cat "$W/trace-$_tn.err")"
+	capture "$@"
+	sleep 0.5 # the daemon drains every 20 ms, vscsictl flushes every 100 ms
+	kill -INT "$_tp"
+	wait "$_tp" || note "trace-$_tn: vscsictl trace exited $?"
+	note "trace-$_tn: exit $RC, $(grep -c '"command"' "$ART/trace-$_tn.json") commands traced"
+}

@@ -31,7 +31,7 @@ func readTrace(path string) ([]trace.Event, error) {
 		if err := dec.Decode(&e); err != nil {
 			return nil, fmt.Errorf("%s:%d: not a trace event: %w", path, n, err)
 		}
-		if e.Type != trace.TypeCommand && e.Type != trace.TypeLost {
+		if e.Type != trace.TypeCommand && e.Type != trace.TypeLost && e.Type != trace.TypeStart {
 			return nil, fmt.Errorf("%s:%d: type %q", path, n, e.Type)
 		}
 		evs = append(evs, e)
@@ -56,6 +56,9 @@ func traceSeq(path string, w io.Writer) error {
 		}
 	}
 	for _, e := range evs {
+		if e.Type == trace.TypeStart {
+			continue
+		}
 		name := e.Command
 		if e.Type == trace.TypeLost {
 			name = "lost"

@@ -134,7 +134,7 @@ artefact $W/trace-b0.json
 expect_eq trace-b0-dio-lbas "50 6" "$($GUESTCHECK trace-values $W/trace-b0.json write_10 extent.lba)"
 expect_eq trace-b0-dio-bytes "1536 512" "$($GUESTCHECK trace-values $W/trace-b0.json write_10 bytes)"
 expect_eq trace-b0-dio-seg-unaligned 1 "$($GUESTCHECK trace-values $W/trace-b0.json write_10 unaligned)"
-expect_eq trace-b0-no-check-conditions "" "$(cat $W/trace-b0-check.json)"
+expect_eq trace-b0-no-check-conditions "" "$($GUESTCHECK trace-seq $W/trace-b0-check.json)"
 _st=$(dev_tape t9)
 expect_output delete-tape '^t9: removed$' "$CTL" delete t9
 wait_for t9-st-gone 15 "[ ! -e /sys/class/scsi_tape/$_st ]"

@@ -64,6 +64,12 @@ for a in 4096 512 8 4 1; do
 	exp_run "st-read-a$a" atape path=st op=read "align=$a" -- $AT -path st -op read -align $a -bs $BS -count 4 "$TD"
 done
 
+# Traced once: what reaches vscsid of a write from a buffer 1 byte and a
+# page past a page boundary.
+for a in 1 4096; do
+	exp_trace "sd-write-a$a" adisk -- $AT -path sd -op write -align $a -bs $BS -count 2 /dev/$sd
+done
+
 vscsid_stop vscsid-stop
 wait_for no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 kernel_clean kernel-log-clean

@@ -68,6 +68,13 @@ for n in e512 e512m8; do
 				$DD if=/dev/$node of=/dev/null bs=10k count=$((EXP_MB * 1024 / 10))
 		done
 	done
+	# Traced once: the request sizes reaching vscsid from p1 and p2.
+	for label in p1 p2; do
+		node=${sd}${label#p}
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		exp_trace "$n-$label" "$n" -- $DD if=/dev/$node of=/dev/null bs=10k count=20
+	done
 	# After the others: the block size set here may outlive the open.
 	if capture blockdev --setbsz 4096 "/dev/${sd}1"; then
 		# Older kernels reset the block size on the last close: hold p1

@@ -63,6 +63,11 @@ for rep in $(seq "$EXP_REPS"); do
 			sg_dd if=/dev/zero of=/dev/$sg bs=512 bpt=$bpt count=$total blk_sgio=1 dio=1 time=1
 	done
 done
+# One traced run of 4 commands per size: the data segments vscsid sees.
+for pages in 32 128 256 512 2048; do
+	bpt=$((pages * 8))
+	exp_trace "read-${pages}p" big -- sg_dd if=/dev/$sg of=/dev/null bs=512 bpt=$bpt count=$((bpt * 4)) blk_sgio=1 dio=1
+done
 dmesg_since daemon >"$ART/dmesg-experiment.txt"
 
 vscsid_stop vscsid-stop

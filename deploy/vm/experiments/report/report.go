@@ -79,6 +79,9 @@ func (rep *Report) Markdown() (string, error) {
 			return "", err
 		}
 	}
+	if err := rep.traces(&b); err != nil {
+		return "", err
+	}
 	rep.outputs(&b)
 	return b.String(), nil
 }

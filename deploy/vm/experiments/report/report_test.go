@@ -255,3 +255,27 @@ func TestTransportsSection(t *testing.T) {
 		}
 	}
 }
+
+func TestTraces(t *testing.T) {
+	dir := t.TempDir()
+	lines := `{"type":"start","time":"2026-12-06T10:00:00Z","devices":["big"]}
+{"type":"command","time":"2026-12-06T10:00:00.001Z","device":"big","seq":1,"command":"read_10","opcode":40,"extent":{"lba":0,"blocks":256},"direction":"read","length":131072,"bytes":131072,"segments":1,"seg0_offset":0,"seg0_length":131072,"status":"good"}
+{"type":"command","time":"2026-12-06T10:00:00.002Z","device":"big","seq":2,"command":"read_10","opcode":40,"extent":{"lba":256,"blocks":256},"direction":"read","length":131072,"bytes":131072,"segments":1,"seg0_offset":0,"seg0_length":131072,"status":"good"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "trace-read-32p.json"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trace-read-512p.json"), []byte(`{"type":"start","time":"2026-12-06T10:00:00Z","devices":["big"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := (&Report{In: dir}).traces(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{"### read-32p", "| 2 | read_10 | read | 131072 | 1 | 131072 | 0 | good |", "0.002000 big #2 R read_10 lba=256+256", "### read-512p\n\nNo command reached vscsid."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
