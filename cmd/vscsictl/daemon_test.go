@@ -54,6 +54,10 @@ func startFakeDaemon(t *testing.T) *fakeDaemon {
 		d.mu.Lock()
 		d.calls = append(d.calls, "trace "+r.URL.RawQuery)
 		d.mu.Unlock()
+		if r.URL.Query().Get("format") == "text" {
+			_, _ = io.WriteString(w, traceText)
+			return
+		}
 		_, _ = io.WriteString(w, traceLines)
 	})
 	mux.HandleFunc("GET /v1/record", func(w http.ResponseWriter, r *http.Request) {
@@ -231,6 +235,13 @@ const traceLines = `{"type":"start","time":"2026-12-06T10:00:00.000100Z","device
 {"type":"lost","time":"2026-12-06T10:00:00.003Z","device":"tape0","lost":5,"tag":0,"opcode":0,"direction":"","length":0,"bytes":0,"residual":0,"segments":0,"seg0_offset":0,"seg0_length":0,"unaligned":0,"status":"","queue_ns":0,"service_ns":0}
 `
 
+// traceText is the stream of traceLines in text (trace.Event.AppendText).
+const traceText = `0.000000 tracing tape0
+0.000000 tape0 #7 W write_6 count=32768 32768/32768B 8seg@4096+4096 good q=3.0us s=120.5us
+0.002000 tape0 #8 - read_6 count=32768 0/32768B 8seg@0+4096 unaligned=1 check_condition no_sense 00/01 "FILEMARK DETECTED" FM info=32768 q=0.0us s=15.0ms [fault]
+0.002900 tape0 LOST 5 records (the reader fell behind)
+`
+
 func TestTraceCommand(t *testing.T) {
 	d := startFakeDaemon(t)
 	s := "--socket=" + d.socket
@@ -249,13 +260,16 @@ func TestTraceCommand(t *testing.T) {
 		t.Errorf("stderr %q", stderr)
 	}
 	d.mu.Lock()
-	if got := d.calls[len(d.calls)-1]; got != "trace device=tape0&min_latency=1ms&op=write%7Cread_6" {
+	if got := d.calls[len(d.calls)-1]; got != "trace device=tape0&format=text&min_latency=1ms&op=write%7Cread_6" {
 		t.Errorf("query %q", got)
 	}
 	d.mu.Unlock()
-	out = mustRun(t, "trace", "--json", s)
-	if out != traceLines {
-		t.Errorf("trace --json changed the lines:\n%s", out)
+	out, stderr, err = vsctl(t, "trace", "--json", s)
+	if err != nil || out != traceLines {
+		t.Errorf("trace --json changed the lines (%v):\n%s", err, out)
+	}
+	if stderr != "vscsictl trace: tracing tape0\nvscsictl trace: tape0: 5 records lost (the trace could not keep up)\n" {
+		t.Errorf("trace --json stderr %q", stderr)
 	}
 	for _, args := range [][]string{{"--op", "read|"}, {"--sense", "nonsense"}, {"--status", "fine"}, {"--lba", "x"}, {"--min-latency", "-1s"}} {
 		if _, _, err := vsctl(t, append([]string{"trace", s}, args...)...); !isUsage(err) {

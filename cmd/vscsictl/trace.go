@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,28 +85,22 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}()
-	var start time.Time
 	lost := map[string]uint64{}
 	var line []byte
-	err = control.NewClient(df.socket).Trace(ctx, devs, f, func(e *trace.Event, raw []byte) error {
-		switch e.Type {
+	// The daemon formats the lines (text or JSON); only the rare start
+	// and lost lines are read here, for stderr and the total at the end.
+	err = control.NewClient(df.socket).Trace(ctx, devs, f, !df.json, func(raw []byte) error {
+		kind, dev, n, devices := classify(raw, df.json)
+		switch kind {
 		case trace.TypeLost:
-			lost[e.Device] += e.Lost
+			lost[dev] += n
 		case trace.TypeStart:
-			start = e.Time
-			_, _ = fmt.Fprintf(stderr, "vscsictl trace: tracing %s\n", strings.Join(e.Devices, ", "))
+			_, _ = fmt.Fprintf(stderr, "vscsictl trace: tracing %s\n", devices)
 			if !df.json {
 				return nil
 			}
 		}
-		if df.json {
-			line = append(append(line[:0], raw...), '\n')
-		} else {
-			if start.IsZero() {
-				start = e.Time
-			}
-			line = append(e.AppendText(line[:0], start), '\n')
-		}
+		line = append(append(line[:0], raw...), '\n')
 		return w.write(line)
 	})
 	if ferr := w.flush(); err == nil {
@@ -113,6 +110,34 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, _ = fmt.Fprintf(stderr, "vscsictl trace: %s: %d records lost (the trace could not keep up)\n", dev, n)
 	}
 	return err
+}
+
+// classify tells a trace line's type (trace.TypeStart, TypeLost, or
+// TypeCommand for any other) and, for a lost line, its device and count;
+// for a start line, the devices. Text lines are "T tracing A, B" and
+// "T DEVICE LOST N records ..."; JSON lines begin with their type.
+func classify(line []byte, isJSON bool) (kind, dev string, lost uint64, devices string) {
+	if isJSON {
+		if !bytes.HasPrefix(line, []byte(`{"type":"start"`)) && !bytes.HasPrefix(line, []byte(`{"type":"lost"`)) {
+			return trace.TypeCommand, "", 0, ""
+		}
+		var e trace.Event
+		if json.Unmarshal(line, &e) != nil {
+			return trace.TypeCommand, "", 0, ""
+		}
+		return e.Type, e.Device, e.Lost, strings.Join(e.Devices, ", ")
+	}
+	_, rest, _ := bytes.Cut(line, []byte(" "))
+	if d, ok := bytes.CutPrefix(rest, []byte("tracing ")); ok {
+		return trace.TypeStart, "", 0, string(d)
+	}
+	dev2, rest, _ := bytes.Cut(rest, []byte(" "))
+	if c, ok := bytes.CutPrefix(rest, []byte("LOST ")); ok {
+		num, _, _ := bytes.Cut(c, []byte(" "))
+		n, _ := strconv.ParseUint(string(num), 10, 64)
+		return trace.TypeLost, string(dev2), n, ""
+	}
+	return trace.TypeCommand, "", 0, ""
 }
 
 // flushEvery is how often trace output reaches its reader.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -92,8 +94,10 @@ func drain(ctx context.Context, each func() error) error {
 }
 
 // Trace streams the commands of the devices named (none: all served now)
-// that f selects (control.Service), after a start event naming them.
-func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit func([]trace.Event) error) error {
+// that f selects (control.Service), after a start event naming them: JSON
+// lines, or text lines when text (formatted here without allocating, so
+// that a trace costs the daemon little).
+func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, text bool, emit func(lines []byte) error) error {
 	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewTraceRing(traceRing) })
 	if err != nil {
 		return err
@@ -107,23 +111,38 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit
 		}
 		decoders[i] = trace.Decoder{Device: s.status.Info.Name, Cmds: s.cmds, Epoch: s.ring.Epoch()}
 	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	put := func(e *trace.Event, start time.Time) {
+		if text {
+			out.Write(append(e.AppendText(out.AvailableBuffer(), start), '\n'))
+			return
+		}
+		_ = enc.Encode(e) // a bytes.Buffer does not fail
+	}
 	start := trace.Event{Type: trace.TypeStart, Time: time.Now()}
 	for _, s := range srcs {
 		start.Devices = append(start.Devices, s.status.Info.Name)
 	}
-	if err := emit([]trace.Event{start}); err != nil {
+	put(&start, start.Time)
+	if err := emit(out.Bytes()); err != nil {
 		return nil
 	}
 	recs := make([]tcmu.TraceRecord, 512)
-	var out []trace.Event
 	return drain(ctx, func() error {
-		out = out[:0]
+		out.Reset()
 		for i, s := range srcs {
 			for {
 				n := s.ring.Read(recs)
 				for j := range recs[:n] {
-					if matchers[i].Match(&recs[j]) {
-						out = append(out, decoders[i].Event(&recs[j]))
+					r := &recs[j]
+					switch {
+					case !matchers[i].Match(r):
+					case text:
+						out.Write(append(decoders[i].AppendText(out.AvailableBuffer(), r, start.Time), '\n'))
+					default:
+						e := decoders[i].Event(r)
+						put(&e, start.Time)
 					}
 				}
 				if n < len(recs) {
@@ -131,14 +150,14 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, emit
 				}
 			}
 			if l := s.ring.Lost(); l > s.lost {
-				out = append(out, trace.Event{Type: trace.TypeLost, Time: time.Now(), Device: s.status.Info.Name, Lost: l - s.lost})
+				put(&trace.Event{Type: trace.TypeLost, Time: time.Now(), Device: s.status.Info.Name, Lost: l - s.lost}, start.Time)
 				s.lost = l
 			}
 		}
-		if len(out) == 0 {
+		if out.Len() == 0 {
 			return nil
 		}
-		return emit(out)
+		return emit(out.Bytes())
 	})
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -32,8 +33,12 @@ func TestTraceTapeWrites(t *testing.T) {
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- d.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write|write_filemarks_6"}, func(evs []trace.Event) error {
-			for _, e := range evs {
+		done <- d.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write|write_filemarks_6"}, false, func(lines []byte) error {
+			for l := range bytes.Lines(lines) {
+				var e trace.Event
+				if err := json.Unmarshal(l, &e); err != nil {
+					return err
+				}
 				if e.Type == trace.TypeStart {
 					close(started)
 					continue
@@ -80,7 +85,7 @@ func TestTraceTapeWrites(t *testing.T) {
 		{"nope", trace.Filter{}, unix.ENODEV},
 		{"tape0", trace.Filter{Op: "no_such_command"}, unix.EINVAL},
 	} {
-		err := d.Trace(context.Background(), []string{tc.dev}, tc.f, func([]trace.Event) error { return errors.New("no stream") })
+		err := d.Trace(context.Background(), []string{tc.dev}, tc.f, false, func([]byte) error { return errors.New("no stream") })
 		if !errors.Is(err, tc.errno) {
 			t.Errorf("trace %s %+v: %v, want %v", tc.dev, tc.f, err, tc.errno)
 		}
@@ -228,5 +233,41 @@ func TestRecordReplayWithFaults(t *testing.T) {
 	}
 	if res := replayWith(t, rec, config.ReplayBuilder(t.TempDir())); res.Commands != n || len(res.Divergences) != 0 {
 		t.Errorf("replay: %d commands, differences %v", res.Commands, res.Divergences)
+	}
+}
+
+// TestTraceText: with text, the daemon sends the lines vscsictl prints.
+func TestTraceText(t *testing.T) {
+	reg, _ := newTestDrive(t)
+	k := reg.serve(t, "tape0")
+	clearAttentions(k)
+	d := reg.daemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(chan string, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- d.Trace(ctx, []string{"tape0"}, trace.Filter{}, true, func(b []byte) error {
+			for l := range bytes.Lines(b) {
+				lines <- string(l)
+			}
+			return nil
+		})
+	}()
+	if l := <-lines; !strings.HasPrefix(l, "0.000000 tracing tape0\n") {
+		t.Fatalf("first line %q", l)
+	}
+	k.Submit([]byte{0x0a, 0, 0, 0x03, 0xe8, 0}, targettest.DataOut(make([]byte, 1000)))
+	select {
+	case l := <-lines:
+		if !strings.Contains(l, " tape0 #1 W write_6 count=1000 1000/1000B 1seg@") || !strings.HasSuffix(l, "\n") {
+			t.Errorf("WRITE(6) line %q", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no line")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
 	}
 }

@@ -7,6 +7,7 @@ package trace
 
 import (
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"time"
 
@@ -100,24 +101,64 @@ type Sense struct {
 	ILI      bool   `json:"ili,omitempty"`
 }
 
-// Decoder decodes the records of one device.
+// Decoder decodes the records of one device. Its methods are used by one
+// goroutine at a time.
 type Decoder struct {
 	Device string
 	Cmds   scsi.CommandTable // the device kind's table; nil: opcodes only
 	Epoch  time.Time         // tcmu.TraceRing.Epoch
+	vals   values            // AppendText's scratch
 }
+
+// values hold what an Event's pointers point at, so that one allocation
+// (Event) or none (AppendText) serves a record.
+type values struct {
+	ext       Extent
+	sense     Sense
+	lba, n    uint64
+	count     int64
+	info      int64
+	partition uint8
+	elements  [4]uint16
+}
+
+// opNames are "0x00".."0xff": the name of an opcode no table names.
+var opNames = func() (n [256]string) {
+	for i := range n {
+		n[i] = "0x" + hex.EncodeToString([]byte{byte(i)})
+	}
+	return n
+}()
 
 // Event decodes r.
 func (d *Decoder) Event(r *tcmu.TraceRecord) Event {
+	v := new(values)
+	var e Event
+	d.decode(&e, v, r)
+	e.CDB = hex.EncodeToString(r.CDB[:min(int(r.CDBLen), len(r.CDB))])
+	if e.Extent != nil && len(e.Extent.Elements) > 0 {
+		e.Extent.Elements = slices.Clone(e.Extent.Elements)
+	}
+	return e
+}
+
+// AppendText appends r's text line (Event.AppendText) without allocating.
+func (d *Decoder) AppendText(b []byte, r *tcmu.TraceRecord, start time.Time) []byte {
+	var e Event
+	d.decode(&e, &d.vals, r)
+	return e.AppendText(b, start)
+}
+
+// decode fills e from r, its pointers pointing into v; all but the CDB.
+func (d *Decoder) decode(e *Event, v *values, r *tcmu.TraceRecord) {
 	cdb := scsi.CDB(r.CDB[:min(int(r.CDBLen), len(r.CDB))])
-	e := Event{
+	*e = Event{
 		Type:       TypeCommand,
 		Time:       d.Epoch.Add(time.Duration(r.End)),
 		Device:     d.Device,
 		Seq:        r.Seq,
 		Tag:        r.Tag,
 		OpCode:     r.CDB[0],
-		CDB:        hex.EncodeToString(cdb),
 		CDBLength:  int(r.CDBLen),
 		Length:     r.Length,
 		Segments:   r.Segments,
@@ -144,27 +185,28 @@ func (d *Decoder) Event(r *tcmu.TraceRecord) Event {
 	if d.Cmds != nil {
 		e.Command = d.Cmds.CommandName(r.ID)
 		if x, ok := d.Cmds.Extent(cdb); ok {
-			e.Extent = extentOf(x, d.Cmds.Set())
+			e.Extent = v.extent(x, d.Cmds.Set())
 		}
 	}
 	if e.Command == "" {
-		e.Command = "0x" + hex.EncodeToString(r.CDB[:1])
+		e.Command = opNames[r.CDB[0]]
 	}
 	if r.Status == scsi.StatusCheckCondition {
-		e.Sense = SenseOf(r.Sense)
+		e.Sense = v.senseOf(r.Sense)
 	}
-	return e
 }
 
 // SenseOf decodes s.
-func SenseOf(s scsi.Sense) *Sense {
-	out := &Sense{Key: s.Key.String(), ASC: s.ASC.Code(), ASCQ: s.ASC.Qualifier(), Name: s.ASC.Name(),
+func SenseOf(s scsi.Sense) *Sense { return new(values).senseOf(s) }
+
+func (v *values) senseOf(s scsi.Sense) *Sense {
+	v.sense = Sense{Key: s.Key.String(), ASC: s.ASC.Code(), ASCQ: s.ASC.Qualifier(), Name: s.ASC.Name(),
 		Filemark: s.Filemark, EOM: s.EOM, ILI: s.ILI}
 	if s.Valid {
-		info := s.Info
-		out.Info = &info
+		v.info = s.Info
+		v.sense.Info = &v.info
 	}
-	return out
+	return &v.sense
 }
 
 // Equal reports whether s and o say the same (the name follows from the
@@ -213,29 +255,30 @@ func (s *Sense) appendTo(b []byte, withName bool) []byte {
 	return b
 }
 
-func extentOf(x scsi.Extent, cs scsi.CommandSet) *Extent {
-	switch cs {
-	case scsi.SBC:
-		lba, n := x.LBA, x.Blocks
-		return &Extent{LBA: &lba, Blocks: &n, ToEnd: x.ToEnd}
-	case scsi.SMC:
-		e := &Extent{Elements: append([]uint16(nil), x.Elements[:x.NElements]...)}
+func (v *values) extent(x scsi.Extent, cs scsi.CommandSet) *Extent {
+	v.ext = Extent{}
+	switch {
+	case cs == scsi.SBC:
+		v.lba, v.n = x.LBA, x.Blocks
+		v.ext.LBA, v.ext.Blocks, v.ext.ToEnd = &v.lba, &v.n, x.ToEnd
+	case cs == scsi.SMC:
+		v.elements = x.Elements
+		v.ext.Elements = v.elements[:x.NElements]
 		if x.Count != 0 {
-			c := x.Count
-			e.Count = &c
+			v.count = x.Count
+			v.ext.Count = &v.count
 		}
-		return e
-	}
-	if x.Locate {
-		e := &Extent{Locate: true, DestType: x.DestType, Object: x.Object}
+	case x.Locate:
+		v.ext.Locate, v.ext.DestType, v.ext.Object = true, x.DestType, x.Object
 		if x.HasPartition {
-			p := x.Partition
-			e.Partition = &p
+			v.partition = x.Partition
+			v.ext.Partition = &v.partition
 		}
-		return e
+	default:
+		v.count = x.Count
+		v.ext.Count, v.ext.Fixed = &v.count, x.Fixed
 	}
-	c := x.Count
-	return &Extent{Count: &c, Fixed: x.Fixed}
+	return &v.ext
 }
 
 // AppendText appends e's text line, blkparse-like: time since start

@@ -144,3 +144,19 @@ func TestDecodeLocate(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendTextAllocs: the daemon formats text lines without allocating.
+func TestAppendTextAllocs(t *testing.T) {
+	d := trace.Decoder{Device: "disk0", Cmds: disk.DeviceKind.Commands, Epoch: time.Unix(100, 0)}
+	r := record(read10, scsi.StatusCheckCondition, time.Microsecond)
+	r.Sense = scsi.Sense{Key: scsi.MediumError, ASC: 0x1100, Valid: true, Info: 4096}
+	buf := make([]byte, 0, 512)
+	start := time.Unix(100, 0)
+	if n := testing.AllocsPerRun(100, func() { buf = d.AppendText(buf[:0], r, start) }); n != 0 {
+		t.Errorf("%v allocations per line", n)
+	}
+	e := d.Event(r)
+	if want := string(e.AppendText(nil, start)); string(buf) != want {
+		t.Errorf("AppendText %q, Event's %q", buf, want)
+	}
+}

@@ -136,19 +136,16 @@ func (c *Client) Export(ctx context.Context, name string, index int) (Element, e
 }
 
 // Trace streams the commands of the devices named (none: every device)
-// that f selects: fn gets each event and its JSON line as the daemon sent
-// it. It returns when ctx is done (nil), fn fails (its error) or the
+// that f selects: fn gets each line as the daemon sent it, a trace.Event
+// in JSON, or its text when text. It returns when ctx is done (nil), fn fails (its error) or the
 // daemon ends the stream.
-func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, fn func(e *trace.Event, line []byte) error) error {
+func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, text bool, fn func(line []byte) error) error {
 	q := url.Values{"device": devices}
 	f.Query(q)
-	return c.stream(ctx, "/v1/trace?"+q.Encode(), func(line []byte) error {
-		var e trace.Event
-		if err := json.Unmarshal(line, &e); err != nil {
-			return fmt.Errorf("bad trace line from vscsid: %w", err)
-		}
-		return fn(&e, line)
-	})
+	if text {
+		q.Set("format", "text")
+	}
+	return c.stream(ctx, "/v1/trace?"+q.Encode(), fn)
 }
 
 // Record streams a recording of the devices named (none: every device),

@@ -137,18 +137,22 @@ func (f *fakeService) Export(name string, index int) (Element, error) {
 
 // Trace refuses device x, then streams two events per batch until the
 // reader or the server goes away.
-func (f *fakeService) Trace(ctx context.Context, devices []string, flt trace.Filter, emit func([]trace.Event) error) error {
-	f.record(fmt.Sprintf("trace %v op=%s min=%v", devices, flt.Op, flt.MinLatency))
+func (f *fakeService) Trace(ctx context.Context, devices []string, flt trace.Filter, text bool, emit func([]byte) error) error {
+	f.record(fmt.Sprintf("trace %v op=%s min=%v text=%v", devices, flt.Op, flt.MinLatency, text))
 	if slices.Contains(devices, "x") {
 		return fmt.Errorf("%w: no device %q", unix.ENODEV, "x")
 	}
-	if err := emit(nil); err != nil {
+	if err := emit([]byte(`{"type":"start","devices":["tape0"]}` + "\n")); err != nil {
 		return nil
 	}
 	for seq := uint64(1); ; seq += 2 {
-		evs := []trace.Event{{Type: trace.TypeCommand, Device: "tape0", Seq: seq, Command: "write_6"},
-			{Type: trace.TypeLost, Device: "tape0", Lost: 3}}
-		if err := emit(evs); err != nil {
+		var lines []byte
+		for _, e := range []trace.Event{{Type: trace.TypeCommand, Device: "tape0", Seq: seq, Command: "write_6"},
+			{Type: trace.TypeLost, Device: "tape0", Lost: 3}} {
+			b, _ := json.Marshal(e)
+			lines = append(append(lines, b...), '\n')
+		}
+		if err := emit(lines); err != nil {
 			return nil
 		}
 		select {
@@ -237,6 +241,9 @@ func TestServerWire(t *testing.T) {
 		{"POST", "/v1/devices/tape0/load", `{"barcod":"B2"}`, 400, ``},
 		{"POST", "/v1/devices/tape0/unload", ``, 409, `{"error":"no medium found: empty","errno":"ENOMEDIUM"}`},
 		{"DELETE", "/v1/devices", ``, 405, ``},
+		{"GET", "/v1/trace?format=xml", ``, 400, `{"error":"invalid argument: format=\"xml\": want json or text","errno":"EINVAL"}`},
+		{"GET", "/v1/trace?min_latency=soon", ``, 400, ``},
+		{"GET", "/v1/record?payloads=maybe", ``, 400, ``},
 		{"POST", "/v1/devices", `{"name":"d9","type":"vdisk","config":"size=64M","hw_max_sectors":256}`, 201, `{"name":"d9","type":"disk","subtype":"vdisk","origin":"config","hba":5,"uio":"uio4","node":"/dev/sdc","failed":false}`},
 		{"POST", "/v1/devices", `{"name":"d9","type":"vdisk","config":"size=64M;lbs=3"}`, 400, ``},
 		{"POST", "/v1/devices", `{"name":"tape0","type":"vtape","config":"memory=1"}`, 409, ``},
@@ -341,23 +348,24 @@ func TestClientTrace(t *testing.T) {
 	c := NewClient(start(t, f))
 	defer c.Close()
 	ctx := context.Background()
-	err := c.Trace(ctx, []string{"x"}, trace.Filter{}, func(*trace.Event, []byte) error { return nil })
+	nop := func([]byte) error { return nil }
+	err := c.Trace(ctx, []string{"x"}, trace.Filter{}, false, nop)
 	if e, ok := errors.AsType[*Error](err); !ok || e.Status != http.StatusNotFound || e.Errno != "ENODEV" {
 		t.Fatalf("trace of a missing device: %v", err)
 	}
-	err = c.Trace(ctx, nil, trace.Filter{Op: "read|", MinLatency: time.Millisecond}, func(*trace.Event, []byte) error { return nil })
+	err = c.Trace(ctx, nil, trace.Filter{Op: "read|", MinLatency: time.Millisecond}, false, nop)
 	if e, ok := errors.AsType[*Error](err); !ok || e.Status != http.StatusBadRequest {
 		t.Fatalf("a filter the daemon cannot parse: %v", err)
 	}
 	var got []trace.Event
 	stop := errors.New("enough")
-	err = c.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write", MinLatency: time.Millisecond}, func(e *trace.Event, line []byte) error {
-		var again trace.Event
-		if err := json.Unmarshal(line, &again); err != nil || again.Seq != e.Seq {
-			t.Errorf("line %q does not decode to the event: %v", line, err)
+	err = c.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write", MinLatency: time.Millisecond}, true, func(line []byte) error {
+		var e trace.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Errorf("line %q: %v", line, err)
 		}
-		got = append(got, *e)
-		if len(got) == 4 {
+		got = append(got, e)
+		if len(got) == 5 {
 			return stop
 		}
 		return nil
@@ -365,15 +373,15 @@ func TestClientTrace(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Fatalf("trace ended with %v, want the reader's error", err)
 	}
-	if got[0].Seq != 1 || got[1].Type != trace.TypeLost || got[1].Lost != 3 || got[2].Seq != 3 {
+	if got[0].Type != trace.TypeStart || got[1].Seq != 1 || got[2].Type != trace.TypeLost || got[2].Lost != 3 || got[3].Seq != 3 {
 		t.Errorf("events %+v", got)
 	}
-	if !slices.Contains(f.calls, "trace [tape0] op=write min=1ms") {
-		t.Errorf("calls %q: the filter did not reach the service", f.calls)
+	if !slices.Contains(f.calls, "trace [tape0] op=write min=1ms text=true") {
+		t.Errorf("calls %q: the filter and format did not reach the service", f.calls)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if err := c.Trace(ctx, nil, trace.Filter{}, func(*trace.Event, []byte) error { return nil }); err != nil {
+	if err := c.Trace(ctx, nil, trace.Filter{}, false, nop); err != nil {
 		t.Errorf("trace ended by its context: %v, want nil", err)
 	}
 }

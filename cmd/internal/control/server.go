@@ -45,7 +45,9 @@ type Service interface {
 	// batch;
 	// it returns when ctx is done or emit fails (the reader went away),
 	// and an error only before the stream began.
-	Trace(ctx context.Context, devices []string, f trace.Filter, emit func([]trace.Event) error) error
+	// The lines are trace.Event JSON objects, or their text
+	// (trace.Event.AppendText) when text.
+	Trace(ctx context.Context, devices []string, f trace.Filter, text bool, emit func(lines []byte) error) error
 	// Record streams a recording of the devices named (none: every
 	// device): emit gets the header first (the stream begins), then the
 	// commands batch by batch; the rest is as Trace.
@@ -160,7 +162,8 @@ func handler(stop context.Context, s Service) http.Handler {
 	return mux
 }
 
-// serveTrace answers GET /v1/trace: newline-delimited JSON events.
+// serveTrace answers GET /v1/trace: newline-delimited JSON events, or
+// their text lines with format=text.
 func serveTrace(stop context.Context, w http.ResponseWriter, r *http.Request, s Service) {
 	q := r.URL.Query()
 	f, err := trace.FilterFromQuery(q)
@@ -168,12 +171,19 @@ func serveTrace(stop context.Context, w http.ResponseWriter, r *http.Request, s 
 		writeError(w, fmt.Errorf("%w: %w", unix.EINVAL, err))
 		return
 	}
-	stream(stop, w, r, func(ctx context.Context, put func(any) error, flush func() error) error {
-		return s.Trace(ctx, q["device"], f, func(evs []trace.Event) error {
-			for i := range evs {
-				if err := put(&evs[i]); err != nil {
-					return err
-				}
+	var text bool
+	switch q.Get("format") {
+	case "", "json":
+	case "text":
+		text = true
+	default:
+		writeError(w, fmt.Errorf("%w: format=%q: want json or text", unix.EINVAL, q.Get("format")))
+		return
+	}
+	stream(stop, w, r, func(ctx context.Context, _ func(any) error, write func([]byte) error, flush func() error) error {
+		return s.Trace(ctx, q["device"], f, text, func(lines []byte) error {
+			if err := write(lines); err != nil {
+				return err
 			}
 			return flush()
 		})
@@ -193,7 +203,7 @@ func serveRecord(stop context.Context, w http.ResponseWriter, r *http.Request, s
 		}
 		payloads = b
 	}
-	stream(stop, w, r, func(ctx context.Context, put func(any) error, flush func() error) error {
+	stream(stop, w, r, func(ctx context.Context, put func(any) error, _ func([]byte) error, flush func() error) error {
 		return s.Record(ctx, q["device"], payloads, func(h *record.Header, cmds []record.Command) error {
 			if h != nil {
 				if err := put(h); err != nil {
@@ -210,12 +220,13 @@ func serveRecord(stop context.Context, w http.ResponseWriter, r *http.Request, s
 	})
 }
 
-// stream runs a streaming answer: run puts JSON lines and flushes them;
+// stream runs a streaming answer: run puts JSON lines (or writes lines
+// it encoded) and flushes them;
 // the status line goes out with the first flush, so an error run returns
 // before it is an ordinary error answer. It ends when the client goes
 // away or stop is done (http.Server.Shutdown does not end handlers).
 func stream(stop context.Context, w http.ResponseWriter, r *http.Request,
-	run func(ctx context.Context, put func(any) error, flush func() error) error) {
+	run func(ctx context.Context, put func(any) error, write func([]byte) error, flush func() error) error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	context.AfterFunc(stop, cancel)
@@ -229,7 +240,9 @@ func stream(stop context.Context, w http.ResponseWriter, r *http.Request,
 			w.WriteHeader(http.StatusOK)
 		}
 	}
-	err := run(ctx, func(v any) error { begin(); return enc.Encode(v) }, func() error { begin(); return rc.Flush() })
+	err := run(ctx, func(v any) error { begin(); return enc.Encode(v) },
+		func(b []byte) error { begin(); _, err := w.Write(b); return err },
+		func() error { begin(); return rc.Flush() })
 	if err != nil && !started {
 		writeError(w, err)
 	}

@@ -21,12 +21,12 @@
 //	POST   /v1/libraries/{name}/move       Move → 204
 //	POST   /v1/libraries/{name}/import     Import → Element (the mail slot)
 //	POST   /v1/libraries/{name}/export     Export → Element (as it was)
-//	GET    /v1/trace?device=NAME&...       → a stream of trace.Event, one JSON object per line
+//	GET    /v1/trace?device=NAME&...       → a stream of trace.Event, one JSON object (format=text: text line) per line
 //	GET    /v1/record?device=NAME&payloads=true|false → a stream: record.Header, then record.Command lines
 //
 // The trace stream's query parameters are device (repeated; none: every
 // device) and the filters of trace.Filter (op, status, sense, lba,
-// min_latency). The answer's status line and headers come once the
+// min_latency) and format (json or text). The answer's status line and headers come once the
 // devices are traced; the stream then runs until the client goes away.
 //
 // Errors are an Error body with a 4xx/5xx status; its errno names the
