@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,13 +24,30 @@ func (rep *Report) traces(b *strings.Builder) error {
 	if err != nil || len(files) == 0 {
 		return err
 	}
-	b.WriteString("## Commands as vscsid saw them (`vscsictl trace`)\n\n")
-	b.WriteString("One run of each, not measured, traced command by command (`vscsictl trace`, docs/trace.md): the data buffer's length, its segments (TCMU's data area: the kernel copies the initiator's pages into it, so their alignment does not reach the target) and how many are not page aligned.\n\n")
+	// In the order they were traced (their start lines), not by name.
+	type traced struct {
+		file string
+		evs  []trace.Event
+	}
+	var all []traced
 	for _, f := range files {
 		evs, err := readTraceFile(f)
 		if err != nil {
 			return err
 		}
+		all = append(all, traced{f, evs})
+	}
+	first := func(t traced) time.Time {
+		if len(t.evs) == 0 {
+			return time.Time{}
+		}
+		return t.evs[0].Time
+	}
+	slices.SortStableFunc(all, func(a, b traced) int { return first(a).Compare(first(b)) })
+	b.WriteString("## Commands as vscsid saw them (`vscsictl trace`)\n\n")
+	b.WriteString("One run of each, not measured, traced command by command (`vscsictl trace`, docs/trace.md): the data buffer's length, its segments (TCMU's data area: the kernel copies the initiator's pages into it, so their alignment does not reach the target) and how many are not page aligned.\n\n")
+	for _, t := range all {
+		f, evs := t.file, t.evs
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "trace-"), ".json")
 		fmt.Fprintf(b, "### %s\n\n", name)
 		type shape struct {
