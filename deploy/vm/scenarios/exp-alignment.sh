@@ -64,11 +64,12 @@ for a in 4096 512 8 4 1; do
 	exp_run "st-read-a$a" atape path=st op=read "align=$a" -- $AT -path st -op read -align $a -bs $BS -count 4 "$TD"
 done
 
-# Traced once: what reaches vscsid of a write from a buffer 1 byte and a
-# page past a page boundary.
-for a in 1 4096; do
-	exp_trace "sd-write-a$a" adisk -- $AT -path sd -op write -align $a -bs $BS -count 2 /dev/$sd
-done
+# Traced once: what reaches vscsid of a write from a buffer 1 byte past a
+# page boundary through sd (refused in the kernel) and through sg (bounced),
+# and from an aligned one.
+exp_trace sd-write-a1 adisk -- $AT -path sd -op write -align 1 -bs $BS -count 2 /dev/$sd
+exp_trace sg-write-a1 adisk -- $AT -path sg -op write -align 1 -bs $BS -count 2 /dev/$sg
+exp_trace sg-write-a4096 adisk -- $AT -path sg -op write -align 4096 -bs $BS -count 2 /dev/$sg
 
 vscsid_stop vscsid-stop
 wait_for no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
