@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,36 +11,10 @@ import (
 	"github.com/vscsid/vscsid/internal/trace"
 )
 
-// readTrace reads a `vscsictl trace --json` capture: every line must be
-// one trace.Event, so a line that does not parse is an error.
-func readTrace(path string) ([]trace.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read only
-	var evs []trace.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var e trace.Event
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a trace event: %w", path, n, err)
-		}
-		if e.Type != trace.TypeCommand && e.Type != trace.TypeLost && e.Type != trace.TypeStart {
-			return nil, fmt.Errorf("%s:%d: type %q", path, n, e.Type)
-		}
-		evs = append(evs, e)
-	}
-	return evs, sc.Err()
-}
-
 // traceSeq prints the commands in order, a run of the same command as
 // NAME*COUNT, space separated; lost records as lost*N.
 func traceSeq(path string, w io.Writer) error {
-	evs, err := readTrace(path)
+	evs, err := trace.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -81,7 +53,7 @@ func traceSeq(path string, w io.Writer) error {
 // event; extent.count, sense.key and the like for nested ones) among the
 // events of command, sorted, space separated.
 func traceValues(path, command, field string, w io.Writer) error {
-	evs, err := readTrace(path)
+	evs, err := trace.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,7 +28,7 @@ func (rep *Report) traces(b *strings.Builder) error {
 	}
 	var all []traced
 	for _, f := range files {
-		evs, err := readTraceFile(f)
+		evs, err := trace.ReadFile(f)
 		if err != nil {
 			return err
 		}
@@ -90,24 +87,4 @@ func (rep *Report) traces(b *strings.Builder) error {
 		fmt.Fprintf(b, "\n```\n%s\n```\n\n", strings.Join(lines, "\n"))
 	}
 	return nil
-}
-
-// readTraceFile reads a `vscsictl trace --json` capture.
-func readTraceFile(path string) ([]trace.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read only
-	var evs []trace.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var e trace.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		evs = append(evs, e)
-	}
-	return evs, sc.Err()
 }
