@@ -137,7 +137,8 @@ func (r *TraceRing) Read(dst []TraceRecord) int {
 
 // ReadCapture is Read for a capture ring: it also copies the payloads of
 // the records it returns into buf (grown as needed) and sets their
-// DataOff to where each payload starts in the returned slice.
+// DataOff to where each payload starts in the returned slice. A capture
+// ring is read with ReadCapture only: Read frees no payload space.
 func (r *TraceRing) ReadCapture(dst []TraceRecord, buf []byte) (int, []byte) {
 	t, h := r.tail.Load(), r.head.Load()
 	n := 0

@@ -229,7 +229,7 @@ func stream(stop context.Context, w http.ResponseWriter, r *http.Request,
 	run func(ctx context.Context, put func(any) error, write func([]byte) error, flush func() error) error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	context.AfterFunc(stop, cancel)
+	defer context.AfterFunc(stop, cancel)() // unregistered when the stream ends
 	rc := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	started := false
