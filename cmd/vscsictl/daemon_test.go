@@ -293,6 +293,9 @@ func TestRecordAndReplayCommands(t *testing.T) {
 	if out != "recorded 3 commands of t0 to "+file+" (1 lost: the recording could not keep up; it will not replay)\n" {
 		t.Errorf("record: %q", out)
 	}
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("recording mode %v, %v: want 0600 (it holds the initiator's data)", st.Mode(), err)
+	}
 	d.mu.Lock()
 	if got := d.calls[len(d.calls)-1]; got != "record device=t0&payloads=true" {
 		t.Errorf("query %q", got)

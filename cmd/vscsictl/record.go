@@ -88,7 +88,8 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		ctx, cancel = context.WithTimeout(ctx, dur)
 		defer cancel()
 	}
-	f, err := os.Create(out)
+	// 0600: a recording holds the data the initiator wrote.
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
