@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -37,7 +35,6 @@ type traced struct {
 	ring   *tcmu.TraceRing
 	status target.DeviceStatus
 	cmds   scsi.CommandTable
-	lost   uint64
 	detach func()
 }
 
@@ -95,69 +92,27 @@ func drain(ctx context.Context, each func() error) error {
 
 // Trace streams the commands of the devices named (none: all served now)
 // that f selects (control.Service), after a start event naming them: JSON
-// lines, or text lines when text (formatted here without allocating, so
-// that a trace costs the daemon little).
+// lines, or text lines when text (trace.Stream).
 func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, text bool, emit func(lines []byte) error) error {
 	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewTraceRing(traceRing) })
 	if err != nil {
 		return err
 	}
 	defer detachAll(srcs)
-	matchers := make([]*trace.Matcher, len(srcs))
-	decoders := make([]trace.Decoder, len(srcs))
-	for i, s := range srcs {
-		if matchers[i], err = f.Compile(s.cmds); err != nil {
+	st := trace.NewStream(f, text)
+	for _, s := range srcs {
+		if err := st.Add(s.status.Info.Name, s.cmds, s.ring); err != nil {
 			return fmt.Errorf("%w: device %s: %w", unix.EINVAL, s.status.Info.Name, err)
 		}
-		decoders[i] = trace.Decoder{Device: s.status.Info.Name, Cmds: s.cmds, Epoch: s.ring.Epoch()}
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	put := func(e *trace.Event, start time.Time) {
-		if text {
-			out.Write(append(e.AppendText(out.AvailableBuffer(), start), '\n'))
-			return
-		}
-		_ = enc.Encode(e) // a bytes.Buffer does not fail
-	}
-	start := trace.Event{Type: trace.TypeStart, Time: time.Now()}
-	for _, s := range srcs {
-		start.Devices = append(start.Devices, s.status.Info.Name)
-	}
-	put(&start, start.Time)
-	if err := emit(out.Bytes()); err != nil {
+	if err := emit(st.Start()); err != nil {
 		return nil
 	}
-	recs := make([]tcmu.TraceRecord, 512)
 	return drain(ctx, func() error {
-		out.Reset()
-		for i, s := range srcs {
-			for {
-				n := s.ring.Read(recs)
-				for j := range recs[:n] {
-					r := &recs[j]
-					switch {
-					case !matchers[i].Match(r):
-					case text:
-						out.Write(append(decoders[i].AppendText(out.AvailableBuffer(), r, start.Time), '\n'))
-					default:
-						e := decoders[i].Event(r)
-						put(&e, start.Time)
-					}
-				}
-				if n < len(recs) {
-					break
-				}
-			}
-			if l := s.ring.Lost(); l > s.lost {
-				put(&trace.Event{Type: trace.TypeLost, Time: time.Now(), Device: s.status.Info.Name, Lost: l - s.lost}, start.Time)
-				s.lost = l
-			}
+		if lines := st.Drain(); len(lines) > 0 {
+			return emit(lines)
 		}
-		if out.Len() == 0 {
-			return nil
-		}
-		return emit(out.Bytes())
+		return nil
 	})
 }
 
@@ -183,32 +138,16 @@ func (d *daemon) Record(ctx context.Context, names []string, payloads bool, emit
 	if err := emit(&h, nil); err != nil {
 		return nil
 	}
-	recs := make([]tcmu.TraceRecord, 512)
-	var buf []byte
-	var out []record.Command
+	rings := make([]*tcmu.TraceRing, len(srcs))
+	for i, s := range srcs {
+		rings[i] = s.ring
+	}
+	c := record.NewCapture(rings, start)
 	return drain(ctx, func() error {
-		out = out[:0]
-		for i, s := range srcs {
-			for {
-				var n int
-				n, buf = s.ring.ReadCapture(recs, buf)
-				for j := range recs[:n] {
-					r := &recs[j]
-					var p []byte
-					if r.DataLen > 0 {
-						p = slices.Clone(buf[r.DataOff : r.DataOff+uint64(r.DataLen)])
-					}
-					out = append(out, record.FromTrace(i, r, p, s.ring.Epoch().Add(time.Duration(r.End)).Sub(start)))
-				}
-				if n < len(recs) {
-					break
-				}
-			}
+		if cmds := c.Drain(); len(cmds) > 0 {
+			return emit(nil, cmds)
 		}
-		if len(out) == 0 {
-			return nil
-		}
-		return emit(nil, out)
+		return nil
 	})
 }
 

@@ -240,14 +240,7 @@ func (s *Sense) appendTo(b []byte, withName bool) []byte {
 		b = append(b, s.Name...)
 		b = append(b, '"')
 	}
-	for _, f := range []struct {
-		on   bool
-		name string
-	}{{s.Filemark, " FM"}, {s.EOM, " EOM"}, {s.ILI, " ILI"}} {
-		if f.on {
-			b = append(b, f.name...)
-		}
-	}
+	b = appendMarks(b, s.Filemark, " FM", s.EOM, " EOM", s.ILI, " ILI")
 	if s.Info != nil {
 		b = append(b, " info="...)
 		b = strconv.AppendInt(b, *s.Info, 10)
@@ -388,13 +381,20 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 	b = appendDuration(b, e.QueueNS)
 	b = append(b, " s="...)
 	b = appendDuration(b, e.ServiceNS)
-	for _, f := range []struct {
-		on   bool
-		name string
-	}{{e.Fault, " [fault]"}, {e.Timing, " [timing]"}, {e.Aborted, " [aborted]"}} {
-		if f.on {
-			b = append(b, f.name...)
-		}
+	b = appendMarks(b, e.Fault, " [fault]", e.Timing, " [timing]", e.Aborted, " [aborted]")
+	return b
+}
+
+// appendMarks appends each of three marks that is on.
+func appendMarks(b []byte, on1 bool, m1 string, on2 bool, m2 string, on3 bool, m3 string) []byte {
+	if on1 {
+		b = append(b, m1...)
+	}
+	if on2 {
+		b = append(b, m2...)
+	}
+	if on3 {
+		b = append(b, m3...)
 	}
 	return b
 }
