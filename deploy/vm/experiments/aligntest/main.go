@@ -25,9 +25,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"unsafe"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/internal/sgio"
 )
 
 func main() {
@@ -94,7 +96,7 @@ func main() {
 		}
 		direct, indirect := 0, 0
 		for i := 0; i < *count; i++ {
-			d, err := sgio(fd, *op == "write", buf)
+			d, err := sgRW(fd, *op == "write", buf)
 			if err != nil {
 				fail(fmt.Sprintf("SG_IO %s %d of %d", *op, i+1, *count), err)
 			}
@@ -111,72 +113,24 @@ func main() {
 	}
 }
 
-// sgIOHdr is struct sg_io_hdr (include/scsi/sg.h) on 64-bit Linux; Go's
-// field alignment gives the C layout (88 bytes).
-type sgIOHdr struct {
-	interfaceID    int32
-	dxferDirection int32
-	cmdLen         uint8
-	mxSbLen        uint8
-	iovecCount     uint16
-	dxferLen       uint32
-	dxferp         uintptr
-	cmdp           uintptr
-	sbp            uintptr
-	timeout        uint32
-	flags          uint32
-	packID         int32
-	usrPtr         uintptr
-	status         uint8
-	maskedStatus   uint8
-	msgStatus      uint8
-	sbLenWr        uint8
-	hostStatus     uint16
-	driverStatus   uint16
-	resid          int32
-	duration       uint32
-	info           uint32
-}
-
-const (
-	sgIO          = 0x2285
-	sgDxferToDev  = -2
-	sgDxferFromDv = -3
-	sgFlagDirect  = 1
-	sgInfoDirect  = 2
-	sgInfoDirMask = 6
-)
-
-// sgio sends READ(10)/WRITE(10) of len(buf)/512 blocks at LBA 0 and says
+// sgRW sends READ(10)/WRITE(10) of len(buf)/512 blocks at LBA 0 and says
 // whether the kernel transferred directly from the user pages.
-func sgio(fd int, write bool, buf []byte) (bool, error) {
+func sgRW(fd int, write bool, buf []byte) (bool, error) {
 	blocks := len(buf) / 512
-	cdb := [10]byte{0x28, 0, 0, 0, 0, 0, 0, byte(blocks >> 8), byte(blocks), 0}
-	dir := int32(sgDxferFromDv)
+	cdb := []byte{0x28, 0, 0, 0, 0, 0, 0, byte(blocks >> 8), byte(blocks), 0}
+	dir := sgio.FromDevice
 	if write {
-		cdb[0] = 0x2a
-		dir = sgDxferToDev
+		cdb[0], dir = 0x2a, sgio.ToDevice
 	}
-	var sense [32]byte
-	h := sgIOHdr{
-		interfaceID:    'S',
-		dxferDirection: dir,
-		cmdLen:         10,
-		mxSbLen:        uint8(len(sense)),
-		dxferLen:       uint32(len(buf)),
-		dxferp:         uintptr(unsafe.Pointer(&buf[0])),
-		cmdp:           uintptr(unsafe.Pointer(&cdb[0])),
-		sbp:            uintptr(unsafe.Pointer(&sense[0])),
-		timeout:        20000,
-		flags:          sgFlagDirect,
+	sense := make([]byte, 32)
+	r, err := sgio.Do(fd, &sgio.Request{CDB: cdb, Dir: dir, Data: buf, Sense: sense, Timeout: 20 * time.Second, Direct: true})
+	if err != nil {
+		return false, err
 	}
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), sgIO, uintptr(unsafe.Pointer(&h))); e != 0 {
-		return false, e
+	if err := r.Err(); err != nil || r.Status != 0 {
+		return false, fmt.Errorf("SCSI status 0x%02x host 0x%x driver 0x%x sense % x", r.Status, r.Host, r.Driver, sense[:r.SenseLen])
 	}
-	if h.status != 0 || h.hostStatus != 0 || h.driverStatus != 0 {
-		return false, fmt.Errorf("SCSI status 0x%02x host 0x%x driver 0x%x sense % x", h.status, h.hostStatus, h.driverStatus, sense[:h.sbLenWr])
-	}
-	return h.info&sgInfoDirMask == sgInfoDirect, nil
+	return r.Direct, nil
 }
 
 var errnoNames = map[unix.Errno]string{
