@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/cmd/internal/control"
@@ -30,7 +33,7 @@ that replays: replay starts from new ones.`,
 }
 
 var replayCmd = subcommand{
-	name: "replay", args: "FILE [--max N]",
+	name: "replay", args: "FILE [--node [DEVICE=]/dev/sgN]... [--max N]",
 	summary: "run a recording again and report every difference",
 	help: `Rebuilds the recorded devices in this process, from their recorded
 configurations (a media directory is replaced by a new temporary one,
@@ -38,7 +41,14 @@ in which the devices create the cartridges they name, as new devices
 do; fault rules and timing are restored with their seed, delays are not
 waited for), and runs the recorded commands in order. Every status, sense,
 byte count or Data-In digest that differs is printed (up to --max);
-the exit status is 1 if any differs. No daemon or kernel is needed.`,
+the exit status is 1 if any differs. No daemon or kernel is needed.
+
+With --node, the commands go instead to live devices through the kernel,
+with SG_IO on their SCSI generic nodes, as an initiator's would: one
+--node per recorded device (DEVICE= may be left out when the recording
+has one). Each device should be new and configured as recorded. The
+recording needs its payloads (made without --digests), and the Data-Out
+byte counts are not compared: the initiator sees only the Data-In's.`,
 }
 
 func init() {
@@ -137,8 +147,10 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var maxShown int
+	var nodes nodesFlag
 	fs := newCmdFlags(replayCmd, stderr)
 	fs.IntVar(&maxShown, "max", 20, "print at most `N` differences")
+	fs.Var(&nodes, "node", "replay on the live device of this SCSI generic node (`[DEVICE=]/dev/sgN`; once per recorded device)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -147,7 +159,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return usagef("want %s", replayCmd.args)
 	}
-	res, h, err := replayFile(ctx, pos[0])
+	res, h, err := replayFile(ctx, pos[0], nodes)
 	if err != nil {
 		return err
 	}
@@ -170,8 +182,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
-// replayFile replays the recording at path against this build's handlers.
-func replayFile(ctx context.Context, path string) (record.Result, record.Header, error) {
+// replayFile replays the recording at path against this build's
+// handlers, or on the live devices of nodes.
+func replayFile(ctx context.Context, path string, nodes nodesFlag) (record.Result, record.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return record.Result{}, record.Header{}, err
@@ -181,6 +194,15 @@ func replayFile(ctx context.Context, path string) (record.Result, record.Header,
 	if err != nil {
 		return record.Result{}, record.Header{}, fmt.Errorf("%s: %w", path, err)
 	}
+	if len(nodes) > 0 {
+		t, closeAll, err := openNodes(r.Header, nodes)
+		if err != nil {
+			return record.Result{}, r.Header, err
+		}
+		defer closeAll()
+		res, err := record.ReplayTo(ctx, r, t)
+		return res, r.Header, err
+	}
 	tmp, err := os.MkdirTemp("", "vscsictl-replay-")
 	if err != nil {
 		return record.Result{}, r.Header, err
@@ -188,4 +210,77 @@ func replayFile(ctx context.Context, path string) (record.Result, record.Header,
 	defer func() { _ = os.RemoveAll(tmp) }() // scratch media only
 	res, err := record.Replay(ctx, r, config.ReplayBuilder(tmp))
 	return res, r.Header, err
+}
+
+// nodesFlag is --node: recorded device names (empty: the only one) and
+// their SCSI generic nodes.
+type nodesFlag []struct{ device, path string }
+
+func (n *nodesFlag) String() string { return "" }
+
+func (n *nodesFlag) Set(v string) error {
+	dev, path, ok := strings.Cut(v, "=")
+	if !ok {
+		dev, path = "", v
+	}
+	if path == "" || (ok && dev == "") {
+		return fmt.Errorf("want [DEVICE=]/dev/sgN, not %q", v)
+	}
+	*n = append(*n, struct{ device, path string }{dev, path})
+	return nil
+}
+
+// openNodes opens the node of every device of h (read-write, as SG_IO
+// needs) and returns the Target that sends to them.
+func openNodes(h record.Header, nodes nodesFlag) (_ *record.SGTarget, closeAll func(), err error) {
+	if !h.Payloads {
+		return nil, nil, fmt.Errorf("--node: the recording has digests only (made with --digests): replaying on a live device needs the Data-Out payloads")
+	}
+	names := make([]string, len(h.Devices))
+	for i, d := range h.Devices {
+		names[i] = d.Name
+	}
+	t := &record.SGTarget{FDs: make([]int, len(h.Devices))}
+	for i := range t.FDs {
+		t.FDs[i] = -1
+	}
+	closeFDs := func() {
+		for _, fd := range t.FDs {
+			if fd >= 0 {
+				_ = unix.Close(fd)
+			}
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeFDs()
+		}
+	}()
+	for _, n := range nodes {
+		dev := n.device
+		if dev == "" {
+			if len(names) != 1 {
+				return nil, nil, fmt.Errorf("--node %s: the recording has %d devices (%s): say which, as DEVICE=%s", n.path, len(names), strings.Join(names, ", "), n.path)
+			}
+			dev = names[0]
+		}
+		i := slices.Index(names, dev)
+		if i < 0 {
+			return nil, nil, fmt.Errorf("--node %s=%s: the recording has no device %s (it has %s)", dev, n.path, dev, strings.Join(names, ", "))
+		}
+		if t.FDs[i] >= 0 {
+			return nil, nil, fmt.Errorf("--node: device %s named twice", dev)
+		}
+		fd, err := unix.Open(n.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--node %s: %w", n.path, err)
+		}
+		t.FDs[i] = fd
+	}
+	for i, fd := range t.FDs {
+		if fd < 0 {
+			return nil, nil, fmt.Errorf("--node: no node for device %s of the recording (one --node DEVICE=/dev/sgN per device: %s)", names[i], strings.Join(names, ", "))
+		}
+	}
+	return t, closeFDs, nil
 }

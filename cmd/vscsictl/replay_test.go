@@ -26,7 +26,7 @@ func TestReplayFixtures(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".vrec"), func(t *testing.T) {
-			res, _, err := replayFile(context.Background(), f)
+			res, _, err := replayFile(context.Background(), f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,4 +64,40 @@ func TestReplayFixturesCatchAChange(t *testing.T) {
 		t.Fatal("a drive with the wrong INFORMATION sign replays the tar session without a difference")
 	}
 	t.Logf("first difference: %v", res.Divergences[0])
+}
+
+// TestReplayNodes: --node is refused with a message saying what is
+// wanted before any node is opened: a device the recording lacks, one
+// left without a node, one named twice, a bare node for a recording of
+// several devices.
+func TestReplayNodes(t *testing.T) {
+	const mtx, tarmt = "testdata/recordings/mtx.vrec", "testdata/recordings/tar-mt.vrec"
+	for _, tc := range []struct {
+		file  string
+		nodes []string
+		want  string
+	}{
+		{mtx, []string{"/dev/null"}, "the recording has 2 devices (rlib0, rtape0): say which, as DEVICE=/dev/null"},
+		{mtx, []string{"nosuch=/dev/null"}, "the recording has no device nosuch (it has rlib0, rtape0)"},
+		{mtx, []string{"rlib0=/dev/null"}, "no node for device rtape0 of the recording"},
+		{tarmt, []string{"rec0=/dev/null", "/dev/null"}, "device rec0 named twice"},
+		{tarmt, []string{"/nonexistent/sg9"}, "--node /nonexistent/sg9: no such file or directory"},
+	} {
+		var n nodesFlag
+		for _, v := range tc.nodes {
+			if err := n.Set(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _, err := replayFile(context.Background(), tc.file, n)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s --node %v: %v, want an error saying %q", tc.file, tc.nodes, err, tc.want)
+		}
+	}
+	var n nodesFlag
+	for _, bad := range []string{"", "rec0=", "=/dev/sg1"} {
+		if err := n.Set(bad); err == nil {
+			t.Errorf("--node %q accepted", bad)
+		}
+	}
 }

@@ -64,19 +64,36 @@ type Result struct {
 	Divergences []Divergence
 }
 
-// Replay rebuilds the recording's devices with build and runs its
-// commands in their recorded order, comparing each response with the
-// recorded one: status, sense, the Data-In and Data-Out byte counts
-// (the residual) and, for a recording with payloads, the digest of the
-// Data-In. The devices start as new ones do, with the unit attentions
-// of their power-on cleared by TEST UNIT READY as the kernel's scan
-// clears them, so a recording replays when it was made from new devices
-// (memory cartridges, a new media directory) after the kernel attached
-// them. A gap in a device's sequence numbers (commands the recording
-// lost) is a divergence: what follows cannot be trusted to replay.
+// A Target runs the commands of a replay on the recording's devices:
+// rebuilt in this process (Replay's handlers), or live ones reached
+// through the kernel (SGTarget).
+type Target interface {
+	// Run runs c on the recording's device dev (an index in
+	// Header.Devices) and sets its outcome.
+	Run(ctx context.Context, dev int, c *Call) error
+}
+
+// Call is one command a Target runs, and its outcome.
+type Call struct {
+	CDB  []byte
+	Data []byte // the recorded Length bytes: the Data-Out payload, or zeros for the Data-In
+	// Out: the command carried Data-Out when it was recorded (its handler
+	// read some).
+	Out bool
+
+	Status  scsi.Status
+	Sense   *trace.Sense // CHECK CONDITION only
+	Written int          // Data-In bytes, at the start of Data
+	// Consumed is the Data-Out bytes the device read; -1 when the target
+	// cannot tell (SG_IO reports one residual, the Data-In's).
+	Consumed int
+}
+
+// Replay rebuilds the recording's devices with build and replays the
+// recording on them (ReplayTo).
 func Replay(ctx context.Context, r *Reader, build Builder) (res Result, err error) {
 	env := &replayEnv{byName: map[string]scsi.Handler{}}
-	hs := make([]scsi.Handler, len(r.Header.Devices))
+	hs := make(handlers, len(r.Header.Devices))
 	defer func() {
 		for _, h := range hs {
 			if c, ok := scsi.As[io.Closer](h); ok && h != nil {
@@ -91,11 +108,27 @@ func Replay(ctx context.Context, r *Reader, build Builder) (res Result, err erro
 		}
 		hs[i], env.byName[d.Name] = h, h
 	}
-	for _, h := range hs {
-		clearAttentions(ctx, h)
+	return ReplayTo(ctx, r, hs)
+}
+
+// ReplayTo runs the recording's commands on t in their recorded order,
+// comparing each response with the recorded one: status, sense, the
+// Data-In and Data-Out byte counts (the residual) and, for a recording
+// with payloads, the digest of the Data-In. The devices start as new
+// ones do, with the unit attentions of their power-on cleared by TEST
+// UNIT READY as the kernel's scan clears them, so a recording replays
+// when it was made from new devices (memory cartridges, a new media
+// directory) after the kernel attached them. A gap in a device's
+// sequence numbers (commands the recording lost) is a divergence: what
+// follows cannot be trusted to replay.
+func ReplayTo(ctx context.Context, r *Reader, t Target) (res Result, err error) {
+	for i := range r.Header.Devices {
+		if err := clearAttentions(ctx, t, i); err != nil {
+			return res, fmt.Errorf("device %s: %w", r.Header.Devices[i].Name, err)
+		}
 	}
-	last := make([]uint64, len(hs))
-	var data []byte
+	last := make([]uint64, len(r.Header.Devices))
+	var call Call
 	for {
 		c, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -124,38 +157,31 @@ func Replay(ctx context.Context, r *Reader, build Builder) (res Result, err erro
 			diverge("cdb", strconv.Itoa(c.CDBLength)+" bytes", "only "+strconv.Itoa(len(raw))+" recorded: not replayed")
 			continue
 		}
-		if cap(data) < int(c.Length) {
-			data = make([]byte, c.Length)
+		if cap(call.Data) < int(c.Length) {
+			call.Data = make([]byte, c.Length)
 		}
-		data = data[:c.Length]
-		clear(data)
-		copy(data, c.Out)
-		cdb, err := scsi.ParseCDB(raw)
-		if err != nil {
-			cdb = raw
+		call = Call{CDB: raw, Data: call.Data[:c.Length], Out: c.Out != nil || c.Consumed > 0}
+		clear(call.Data)
+		copy(call.Data, c.Out)
+		if err := t.Run(ctx, c.Dev, &call); err != nil {
+			return res, fmt.Errorf("%s #%d cdb %s: %w", name, c.Seq, c.CDB, err)
 		}
-		cmd := scsi.Command{CDB: cdb, Data: scsi.NewBuffer(data)}
-		resp := hs[c.Dev].HandleCommand(ctx, &cmd)
 		res.Commands++
-		if got := resp.Status.String(); got != c.Status {
+		if got := call.Status.String(); got != c.Status {
 			diverge("status", c.Status, got)
 		}
-		var sense *trace.Sense
-		if resp.Status == scsi.StatusCheckCondition {
-			sense = trace.SenseOf(resp.Sense)
+		if !call.Sense.Equal(c.Sense) {
+			diverge("sense", c.Sense.String(), call.Sense.String())
 		}
-		if !sense.Equal(c.Sense) {
-			diverge("sense", c.Sense.String(), sense.String())
-		}
-		w, n := cmd.Data.Written(), cmd.Data.Consumed()
+		w := call.Written
 		if uint32(w) != c.Written {
 			diverge("written", strconv.FormatUint(uint64(c.Written), 10), strconv.Itoa(w))
 		}
-		if uint32(n) != c.Consumed {
+		if n := call.Consumed; n >= 0 && uint32(n) != c.Consumed {
 			diverge("consumed", strconv.FormatUint(uint64(c.Consumed), 10), strconv.Itoa(n))
 		}
 		if r.Header.Payloads && w > 0 && uint32(w) == c.Written {
-			if got := crc32.Checksum(data[:w], crc32c); got != c.InCRC {
+			if got := crc32.Checksum(call.Data[:w], crc32c); got != c.InCRC {
 				diverge("data_in", fmt.Sprintf("crc32c %08x", c.InCRC), fmt.Sprintf("crc32c %08x", got))
 			}
 		}
@@ -164,16 +190,37 @@ func Replay(ctx context.Context, r *Reader, build Builder) (res Result, err erro
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
-// clearAttentions sends TEST UNIT READY to h until it reports no UNIT
-// ATTENTION (at most 16 times).
-func clearAttentions(ctx context.Context, h scsi.Handler) {
+// clearAttentions sends TEST UNIT READY to device dev until it reports
+// no UNIT ATTENTION (at most 16 times).
+func clearAttentions(ctx context.Context, t Target, dev int) error {
 	for range 16 {
-		cmd := scsi.Command{CDB: make(scsi.CDB, 6), Data: scsi.NewBuffer()}
-		r := h.HandleCommand(ctx, &cmd)
-		if r.Status != scsi.StatusCheckCondition || r.Sense.Key != scsi.UnitAttention {
-			return
+		c := Call{CDB: make([]byte, 6)}
+		if err := t.Run(ctx, dev, &c); err != nil {
+			return err
+		}
+		if c.Status != scsi.StatusCheckCondition || c.Sense == nil || c.Sense.Key != scsi.UnitAttention.String() {
+			return nil
 		}
 	}
+	return nil
+}
+
+// handlers is the Target of devices rebuilt in this process.
+type handlers []scsi.Handler
+
+func (hs handlers) Run(ctx context.Context, dev int, c *Call) error {
+	cdb, err := scsi.ParseCDB(c.CDB)
+	if err != nil {
+		cdb = c.CDB // the handler answers a malformed CDB as it would
+	}
+	cmd := scsi.Command{CDB: cdb, Data: scsi.NewBuffer(c.Data)}
+	resp := hs[dev].HandleCommand(ctx, &cmd)
+	c.Status, c.Sense = resp.Status, nil
+	if resp.Status == scsi.StatusCheckCondition {
+		c.Sense = trace.SenseOf(resp.Sense)
+	}
+	c.Written, c.Consumed = cmd.Data.Written(), cmd.Data.Consumed()
+	return nil
 }
 
 // replayEnv is the device.Env of replayed devices: the others of the

@@ -2,7 +2,8 @@
 # record: real clients' runs recorded with vscsictl record and replayed
 # with vscsictl replay: tar and mt positioning on a drive, mtx loading and
 # unloading a library's drive. Each recording replays in the guest with no
-# difference; the artefacts *.vrec are the fixtures go test replays
+# difference, in vscsictl and (the tar session) through the kernel on a
+# new drive configured as the recorded one, with SG_IO on its sg node; the artefacts *.vrec are the fixtures go test replays
 # (cmd/vscsictl/testdata/recordings; docs/trace.md says how to refresh
 # them). The devices are new and their power-on attentions cleared first,
 # as replay starts from new devices.
@@ -19,6 +20,9 @@ devices:
   - name: rec0
     type: vtape
     config: "personality=lto6;memory=1;capacity=64M;barcode=REC001L6"
+  - name: rec1
+    type: vtape
+    config: "personality=lto6;memory=1;capacity=64M;barcode=REC001L6"
   - name: rtape0
     type: vtape
     config: "personality=lto8;media=$RECM"
@@ -29,6 +33,7 @@ EOF
 artefact /etc/vscsid/record.yaml
 vscsid_start record --config /etc/vscsid/record.yaml --dbus=off
 require wait_for rec0-attached 30 "dev_node tape rec0"
+require wait_for rec1-attached 30 "dev_node sg rec1"
 require wait_for rtape0-attached 30 "dev_node tape rtape0 && dev_node sg rtape0"
 require wait_for rlib0-attached 30 "dev_node changer rlib0 && dev_node sg rlib0"
 T=/dev/n$(dev_tape rec0)
@@ -73,6 +78,21 @@ check tar-eod "$MT" -f "$T" eod
 expect_output tar-tell '^At block [0-9]+\.$' "$MT" -f "$T" tell
 check tar-status "$MT" -f "$T" status
 stop_record tar-mt
+
+# The same session through the kernel: rec1 is new and configured as rec0
+# was, and replay sends the recorded CDBs and Data-Out to its sg node
+# with SG_IO. The session begins with a rewind and overwrites what it
+# finds, so it replays again on the used cartridge; with the cartridge
+# unloaded, every command's answer differs and the replay fails.
+SG1=/dev/$(dev_sg rec1)
+expect_output tar-mt-replays-live '^replayed [0-9]+ commands of rec0 .*: 0 differences$' \
+	"$CTL" replay --node "rec0=$SG1" "$W/tar-mt.vrec"
+expect_output tar-mt-replays-live-again '^replayed [0-9]+ commands of rec0 .*: 0 differences$' \
+	"$CTL" replay --node "$SG1" "$W/tar-mt.vrec"
+check rec1-unload "$MT" -f "/dev/n$(dev_tape rec1)" offline
+check_sh tar-mt-replay-live-unloaded-differs "! $CTL replay --max 3 --node $SG1 $W/tar-mt.vrec >$W/replay-unloaded.out 2>&1; grep -Eq ': [1-9][0-9]* differences\$' $W/replay-unloaded.out"
+note "$(head -1 "$W/replay-unloaded.out")"
+note "$(tail -1 "$W/replay-unloaded.out")"
 
 # mtx: load a cartridge into the drive, see it, unload it.
 check mtx-attentions-cleared sh -c "$MTX -f $SG status >/dev/null 2>&1; $MTX -f $SG status >/dev/null; $MT -f $LT status >/dev/null 2>&1; true"
