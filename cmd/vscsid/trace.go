@@ -23,11 +23,16 @@ import (
 // ring holds traceRing records: at tracePoll that is 400,000 commands a
 // second before any is lost, about 1.5 MiB per traced device while a trace
 // runs. A recording's ring also holds recordBytes of Data-Out payloads:
-// 3 GiB/s at tracePoll.
+// 3 GiB/s at tracePoll. A trace's lines go out when traceBatch bytes of
+// them wait, or traceFlush after the previous write: a few writes a
+// second on the socket rather than one per drain, since each wakes the
+// reader (on a loaded machine, the CPU the traced device needs).
 const (
 	traceRing   = 8192
 	recordBytes = 64 << 20
 	tracePoll   = 20 * time.Millisecond
+	traceBatch  = 64 << 10
+	traceFlush  = 200 * time.Millisecond
 )
 
 // traced is one device of a trace or a recording.
@@ -108,9 +113,11 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, text
 	if err := emit(st.Start()); err != nil {
 		return nil
 	}
+	last := time.Now()
 	return drain(ctx, func() error {
-		if lines := st.Drain(); len(lines) > 0 {
-			return emit(lines)
+		if n := st.Drain(); n >= traceBatch || (n > 0 && time.Since(last) >= traceFlush) {
+			last = time.Now()
+			return emit(st.Take())
 		}
 		return nil
 	})

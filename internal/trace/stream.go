@@ -19,6 +19,7 @@ type Stream struct {
 	devs  []streamDev
 	start time.Time
 	out   bytes.Buffer
+	taken bool // out was returned by Take: the next Drain starts it anew
 	enc   *json.Encoder
 	recs  []tcmu.TraceRecord
 }
@@ -57,13 +58,17 @@ func (s *Stream) Start() []byte {
 	s.start = e.Time
 	s.out.Reset()
 	s.put(&e)
-	return s.out.Bytes()
+	return s.Take()
 }
 
-// Drain returns the lines of what the rings hold now (empty: nothing),
-// valid until the next call.
-func (s *Stream) Drain() []byte {
-	s.out.Reset()
+// Drain appends the lines of what the rings hold now to the lines not
+// yet taken (Take) and returns how many bytes those are. Draining often
+// keeps the rings small; taking seldom keeps the writes of a trace few.
+func (s *Stream) Drain() int {
+	if s.taken {
+		s.out.Reset()
+		s.taken = false
+	}
 	for i := range s.devs {
 		d := &s.devs[i]
 		for {
@@ -88,6 +93,13 @@ func (s *Stream) Drain() []byte {
 			d.lost = l
 		}
 	}
+	return s.out.Len()
+}
+
+// Take returns the lines drained since the previous Take (empty: none),
+// valid until the next Drain.
+func (s *Stream) Take() []byte {
+	s.taken = true
 	return s.out.Bytes()
 }
 

@@ -290,15 +290,31 @@ perf_profile() {
 		d=
 	done
 	[ -n "$d" ] || return
+	local cfg tp
 	for w in randread-4k-qd1 randread-4k-qd32x2 read-1m; do
 		perf_wanted "$w" || continue
 		read -r rw bs qd jobs < <(awk -v w="$w" '$1 == w {print $2, $3, $4, $5}' <<<"$PERF_WORKLOADS")
-		python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen("http://127.0.0.1:9544/debug/pprof/profile?seconds=" + sys.argv[1], timeout=60).read())' \
-			"$perf_runtime" >"$PERF/pprof-$w-fake_rw.pb.gz" 2>"$PERF/pprof-$w-fake_rw.fetch-err" &
-		fp=$!
-		perf_fio "pprof-$w-fake_rw" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs" ||
-			note "perf: profiled fio $w on fake_rw failed: $(head -c 300 "$PERF/pprof-$w-fake_rw.err")"
-		wait "$fp" || note "perf: no CPU profile of $w: $(head -c 300 "$PERF/pprof-$w-fake_rw.fetch-err")"
+		# The traced profile (4 KiB reads, as in perf_disk_runs): where a
+		# trace's cost goes.
+		for cfg in fake_rw fake_rw-traced; do
+			tp=
+			if [ "$cfg" = fake_rw-traced ]; then
+				case $w in randread-4k-*) ;; *) continue ;; esac
+				vscsictl trace perf_fake_rw >/dev/null 2>"$PERF/pprof-$w-$cfg.trace.err" &
+				tp=$!
+				sleep 0.3
+			fi
+			python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen("http://127.0.0.1:9544/debug/pprof/profile?seconds=" + sys.argv[1], timeout=60).read())' \
+				"$perf_runtime" >"$PERF/pprof-$w-$cfg.pb.gz" 2>"$PERF/pprof-$w-$cfg.fetch-err" &
+			fp=$!
+			perf_fio "pprof-$w-$cfg" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs" ||
+				note "perf: profiled fio $w on $cfg failed: $(head -c 300 "$PERF/pprof-$w-$cfg.err")"
+			wait "$fp" || note "perf: no CPU profile of $w on $cfg: $(head -c 300 "$PERF/pprof-$w-$cfg.fetch-err")"
+			if [ -n "$tp" ]; then
+				kill -INT "$tp"
+				wait "$tp" || note "perf: vscsictl trace on $w exited $?"
+			fi
+		done
 	done
 	perf_wanted randread-4k-qd1 && check perf-pprof-profile test -s "$PERF/pprof-randread-4k-qd1-fake_rw.pb.gz"
 }

@@ -161,16 +161,21 @@ Showing nodes accounting for 2s, 100% of 2s total
      1.00s 50.00% 50.00%      1.00s 50.00%  internal/runtime/syscall/linux.Syscall6
      0.20s 10.00% 60.00%      0.20s 10.00%  runtime.futex
      0.20s 10.00% 70.00%      0.30s 15.00%  runtime.exitsyscall
-     0.30s 15.00% 85.00%      0.50s 25.00%  github.com/vscsid/vscsid/target.(*ring).load
+     0.30s 15.00% 85.00%      0.50s 25.00%  github.com/vscsid/vscsid/target/tcmu.(*ring).load
      0.20s 10.00% 95.00%      0.20s 10.00%  github.com/vscsid/vscsid/disk.(*Disk).dispatch
      0.10s  5.00%   100%      0.10s  5.00%  go.uber.org/zap.(*Logger).check (inline)
-         0     0%   100%      0.10s  5.00%  github.com/vscsid/vscsid/target.(*Device).drain
+         0     0%   100%      0.10s  5.00%  github.com/vscsid/vscsid/target/tcmu.(*Device).drain
          0  0.04%   100%      0.10s  5.00%  runtime.gcBgMarkWorker
 `
-	md := report(t, in, out, map[string]string{"pprof-randread-4k-qd1-fake_rw.top": top})
-	want := "| 4 KiB random read, QD1 | 2s | 60.0% | 10.0% | 15.0% | 10.0% | 5.0% | target.(*ring).load 15.0%, disk.(*Disk).dispatch 10.0%, runtime.exitsyscall 10.0%, go.uber.org/zap.(*Logger).check 5.0% |"
-	if !strings.Contains(md, want) {
-		t.Errorf("report lacks %q:\n%s", want, md)
+	traced := strings.Replace(top, "github.com/vscsid/vscsid/disk.(*Disk).dispatch", "github.com/vscsid/vscsid/internal/trace.(*Stream).Drain", 1)
+	md := report(t, in, out, map[string]string{"pprof-randread-4k-qd1-fake_rw.top": top, "pprof-randread-4k-qd1-fake_rw-traced.top": traced})
+	for _, want := range []string{
+		"| 4 KiB random read, QD1 | 2s | 60.0% | 10.0% | 15.0% | 0.0% | 10.0% | 5.0% | target/tcmu.(*ring).load 15.0%, disk.(*Disk).dispatch 10.0%, runtime.exitsyscall 10.0%, go.uber.org/zap.(*Logger).check 5.0% |",
+		"| 4 KiB random read, QD1, traced | 2s | 60.0% | 10.0% | 15.0% | 10.0% | 0.0% | 5.0% | target/tcmu.(*ring).load 15.0%, internal/trace.(*Stream).Drain 10.0%,",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
 	}
 	// A function with no samples of its own (0%, or a share that rounds to
 	// 0.0%) is not named among those with the most CPU.
