@@ -88,7 +88,7 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	if dc.BlockSize == 0 {
 		dc.BlockSize = 512
 	}
-	dlog, err := t.bringUp(m, dc, factory, true)
+	dlog, err := t.bringUp(m, dc, factory, true, t.resumes(spec.Name, spec.devConfig()))
 	if err != nil {
 		return info, false, err
 	}

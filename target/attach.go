@@ -139,7 +139,7 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 			}
 		}
 	}()
-	dlog, err := t.bringUp(m, dc, factory, reopen)
+	dlog, err := t.bringUp(m, dc, factory, reopen, t.resumes(objName, devConfig))
 	if err != nil {
 		return info, fmt.Errorf("device %s: %w", objName, err)
 	}
@@ -335,14 +335,7 @@ func (t *Target) release(m *managed, drain bool) error {
 		if err := t.action(m.obj, "block_dev", "1"); err != nil {
 			errs = append(errs, err)
 		}
-		deadline := time.Now().Add(drainTimeout)
-		for !m.dev.Idle() && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !m.dev.Idle() {
-			t.log.Warn("commands still in flight after the drain timeout; the next daemon resets the ring",
-				zap.String("device", m.info.Name), zap.Duration("timeout", drainTimeout))
-		}
+		t.drain(m)
 	}
 	if err := m.undo.run(); err != nil {
 		errs = append(errs, err)
@@ -354,6 +347,25 @@ func (t *Target) release(m *managed, drain bool) error {
 	}
 	t.log.Info("device detached", zap.String("device", m.info.Name), zap.Int("hba", m.info.HBA), zap.Bool("drained", drain))
 	return errors.Join(errs...)
+}
+
+// drain waits until m's ring holds no command the loop has taken and not
+// completed, or drainTimeout passes, and reports whether it emptied; the
+// device is blocked (block_dev=1), so that no new command enters.
+func (t *Target) drain(m *managed) bool {
+	if m.dev == nil {
+		return true
+	}
+	deadline := time.Now().Add(drainTimeout)
+	for !m.dev.Idle() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !m.dev.Idle() {
+		t.log.Warn("commands still in flight after the drain timeout; the next daemon resets the ring",
+			zap.String("device", m.info.Name), zap.Duration("timeout", drainTimeout))
+		return false
+	}
+	return true
 }
 
 // errnoOf maps an attach or reconfigure error to the negative errno the

@@ -21,8 +21,10 @@ import (
 // gets its dev, h, info.DeviceConfig and info.Ring, and m.undo the steps
 // that close the uio device and stop serving. On error the handler is
 // closed and what bringUp pushed on m.undo stays for the caller to run.
-// It returns the device's logger.
-func (t *Target) bringUp(m *managed, dc DeviceConfig, factory Factory, reopen bool) (dlog *zap.Logger, err error) {
+// With resume, the device continues one the previous daemon handed over
+// (handover.go): the handler is told before it serves. It returns the
+// device's logger.
+func (t *Target) bringUp(m *managed, dc DeviceConfig, factory Factory, reopen, resume bool) (dlog *zap.Logger, err error) {
 	dlog = t.log.With(zap.String("device", dc.Name), zap.Int("hba", dc.HBA), zap.String("uio", dc.UIO), zap.String("subtype", dc.Subtype))
 	h, err := factory(dc, dlog)
 	if err != nil {
@@ -52,6 +54,9 @@ func (t *Target) bringUp(m *managed, dc DeviceConfig, factory Factory, reopen bo
 	d, err := tcmu.NewDevice(rd.Memory(), rd, h, dlog)
 	if err != nil {
 		return dlog, err
+	}
+	if resume {
+		resumeHandOver(h, dlog)
 	}
 	m.dev, m.h = d, h
 	m.info.DeviceConfig = dc

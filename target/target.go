@@ -104,6 +104,9 @@ type Target struct {
 	removing map[string]bool
 	closed   bool
 	loopback bool // we created target/loopback
+	// handedOver: the devices the previous daemon handed over (HandOver),
+	// until each is taken over; guarded by createMu.
+	handedOver map[string]handOverDevice
 }
 
 type managed struct {
@@ -190,6 +193,7 @@ func New(opts Options) (*Target, error) {
 		return nil, err
 	}
 	t.lock = lock
+	t.handedOver = t.takeHandOver()
 	t.preparePR()
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
@@ -339,7 +343,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		dc.BlockSize = 512
 	}
 	m.obj = obj
-	dlog, err := t.bringUp(m, dc, factory, false)
+	dlog, err := t.bringUp(m, dc, factory, false, false)
 	if err != nil {
 		return info, fmt.Errorf("device %s: %w", spec.Name, err)
 	}

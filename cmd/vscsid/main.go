@@ -85,8 +85,9 @@ vscsid --version`
 	usageDescription = `vscsid serves emulated SCSI tape drives (vtape), disks (vdisk) and tape
 libraries (vlibrary) to the local kernel through TCMU (target_core_user) and
 tcm_loop, and to other hosts through LIO's iSCSI fabric for devices whose
-export: lists iscsi. It creates the devices of its config file at start,
-removes them on SIGINT/SIGTERM, and exports per-command Prometheus metrics.
+export: lists iscsi. It creates the devices of its config file at start
+(taking over in place those a restarted vscsid left), removes them on
+SIGINT/SIGTERM, and exports per-command Prometheus metrics.
 It also serves the user:vtape, user:vdisk and user:vlibrary backstores made
 with targetcli (found at start and announced by the kernel over netlink), and
 announces those subtypes to targetcli on the system D-Bus.
@@ -99,10 +100,13 @@ It needs root and the kernel modules configfs, target_core_user and tcm_loop
 (plus st, sd_mod, sg and ch for the devices to appear):
   modprobe -a target_core_user tcm_loop st sd_mod sg ch`
 
-	usageSignals = `SIGINT and SIGTERM stop it; SIGHUP is logged and ignored (it does not
-reload the config file).`
+	usageSignals = `SIGINT and SIGTERM stop it: the devices are removed, or, when systemd
+restarts the unit (--on-stop), left in the kernel for the next vscsid,
+which takes them over in place: a restart or a package upgrade is then a
+pause to the initiator. SIGHUP is logged and ignored (it does not reload
+the config file).`
 
-	usageExit = `0 after SIGINT or SIGTERM (the devices removed) or a check
+	usageExit = `0 after SIGINT or SIGTERM (the devices removed or handed over) or a check
 that passed; 1 when it could not serve (no TCMU, a device that failed to
 attach); 2 for a command line mistake or a config file that does not pass
 --check-config (the message names the key).`
@@ -125,6 +129,7 @@ type options struct {
 	paths       target.Paths
 	dbus        string
 	control     string
+	onStop      string
 	// capEff is the process's effective capability set, when capEffOK
 	// (run reads it; serve refuses CHAP without CAP_SYS_ADMIN).
 	capEff   uint64
@@ -148,7 +153,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.paths.Dev, "path.dev", "/dev", "device node directory (`DIR`)")
 	fs.StringVar(&o.dbus, "dbus", "auto", "announce the handlers to targetcli on the system D-Bus (org.kernel.TCMUService1), `MODE`: auto (if the bus is reachable), on (fail without it), off")
 	fs.StringVar(&o.control, "control.socket", control.DefaultSocket, "unix socket `PATH` (mode 0600, root only) for vscsictl devices, stats, load, unload and fault; empty disables it")
-	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock `FILE` that keeps a second vscsid from starting")
+	fs.StringVar(&o.paths.Lock, "lock-file", "/run/vscsid/vscsid.lock", "lock `FILE` that keeps a second vscsid from starting; the hand-over record of --on-stop lies beside it")
+	fs.StringVar(&o.onStop, "on-stop", onStopAuto, "what SIGINT and SIGTERM do to the devices, `MODE`: remove them; keep them in the kernel (LUNs, /dev nodes, open tapes) for the next vscsid to take over in place; or auto: keep when systemd is restarting the unit (systemctl restart, a package upgrade), remove otherwise")
 	return fs
 }
 
@@ -201,6 +207,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	case "auto", "on", "off":
 	default:
 		return nil, usageError{fmt.Errorf("--dbus %q: want auto, on or off", o.dbus)}
+	}
+	if !slices.Contains(onStopModes, o.onStop) {
+		return nil, usageError{fmt.Errorf("--on-stop %q: want one of %s", o.onStop, strings.Join(onStopModes, ", "))}
 	}
 	return o, nil
 }
@@ -339,8 +348,19 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 
 	err = g.Wait()
 	sdnotify.Stopping() //nolint:errcheck // best effort
-	log.Info("stopping")
+	// A stop by signal removes the devices, or hands them over in place
+	// to the next daemon (--on-stop); a failure removes them.
+	handOver, why := false, "the daemon failed"
+	if err == nil || errors.Is(err, context.Canceled) {
+		handOver, why = handOverOnStop(o.onStop)
+	}
+	log.Info("stopping", zap.Bool("hand_over", handOver), zap.String("why", why))
 	stopDBus() // no changemedium while the drives close
+	if handOver {
+		if herr := tgt.HandOver(); herr != nil {
+			err = errors.Join(err, herr)
+		}
+	}
 	stopRun()
 	if rerr := <-runDone; rerr != nil {
 		err = errors.Join(err, rerr)

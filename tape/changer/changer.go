@@ -339,6 +339,16 @@ func (c *Changer) Reset() {
 	}
 }
 
+// ResumeHandOver is called before the changer serves its first command
+// when it takes over from the same library of a daemon that stopped for a
+// planned restart (target.HandOverResumer): its inventory is the saved one
+// the initiator knows, so the power-on unit attention is dropped.
+func (c *Changer) ResumeHandOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spc.UA.Clear()
+}
+
 // Close makes the changer refuse further commands with NOT READY. The
 // inventory is already saved; the drives are not touched.
 func (c *Changer) Close() error {

@@ -1,0 +1,159 @@
+package target
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/vscsid/vscsid/scsi"
+)
+
+// resumer is a handler that counts ResumeHandOver calls.
+type resumer struct {
+	scsi.HandlerFunc
+	resumed *atomic.Int32
+}
+
+func (r resumer) ResumeHandOver() { r.resumed.Add(1) }
+
+// resumerSpec is spec whose handler counts its hand-over resumptions.
+func resumerSpec(spec DeviceSpec, resumed *atomic.Int32) DeviceSpec {
+	spec.Factory = func(DeviceConfig, *zap.Logger) (Handler, error) {
+		return resumer{HandlerFunc: func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }, resumed: resumed}, nil
+	}
+	return spec
+}
+
+// TestHandOver: a planned restart leaves every configfs object, LUN and
+// node in place; the next daemon takes the device over in place and
+// tells its handler it continues the one handed over; the record is
+// read once.
+func TestHandOver(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var resumed atomic.Int32
+	spec := resumerSpec(DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "media=/m", Size: 1 << 30}, &resumed)
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := tg.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := f.tree()
+	n := len(f.Ops())
+	if err := tg.HandOver(); err != nil {
+		t.Fatal(err)
+	}
+	obj := "config/target/core/user_2/tape0"
+	want := []string{
+		"write " + obj + "/action/block_dev 1",
+		"close dev/uio0",
+		"write " + obj + "/action/block_dev 0", // commands sent meanwhile wait in the ring
+	}
+	if got := f.Ops()[n:]; !slices.Equal(got, want) {
+		t.Errorf("hand-over ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if after := f.tree(); !slices.Equal(tree, after) {
+		t.Errorf("the hand-over changed configfs:\nbefore %v\nafter  %v", tree, after)
+	}
+	if err := tg.Close(); err != nil || len(f.Ops()) != n+len(want) {
+		t.Errorf("Close after HandOver: %v, ops %v", err, f.Ops()[n+len(want):])
+	}
+
+	tg, err = New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(f.paths.handOver()); !os.IsNotExist(err) {
+		t.Errorf("the record outlived its reading: %v", err)
+	}
+	info, err := tg.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SCSI != first.SCSI || resumed.Load() != 1 {
+		t.Errorf("taken over as %+v (resumed %d times), want %+v resumed once", info.SCSI, resumed.Load(), first.SCSI)
+	}
+	// A later restart by crash: no record, no resumption.
+	crash(tg)
+	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tg.Close() }()
+	if _, err := tg.Create(ctx, spec); err != nil || resumed.Load() != 1 {
+		t.Errorf("after a crash: %v, resumed %d times, want once in all", err, resumed.Load())
+	}
+}
+
+// TestHandOverChangedConfig: a device whose cfgstring changed across the
+// restart is made anew (reclaim), and the record does not apply to it.
+func TestHandOverChangedConfig(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var resumed atomic.Int32
+	spec := resumerSpec(DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30}, &resumed)
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.HandOver(); err != nil {
+		t.Fatal(err)
+	}
+	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tg.Close() }()
+	spec.Config, spec.Size = "size=2G", 2<<30
+	n := len(f.Ops())
+	if _, err := tg.Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(f.Ops()[n:], "rmdir config/target/core/user_2/disk0") || resumed.Load() != 0 {
+		t.Errorf("changed config: ops %v, resumed %d times", f.Ops()[n:], resumed.Load())
+	}
+}
+
+// TestHandOverRecordUnusable: a record that does not parse, is of another
+// version or is not a regular file is removed where it can be and
+// ignored: the devices start from power-on.
+func TestHandOverRecordUnusable(t *testing.T) {
+	for name, write := range map[string]func(path string) error{
+		"garbage": func(p string) error { return os.WriteFile(p, []byte("{"), 0o600) },
+		"other version": func(p string) error {
+			return os.WriteFile(p, []byte(`{"version":99,"devices":[{"name":"disk0"}]}`), 0o600)
+		},
+		"symlink": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			if err := os.MkdirAll(strings.TrimSuffix(f.paths.handOver(), "/handover.json"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(f.paths.handOver()); err != nil {
+				t.Fatal(err)
+			}
+			tg, err := New(f.options(zaptest.NewLogger(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tg.Close() }()
+			if len(tg.handedOver) != 0 {
+				t.Errorf("took %v from an unusable record", tg.handedOver)
+			}
+			if _, err := os.Lstat(f.paths.handOver()); !os.IsNotExist(err) {
+				t.Errorf("the unusable record stays: %v", err)
+			}
+		})
+	}
+}
