@@ -280,7 +280,7 @@ func (v *values) extent(x scsi.Extent, cs scsi.CommandSet) *Extent {
 // sense, queue and service time, and what acted. docs/trace.md shows
 // examples.
 func (e *Event) AppendText(b []byte, start time.Time) []byte {
-	b = strconv.AppendFloat(b, e.Time.Sub(start).Seconds(), 'f', 6, 64)
+	b = appendFixed(b, int64(e.Time.Sub(start)), int64(time.Second), 6)
 	b = append(b, ' ')
 	if e.Type == TypeStart {
 		b = append(b, "tracing "...)
@@ -408,9 +408,30 @@ func appendHex(b []byte, v uint8) []byte {
 // milliseconds.
 func appendDuration(b []byte, ns int64) []byte {
 	if ns < 10_000_000 {
-		b = strconv.AppendFloat(b, float64(ns)/1e3, 'f', 1, 64)
-		return append(b, "us"...)
+		return append(appendFixed(b, ns, 1e3, 1), "us"...)
 	}
-	b = strconv.AppendFloat(b, float64(ns)/1e6, 'f', 1, 64)
-	return append(b, "ms"...)
+	return append(appendFixed(b, ns, 1e6, 1), "ms"...)
+}
+
+// appendFixed appends v/unit with decimals digits after the point,
+// rounded half away from zero: integer arithmetic, since a text trace
+// formats three such numbers per command and floating-point formatting
+// was a sixth of a trace's cost. unit is a multiple of 10^decimals.
+func appendFixed(b []byte, v, unit int64, decimals int) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	scale := int64(1)
+	for range decimals {
+		scale *= 10
+	}
+	step := unit / scale
+	q := (v + step/2) / step
+	b = strconv.AppendInt(b, q/scale, 10)
+	b = append(b, '.')
+	for d := scale / 10; d > 0; d /= 10 {
+		b = append(b, byte('0'+q%scale/d%10))
+	}
+	return b
 }
