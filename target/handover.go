@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -66,6 +67,11 @@ type handOverRecord struct {
 type handOverDevice struct {
 	Name      string `json:"name"`
 	DevConfig string `json:"dev_config"`
+	// Ours: the daemon made it (not targetcli); ISCSI names the iSCSI
+	// target it made for it, if any. Such a device that the next
+	// daemon's config no longer lists is removed (RemoveStale).
+	Ours  bool   `json:"ours,omitempty"`
+	ISCSI string `json:"iscsi,omitempty"`
 	// Drained: every command the device had taken completed before it
 	// was let go. Otherwise the next daemon's take-over completes the
 	// rest with BUSY and the initiator sends them again: the device
@@ -103,7 +109,12 @@ func (t *Target) HandOver() error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("hand over device %s: %w", m.info.Name, err))
 		}
-		rec.Devices = append(rec.Devices, handOverDevice{Name: m.info.Name, DevConfig: m.info.Subtype + "/" + m.info.Config, Drained: drained && err == nil})
+		d := handOverDevice{Name: m.info.Name, DevConfig: m.info.Subtype + "/" + m.info.Config, Drained: drained && err == nil,
+			Ours: m.info.Origin != OriginAttached}
+		if ts := t.iscsiTargets(m.obj); d.Ours && len(ts) == 1 {
+			d.ISCSI = ts[0]
+		}
+		rec.Devices = append(rec.Devices, d)
 		t.log.Info("device handed over: it stays in the kernel for the next daemon", zap.String("device", m.info.Name), zap.Bool("drained", drained))
 	}
 	rec.Time = time.Now()
@@ -190,6 +201,34 @@ func (t *Target) takeHandOver() map[string]handOverDevice {
 	}
 	t.log.Info("taking over from a planned stop", zap.Time("stopped", rec.Time), zap.Int("devices", len(out)))
 	return out
+}
+
+// RemoveStale removes the devices the previous daemon made and handed
+// over that no Create has taken over since: the config no longer lists
+// them (or lists them under another name). Call it once the config's
+// devices are created, before Run attaches what it finds, which would
+// otherwise serve them as another tool's. Devices another tool made are
+// left alone: Run takes them over.
+func (t *Target) RemoveStale() error {
+	t.createMu.Lock()
+	defer t.createMu.Unlock()
+	var errs []error
+	for name, d := range t.handedOver {
+		if !d.Ours {
+			continue
+		}
+		delete(t.handedOver, name)
+		subtype, cfg, _ := strings.Cut(d.DevConfig, "/")
+		spec := DeviceSpec{Name: name, Subtype: subtype, Config: cfg}
+		if d.ISCSI != "" {
+			spec.ISCSI = &ISCSIExport{IQN: d.ISCSI}
+		}
+		t.log.Info("removing a handed-over device the config no longer lists", zap.String("device", name))
+		if err := t.reclaim(spec); err != nil {
+			errs = append(errs, fmt.Errorf("device %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resumes reports whether the device name with devConfig was handed over

@@ -157,3 +157,52 @@ func TestHandOverRecordUnusable(t *testing.T) {
 		})
 	}
 }
+
+// TestHandOverRemoveStale: a device of the old daemon's config that the
+// new one no longer lists is removed after the hand-over; one another
+// tool made is left to Run.
+func TestHandOverRemoveStale(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30}
+	gone := DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "media=/m", Size: 1 << 30}
+	for _, s := range []DeviceSpec{keep, gone} {
+		if _, err := tg.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreign := f.foreign("7", "tc0", "vdisk/size=1G")
+	if _, err := tg.Attach(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.HandOver(); err != nil {
+		t.Fatal(err)
+	}
+	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Create(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.RemoveStale(); err != nil {
+		t.Fatal(err)
+	}
+	tree := strings.Join(f.tree(), "\n")
+	for _, p := range []string{"/tape0", wwn("target", "tape0")} {
+		if strings.Contains(tree, p) {
+			t.Errorf("%s stays after RemoveStale", p)
+		}
+	}
+	for _, p := range []string{"/disk0", "user_7/tc0"} {
+		if !strings.Contains(tree, p) {
+			t.Errorf("RemoveStale removed %s", p)
+		}
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -306,6 +306,12 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 			zap.String("sg", info.SCSI.Generic), zap.String("uio", info.UIO), zap.Int("hba", info.HBA))
 	}
 
+	// Devices a planned restart handed over that the config no longer
+	// lists go, rather than being served as another tool's.
+	if err := tgt.RemoveStale(); err != nil {
+		log.Warn("removing devices the config no longer lists", zap.Error(err))
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
 	if !o.noMetrics {
 		reg, err := metrics.NewRegistry(metrics.NewCollector(tgt, metricsOptions(cfg)))
@@ -437,7 +443,7 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-hangups:
-			log.Warn("SIGHUP ignored: vscsid does not reload its config file; restart it to apply a change (devices made with targetcli are re-attached in place, the config file's are made anew)")
+			log.Warn("SIGHUP ignored: vscsid does not reload its config file; restart it to apply a change (systemctl restart hands the devices over in place; a device whose config changed is made anew)")
 			continue
 		case <-tick.C:
 		}
