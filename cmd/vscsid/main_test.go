@@ -25,6 +25,7 @@ func TestHelpExitCodes(t *testing.T) {
 		{[]string{"--nope"}, 2, "stderr", "stdout"},
 		{[]string{"extra"}, 2, "stderr", "stdout"},
 		{[]string{"--log.format", "xml"}, 2, "", "stdout"},
+		{[]string{"--on-stop", "later"}, 2, "", "stdout"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(t.Context(), tc.args, &stdout, &stderr)
