@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -36,6 +37,7 @@ type devices interface {
 // wrap the unix.Errno that D-Bus reports and the control socket turns
 // into an HTTP status (withErrno).
 type daemon struct {
+	mu  sync.Mutex     // guards cfg; held through a reload
 	cfg *config.Config // the config file: Create uses its cmd_time_out and co.
 	tgt devices
 	env *handlerEnv // what the handlers of devices it creates reach
@@ -171,7 +173,10 @@ func (d *daemon) Create(ctx context.Context, req control.CreateDevice) (control.
 	if err != nil {
 		return control.Device{}, fmt.Errorf("%w: %w", unix.EINVAL, err)
 	}
-	info, err := d.tgt.Create(ctx, deviceSpec(d.cfg, d.env, dc, p))
+	d.mu.Lock()
+	cfg := d.cfg
+	d.mu.Unlock()
+	info, err := d.tgt.Create(ctx, deviceSpec(cfg, d.env, dc, p))
 	if err != nil {
 		if slices.ContainsFunc(d.tgt.Devices(), func(s target.DeviceStatus) bool { return s.Info.Name == req.Name }) {
 			return control.Device{}, fmt.Errorf("%w: %w", unix.EEXIST, err)

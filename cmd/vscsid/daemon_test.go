@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
@@ -71,9 +72,20 @@ func (r *testRegistry) add(t *testing.T, f target.Factory, dc target.DeviceConfi
 	return h
 }
 
-// Create is the Target's, which needs configfs.
-func (r *testRegistry) Create(context.Context, target.DeviceSpec) (target.DeviceInfo, error) {
-	return target.DeviceInfo{}, errors.New("no configfs in unit tests")
+// Create builds the device with the spec's factory and registers it, as
+// the Target does once configfs has made it.
+func (r *testRegistry) Create(_ context.Context, spec target.DeviceSpec) (target.DeviceInfo, error) {
+	if slices.ContainsFunc(r.devs, func(d target.DeviceStatus) bool { return d.Info.Name == spec.Name }) {
+		return target.DeviceInfo{}, fmt.Errorf("device %s: already created", spec.Name)
+	}
+	dc := target.DeviceConfig{Name: spec.Name, Subtype: spec.Subtype, Config: spec.Config, Size: spec.Size, BlockSize: spec.BlockSize}
+	h, err := spec.Factory(dc, zap.NewNop())
+	if err != nil {
+		return target.DeviceInfo{}, err
+	}
+	info := target.DeviceInfo{DeviceConfig: dc}
+	r.devs = append(r.devs, target.DeviceStatus{Info: info, Handler: h})
+	return info, nil
 }
 
 // Remove drops a device, as Target.Remove does (and closes it).

@@ -103,8 +103,10 @@ It needs root and the kernel modules configfs, target_core_user and tcm_loop
 	usageSignals = `SIGINT and SIGTERM stop it: the devices are removed, or, when systemd
 restarts the unit (--on-stop), left in the kernel for the next vscsid,
 which takes them over in place: a restart or a package upgrade is then a
-pause to the initiator. SIGHUP is logged and ignored (it does not reload
-the config file).`
+pause to the initiator. SIGHUP (systemctl reload) re-reads the config file and
+applies it: new devices made, removed ones removed, changed fault rules and
+timing set; a change a running device cannot take is refused, naming it,
+and nothing is applied.`
 
 	usageExit = `0 after SIGINT or SIGTERM (the devices removed or handed over) or a check
 that passed; 1 when it could not serve (no TCMU, a device that failed to
@@ -344,7 +346,8 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
 	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
-	g.Go(func() error { return mainLoop(gctx, tgt, log) })
+	reload := func() { reloadConfig(gctx, o.config, d, log) }
+	g.Go(func() error { return mainLoop(gctx, tgt, reload, log) })
 	// The target serves devices other tools create until the daemon
 	// stops; its Close closes the drives, which save where they were for
 	// the next start.
@@ -415,10 +418,37 @@ func deviceSpec(cfg *config.Config, env *handlerEnv, d config.Device, p device.P
 	}
 }
 
+// reloadConfig re-reads the config file at path and applies it
+// (daemon.Reload), saying in the log and in systemd's status what it did
+// or why it refused.
+func reloadConfig(ctx context.Context, path string, d *daemon, log *zap.Logger) {
+	sdnotify.Notify("RELOADING=1") //nolint:errcheck // best effort
+	defer sdnotify.Ready()         //nolint:errcheck // best effort
+	next, err := config.Load(ctx, path)
+	if err != nil {
+		log.Error("reload refused: the config file does not pass the checks; the running devices stay as they are", zap.Error(err))
+		sdnotify.Status("reload refused: " + err.Error()) //nolint:errcheck // best effort
+		return
+	}
+	plan, err := d.Reload(ctx, next)
+	if plan.IsZero() && err == nil {
+		log.Info("reloaded: nothing changed")
+		return
+	}
+	fields := []zap.Field{zap.Strings("removed", plan.Remove), zap.Int("added", len(plan.Add)), zap.Int("fault_changes", len(plan.Faults))}
+	if err != nil {
+		log.Error("reload", append(fields, zap.Error(err))...)
+		sdnotify.Status("reload: " + err.Error()) //nolint:errcheck // best effort
+		return
+	}
+	log.Info("reloaded", fields...)
+	sdnotify.Status(fmt.Sprintf("serving %d devices", len(next.Devices))) //nolint:errcheck // best effort
+}
+
 // mainLoop watches the devices and feeds systemd's watchdog: it beats only
 // while the loop itself runs, so a hung daemon stops the pings and systemd
-// restarts it.
-func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
+// restarts it. SIGHUP calls reload.
+func mainLoop(ctx context.Context, tgt *target.Target, reload func(), log *zap.Logger) error {
 	interval, err := sdnotify.WatchdogInterval()
 	if err != nil {
 		log.Warn("watchdog settings ignored", zap.Error(err))
@@ -443,7 +473,7 @@ func mainLoop(ctx context.Context, tgt *target.Target, log *zap.Logger) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-hangups:
-			log.Warn("SIGHUP ignored: vscsid does not reload its config file; restart it to apply a change (systemctl restart hands the devices over in place; a device whose config changed is made anew)")
+			reload()
 			continue
 		case <-tick.C:
 		}

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// Reload is what applying a new config file to a running daemon does
+// (SIGHUP, systemctl reload): the devices it adds and removes, and those
+// whose fault block changes in place. Every other device is untouched:
+// its commands never notice.
+type Reload struct {
+	Add    []Device // in the new file's order
+	Remove []string // names, in the old file's order
+	// Faults are the devices whose fault rules or timing model changed;
+	// they are set in place (the rules replaced as a whole).
+	Faults []Device
+}
+
+// IsZero reports whether the reload changes nothing.
+func (r Reload) IsZero() bool { return len(r.Add) == 0 && len(r.Remove) == 0 && len(r.Faults) == 0 }
+
+// PlanReload compares the running config old with next, a config that
+// passed Parse, and returns what applying it does. A change that cannot
+// be made to a running device or daemon is refused, every one named with
+// its device and key in one error: then nothing is applied, and the
+// running set stays. Such changes are the top-level settings (the kernel
+// takes cmd_time_out, max_data_area_mb and tmr_notification when it
+// creates a device; the iSCSI settings are the existing targets') and a
+// device's type, cfgstring, hw_max_sectors, max_data_area_mb, export,
+// iscsi and the fault block's seed and depth. A restart applies them (a
+// device whose cfgstring changed is then made anew); to change one device
+// now, remove it in one reload and add it back in the next.
+func PlanReload(old, next *Config) (Reload, error) {
+	var r Reload
+	var refused []error
+	refuse := func(format string, a ...any) { refused = append(refused, fmt.Errorf(format, a...)) }
+	for _, k := range []struct {
+		key        string
+		was, isNow any
+	}{
+		{"cmd_time_out", old.CmdTimeOut, next.CmdTimeOut},
+		{"max_data_area_mb", old.MaxDataAreaMB, next.MaxDataAreaMB},
+		{"tmr_notification", old.TMRNotify, next.TMRNotify},
+		{"iscsi", old.ISCSI, next.ISCSI},
+	} {
+		if !reflect.DeepEqual(k.was, k.isNow) {
+			refuse("%s changed: it applies to devices as they are made, so it needs a restart", k.key)
+		}
+	}
+	byName := func(ds []Device, name string) (Device, bool) {
+		i := slices.IndexFunc(ds, func(d Device) bool { return d.Name == name })
+		if i < 0 {
+			return Device{}, false
+		}
+		return ds[i], true
+	}
+	for _, d := range old.Devices {
+		if _, ok := byName(next.Devices, d.Name); !ok {
+			r.Remove = append(r.Remove, d.Name)
+		}
+	}
+	for _, n := range next.Devices {
+		o, ok := byName(old.Devices, n.Name)
+		if !ok {
+			r.Add = append(r.Add, n)
+			continue
+		}
+		for _, k := range []struct {
+			key        string
+			was, isNow any
+		}{
+			{"type", o.Type, n.Type},
+			{"config", o.Config, n.Config},
+			{"hw_max_sectors", o.HWMaxSectors, n.HWMaxSectors},
+			{"max_data_area_mb", o.MaxDataAreaMB, n.MaxDataAreaMB},
+			{"export", o.Export, n.Export},
+			{"iscsi", o.ISCSI, n.ISCSI},
+			{"fault.seed", faultOf(o).Seed, faultOf(n).Seed},
+			{"fault.depth", faultOf(o).Depth, faultOf(n).Depth},
+		} {
+			if !reflect.DeepEqual(k.was, k.isNow) {
+				refuse("device %s: %s changed: a running device keeps it (restart vscsid, or remove the device in one reload and add it in the next)", n.Name, k.key)
+			}
+		}
+		if of, nf := faultOf(o), faultOf(n); of.Timing != nf.Timing || !slices.Equal(of.Rules, nf.Rules) {
+			r.Faults = append(r.Faults, n)
+		}
+	}
+	if len(refused) > 0 {
+		return Reload{}, fmt.Errorf("the new config is refused as a whole, the running devices stay as they are: %w", errors.Join(refused...))
+	}
+	return r, nil
+}
+
+// faultOf is d's fault block, or the zero one.
+func faultOf(d Device) Fault {
+	if d.Fault == nil {
+		return Fault{}
+	}
+	return *d.Fault
+}
