@@ -25,7 +25,8 @@ var recordCmd = subcommand{
 	summary: "record every command of devices, to replay them",
 	help: `Records every command the devices complete into FILE until interrupted
 (or for --duration): the devices' configurations, and per command its CDB,
-its Data-Out (or, with --digests, only a CRC-32C of it), status, sense,
+its Data-Out (or, with --digests, only a CRC-32C of a Data-Out larger than
+1 KiB: parameter lists are kept, data blocks are not), status, sense,
 the bytes moved each way and a CRC-32C of the Data-In. FILE is gzipped
 JSON lines (docs/trace.md). vscsictl replay runs it again. Record from
 new devices (memory cartridges, a new media directory) for a recording
@@ -78,7 +79,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newCmdFlags(recordCmd, stderr)
 	df.add(fs, false)
 	fs.StringVar(&out, "o", "", "write the recording to `FILE`")
-	fs.BoolVar(&digests, "digests", false, "keep CRC-32C digests of Data-Out instead of the data (smaller; a replay cannot check data read back)")
+	fs.BoolVar(&digests, "digests", false, "keep CRC-32C digests of Data-Out larger than 1 KiB instead of the data (much smaller; a replay cannot check data read back)")
 	fs.DurationVar(&dur, "duration", 0, "stop after `DURATION` (default: when interrupted)")
 	devs, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -127,13 +127,20 @@ func (d *daemon) Trace(ctx context.Context, names []string, f trace.Filter, text
 // first its header, then every command the devices complete, with their
 // Data-Out payloads when payloads.
 func (d *daemon) Record(ctx context.Context, names []string, payloads bool, emit func(*record.Header, []record.Command) error) error {
-	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewCaptureRing(traceRing, recordBytes, payloads) })
+	payloadMax := -1
+	if !payloads {
+		payloadMax = record.ParameterListMax
+	}
+	srcs, err := d.attachRings(names, func() *tcmu.TraceRing { return tcmu.NewCaptureRing(traceRing, recordBytes, payloadMax) })
 	if err != nil {
 		return err
 	}
 	defer detachAll(srcs)
 	start := time.Now()
 	h := record.Header{VSCSID: buildinfo.Version(), Started: start, Payloads: payloads}
+	if !payloads {
+		h.PayloadMax = payloadMax
+	}
 	for _, s := range srcs {
 		dev := record.Device{Name: s.status.Info.Name, Subtype: s.status.Info.Subtype, Config: s.status.Info.Config,
 			Size: s.status.Info.Size, BlockSize: s.status.Info.BlockSize}

@@ -28,6 +28,11 @@ const (
 	Version = 1
 )
 
+// ParameterListMax is the PayloadMax of a recording without payloads
+// (vscsictl record --digests): every parameter list the commands of
+// vscsid's devices take is shorter, and a data block rarely is.
+const ParameterListMax = 1024
+
 // Header is a recording's first line: what was recorded, and how to
 // rebuild the devices.
 type Header struct {
@@ -35,8 +40,14 @@ type Header struct {
 	Version  int       `json:"version"`
 	VSCSID   string    `json:"vscsid"` // the version that recorded
 	Started  time.Time `json:"started"`
-	Payloads bool      `json:"payloads"` // Data-Out payloads are kept (else digests only)
-	Devices  []Device  `json:"devices"`
+	Payloads bool      `json:"payloads"` // every Data-Out payload is kept (else digests, and PayloadMax)
+	// PayloadMax: without Payloads, the Data-Out of commands whose data
+	// is at most this many bytes is kept all the same (parameter lists:
+	// MODE SELECT, LOG SELECT, PERSISTENT RESERVE OUT, SECURITY PROTOCOL
+	// OUT), so that they replay; larger ones (the data written) are
+	// replayed as zeros.
+	PayloadMax int      `json:"payload_max,omitempty"`
+	Devices    []Device `json:"devices"`
 }
 
 // Device is one recorded device as its config file would create it.

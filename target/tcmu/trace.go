@@ -82,6 +82,7 @@ type TraceRing struct {
 	// Capture rings: digests always, payloads into data (a byte ring of
 	// dmask+1 bytes, positions counted from 0 for ever) when payloads.
 	capture, payloads bool
+	payloadMax        int // the largest payload kept; negative: any
 	data              []byte
 	dmask             uint64
 	dhead, dtail      atomic.Uint64
@@ -98,14 +99,15 @@ func NewTraceRing(n int) *TraceRing {
 }
 
 // NewCaptureRing returns a ring of n records that also keeps digests of
-// each command's data and, with payloads, its Data-Out bytes in a byte
-// ring of dataBytes (rounded up to a power of two): what a recording
-// needs (vscsictl record). A command whose payload does not fit is lost
-// like a record that does not.
-func NewCaptureRing(n, dataBytes int, payloads bool) *TraceRing {
+// each command's data and the Data-Out bytes of the commands whose data
+// area is at most payloadMax bytes (every command: a negative payloadMax;
+// none: 0) in a byte ring of dataBytes (rounded up to a power of two):
+// what a recording needs (vscsictl record). A command whose payload does
+// not fit is lost like a record that does not.
+func NewCaptureRing(n, dataBytes, payloadMax int) *TraceRing {
 	r := NewTraceRing(n)
-	r.capture, r.payloads = true, payloads
-	if payloads {
+	r.capture, r.payloads, r.payloadMax = true, payloadMax != 0, payloadMax
+	if r.payloads {
 		size := uint64(4096)
 		for size < uint64(dataBytes) {
 			size <<= 1
@@ -172,7 +174,7 @@ func (r *TraceRing) put(rec *TraceRecord, c *cmdCtx) bool {
 		return false
 	}
 	r.recs[h&r.mask] = *rec
-	if r.payloads && rec.Consumed > 0 {
+	if r.payloads && rec.Consumed > 0 && (r.payloadMax < 0 || rec.Length <= uint32(r.payloadMax)) {
 		n := uint64(rec.Length)
 		dh := r.dhead.Load()
 		if n > r.dmask+1-(dh-r.dtail.Load()) {

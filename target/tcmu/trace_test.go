@@ -164,7 +164,7 @@ func TestTraceAborted(t *testing.T) {
 func TestCaptureRing(t *testing.T) {
 	disk := &memDisk{data: make([]byte, 1<<20)}
 	k := targettest.Serve(t, disk)
-	r := tcmu.NewCaptureRing(16, 8192, true)
+	r := tcmu.NewCaptureRing(16, 8192, -1)
 	detach, err := k.Device().Trace(r)
 	if err != nil {
 		t.Fatal(err)
@@ -199,5 +199,32 @@ func TestCaptureRing(t *testing.T) {
 	}
 	if n := plain.Read(recs); n != 11 || recs[0].Flags&tcmu.TraceCaptured != 0 || recs[10].DataLen != 0 {
 		t.Errorf("plain ring beside it: %d records, flags %#x", n, recs[0].Flags)
+	}
+}
+
+// TestCaptureRingPayloadMax: a capture ring with a payload limit keeps the
+// Data-Out of the commands up to it and only the digest of larger ones.
+func TestCaptureRingPayloadMax(t *testing.T) {
+	k := targettest.Serve(t, &memDisk{data: make([]byte, 1<<20)})
+	r := tcmu.NewCaptureRing(16, 8192, 1024)
+	detach, err := k.Device().Trace(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer detach()
+	small, large := pattern(512, 1), pattern(4096, 2)
+	k.Submit(write10(0, 1), targettest.DataOut(small))
+	k.Submit(write10(8, 8), targettest.DataOut(large))
+	recs := make([]tcmu.TraceRecord, 4)
+	n, buf := r.ReadCapture(recs, nil)
+	if n != 2 {
+		t.Fatalf("%d records", n)
+	}
+	if s := recs[0]; s.DataLen != 512 || !bytes.Equal(buf[s.DataOff:s.DataOff+512], small) {
+		t.Errorf("the 512-byte Data-Out: %d bytes kept", s.DataLen)
+	}
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	if l := recs[1]; l.DataLen != 0 || l.OutCRC != crc32.Checksum(large, tab) {
+		t.Errorf("the 4 KiB Data-Out: %d bytes kept, digest %08x", l.DataLen, l.OutCRC)
 	}
 }

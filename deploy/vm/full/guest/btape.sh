@@ -14,8 +14,16 @@
 # back up and re-read, forward space files. btape says "This is correct!"
 # or "Test succeeded" after each step it is satisfied with; any line it
 # marks as a failure fails the check. Check names are btape-PERSONALITY-STEP.
+#
+# The run on BTAPE_RECORD is recorded with vscsictl record --digests
+# (btape writes 1.3 GB: the recording keeps each block's CRC-32C, not the
+# block), replayed here with no difference, and left in
+# /var/tmp/recordings, which vmtest sends out: it is the fixture
+# cmd/vscsictl/testdata/recordings/btape-lto10.vrec (docs/trace.md says
+# how to refresh it).
 
 BTAPE_MODELS="lto10 ts1160 t10000c sdlt600"
+BTAPE_RECORD=lto10
 
 btape_run() {
 	local p n=0
@@ -64,8 +72,24 @@ btape_on() {
 	EOF
 	mkdir -p /run/bacula /var/lib/bacula
 	mt -f "/dev/$st" status >/dev/null 2>&1 # st's first open takes the unit attentions
+	local rec=/var/tmp/recordings/btape-$p.vrec rp=
+	if [ "$p" = "$BTAPE_RECORD" ]; then
+		mkdir -p /var/tmp/recordings
+		vscsictl record "$dev" --digests -o "$rec" >/tmp/btaperec.out 2>/tmp/btaperec.err &
+		rp=$!
+		wait_for "btape-$p-recording" 15 "grep -q recording /tmp/btaperec.err"
+	fi
 	rc=0
 	out=$(printf 'test\nquit\n' | timeout 900 btape -c "$conf" "Drive-$p" 2>&1) || rc=$?
+	if [ -n "$rp" ]; then
+		sleep 0.5 # the daemon drains every 20 ms
+		kill -INT "$rp"
+		wait "$rp"
+		expect_eq "btape-$p-record-exit-0" 0 "$?"
+		expect_match "btape-$p-nothing-lost" '^recorded [0-9]+ commands of [^(]*$' "$(cat /tmp/btaperec.out)"
+		note "$(cat /tmp/btaperec.out): $(stat -c %s "$rec") bytes"
+		expect_output "btape-$p-replays" '^replayed [0-9]+ commands of .*: 0 differences$' vscsictl replay "$rec"
+	fi
 	printf '%s\n' "$out" | sed 's/^/  | /' >&2
 	expect_eq "btape-$p-exit" 0 "$rc"
 	expect_eq "btape-$p-write-reread" 2 "$(grep -c '=== Test Succeeded. End Write, rewind, and re-read test ===' <<<"$out")"
