@@ -15,8 +15,10 @@ import (
 )
 
 // The recordings of real clients in testdata/recordings were made in the
-// VM by deploy/vm/scenarios/record.sh (tar and mt on a drive, mtx with a
-// library and its drive). They replay with no difference against this
+// VM: by deploy/vm/scenarios/record.sh (tar and mt on a drive, mtx with a
+// library and its drive), by the full guest's LTFS suite (mkltfs, mount,
+// ltfsck) and by its btape suite (Bacula's btape test, digests only).
+// They replay with no difference against this
 // code: a change that would break those clients fails here in seconds.
 // A change meant to alter what they see is recorded anew: docs/trace.md.
 func TestReplayFixtures(t *testing.T) {

@@ -57,7 +57,7 @@ exp_trace() {
 	_tp=$!
 	wait_until 15 "grep -q tracing $W/trace-$_tn.err" || note "trace-$_tn: vscsictl trace did not start: $(cat "$W/trace-$_tn.err")"
 	capture "$@"
-	sleep 0.5 # the daemon drains every 20 ms, vscsictl flushes every 100 ms
+	sleep 0.5 # the daemon writes lines within 200 ms, vscsictl flushes every 100 ms
 	kill -INT "$_tp"
 	wait "$_tp" || note "trace-$_tn: vscsictl trace exited $?"
 	note "trace-$_tn: exit $RC, $(grep -c '"command"' "$ART/trace-$_tn.json") commands traced"
