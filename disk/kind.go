@@ -30,7 +30,11 @@ func checkConfig(s string) (device.Params, error) {
 	if !c.HasSize() {
 		return device.Params{}, errors.New("vdisk config: size= (or blocks=) is required in the config file")
 	}
-	return device.Params{Size: c.Capacity() * uint64(c.LBS), BlockSize: c.LBS}, nil
+	p := device.Params{Size: c.Capacity() * uint64(c.LBS), BlockSize: c.LBS}
+	if c.Serial != "" {
+		p.Claims = append(p.Claims, device.Claim{What: "serial number", Value: c.Serial})
+	}
+	return p, nil
 }
 
 // newKind builds the disk of an attached device; without a size in its

@@ -158,7 +158,11 @@ const devConfigMax = 255
 
 func (s DeviceSpec) devConfig() string { return s.Subtype + "/" + s.Config }
 
-func (s DeviceSpec) validate() error {
+// Validate checks what Create checks before it touches configfs: the
+// name, subtype and cfgstring characters, the dev_config length the kernel
+// takes, whole-second cmd_time_out, the exports. The config file check
+// (vscsid --check-config) runs it too.
+func (s DeviceSpec) Validate() error {
 	if err := cfgstring.DeviceName(s.Name); err != nil {
 		return fmt.Errorf("device name: %w", err)
 	}

@@ -726,11 +726,11 @@ func TestSpecValidation(t *testing.T) {
 		{Name: "d", Subtype: "vdisk", CmdTimeOut: 1500 * time.Millisecond},
 		{Name: "d", Subtype: "vdisk", MaxDataAreaMB: -1},
 	} {
-		if err := s.validate(); err == nil {
+		if err := s.Validate(); err == nil {
 			t.Errorf("%+v accepted", s)
 		}
 	}
-	if err := (DeviceSpec{Name: "disk_0.a-b", Subtype: "vdisk", Config: "size=1G;lbs=512"}).validate(); err != nil {
+	if err := (DeviceSpec{Name: "disk_0.a-b", Subtype: "vdisk", Config: "size=1G;lbs=512"}).Validate(); err != nil {
 		t.Error(err)
 	}
 }

@@ -272,16 +272,16 @@ func TestISCSIValidation(t *testing.T) {
 	} {
 		spec := iscsiSpec()
 		tc.edit(spec.ISCSI)
-		if err := spec.validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	spec := iscsiSpec()
-	if err := spec.validate(); err != nil {
+	if err := spec.Validate(); err != nil {
 		t.Errorf("good spec: %v", err)
 	}
 	spec.ISCSI, spec.NoLoopback = nil, true
-	if err := spec.validate(); err == nil || !strings.Contains(err.Error(), "no fabric") {
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "no fabric") {
 		t.Errorf("no fabric: %v", err)
 	}
 	if p, err := ISCSIPortal("[::ffff:127.0.0.1]:3260"); err != nil || p != "127.0.0.1:3260" {

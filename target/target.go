@@ -236,7 +236,7 @@ func preflight(f fsys, p Paths) error {
 //  3. loopback/naa.<wwn>/tpgt_1 with its own nexus, lun/lun_0, and the
 //     symlink that exports the LUN (the kernel scans it right then).
 func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, err error) {
-	if err := spec.validate(); err != nil {
+	if err := spec.Validate(); err != nil {
 		return info, err
 	}
 	factory, ok := t.factories[spec.Subtype]

@@ -51,6 +51,16 @@ type Params struct {
 	// the config file's check requires each to be of its subtype and to
 	// be no other device's peer under the same key.
 	Peers []Peer
+	// Claims are what the device needs for itself alone: the config
+	// file's check refuses two devices with the same claim (two drives
+	// on one cartridge, two devices with one serial number).
+	Claims []Claim
+}
+
+// A Claim is a resource one device holds exclusively.
+type Claim struct {
+	What  string // what it is, for the message: "cartridge", "serial number"
+	Value string // which one
 }
 
 // A Peer is another device a device's cfgstring names.

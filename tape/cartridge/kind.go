@@ -1,6 +1,8 @@
 package cartridge
 
 import (
+	"path/filepath"
+
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/internal/device"
@@ -23,10 +25,18 @@ var DriveKind = device.Kind{
 }
 
 func checkDrive(s string) (device.Params, error) {
-	if _, err := tape.ParseConfig(s); err != nil {
+	c, err := tape.ParseConfig(s)
+	if err != nil {
 		return device.Params{}, err
 	}
-	return tape.DevParams, nil
+	p := tape.DevParams
+	if !c.Memory && c.Barcode != "" {
+		p.Claims = append(p.Claims, device.Claim{What: "cartridge", Value: filepath.Join(filepath.Clean(c.Media), c.Barcode)})
+	}
+	if c.Serial != "" {
+		p.Claims = append(p.Claims, device.Claim{What: "serial number", Value: c.Serial})
+	}
+	return p, nil
 }
 
 // newDrive opens a drive over its media directory (created on first

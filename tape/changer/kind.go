@@ -1,6 +1,8 @@
 package changer
 
 import (
+	"path/filepath"
+
 	"fmt"
 
 	"go.uber.org/zap"
@@ -30,6 +32,12 @@ func checkConfig(s string) (device.Params, error) {
 	p := tape.DevParams
 	for _, d := range c.Drives {
 		p.Peers = append(p.Peers, device.Peer{Key: "drives", Name: d, Subtype: cartridge.DriveKind.Subtype})
+	}
+	// One library per media directory: its inventory and cartridges are
+	// the library's.
+	p.Claims = append(p.Claims, device.Claim{What: "library media directory", Value: filepath.Clean(c.Media)})
+	if c.Serial != "" {
+		p.Claims = append(p.Claims, device.Claim{What: "serial number", Value: c.Serial})
 	}
 	return p, nil
 }

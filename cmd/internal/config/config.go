@@ -22,6 +22,7 @@ import (
 	"github.com/vscsid/vscsid/fault"
 	"github.com/vscsid/vscsid/internal/cfgstring"
 	"github.com/vscsid/vscsid/internal/device"
+	"github.com/vscsid/vscsid/target"
 )
 
 // Default is what `vscsid` serves with no --config: one fake_rw disk
@@ -244,9 +245,15 @@ func Parse(data []byte) (*Config, error) {
 		if err := d.dataAreaFits(&c); err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
 		}
-		_, e, err := d.Exports(&c)
+		loopback, e, err := d.Exports(&c)
 		if err != nil {
 			return nil, fmt.Errorf("devices[%d] %s: %w", i, d.Name, err)
+		}
+		// What Create checks before it touches configfs (the kernel's
+		// dev_config limit of 255 bytes): one check, run by both.
+		spec := target.DeviceSpec{Name: d.Name, Subtype: d.Type, Config: d.Config, ISCSI: e, NoLoopback: !loopback}
+		if err := spec.Validate(); err != nil {
+			return nil, fmt.Errorf("devices[%d]: %w", i, err)
 		}
 		if e != nil {
 			if j := slices.Index(iqns, e.IQN); j >= 0 {
@@ -266,7 +273,9 @@ func Parse(data []byte) (*Config, error) {
 
 // checkPeers checks the devices a device's cfgstring names (a library's
 // drives): one of this config is of the subtype named, and no device is
-// named under one key by two (a drive in two libraries). A name the
+// named under one key by two (a drive in two libraries); and that no two
+// devices claim one resource (device.Claim: a cartridge, a serial
+// number, a library's media directory). A name the
 // config does not make is a warning, not an error: the device may be
 // made with targetcli, and the daemon finds it when it is first needed.
 func (c *Config) checkPeers(params []device.Params) error {
@@ -274,8 +283,15 @@ func (c *Config) checkPeers(params []device.Params) error {
 		key, name string
 	}
 	owner := map[use]int{}
+	claimed := map[device.Claim]int{}
 	for i, p := range params {
 		d := c.Devices[i]
+		for _, cl := range p.Claims {
+			if j, ok := claimed[cl]; ok {
+				return fmt.Errorf("devices[%d] %s: %s %s is also %s's (devices[%d]): two devices cannot share it", i, d.Name, cl.What, cl.Value, c.Devices[j].Name, j)
+			}
+			claimed[cl] = i
+		}
 		for _, pr := range p.Peers {
 			if j, ok := owner[use{pr.Key, pr.Name}]; ok {
 				return fmt.Errorf("devices[%d] %s: %s=: %s is already in the %s= of %s (devices[%d]); a device can be in one only", i, d.Name, pr.Key, pr.Name, pr.Key, c.Devices[j].Name, j)
