@@ -119,6 +119,22 @@ func (d *Drive) markSense(k Kind, residue int64) scsi.Response {
 // or setmarks); count < 0 goes towards BOP.
 func (d *Drive) spaceObjects(count int64, unit Kind) scsi.Response {
 	n := magnitude(count)
+	if fs, ok := d.med.(FilemarkSpacer); ok && unit == KindFilemark && !d.mode.rsmk && count != 0 {
+		// Nothing but the end of data or BOP can stop it early: the
+		// medium may skip what it knows lies between.
+		done, err := fs.SpaceFilemarks(count)
+		switch {
+		case err == nil:
+			return scsi.Good
+		case errors.Is(err, ErrEndOfData):
+			d.st.eodEvents.Add(1)
+			return check(eodSense(n-magnitude(done), true))
+		case errors.Is(err, ErrBeginningOfPart):
+			d.st.bopEvents.Add(1)
+			return check(bopSense(n-magnitude(done), true))
+		}
+		return d.fault(err, dirNone)
+	}
 	var done int64
 	if count > 0 {
 		for done < n {

@@ -318,18 +318,17 @@ func (d *Drive) writeFilemarks(count int, immed, wsmk bool, at start) scsi.Respo
 		}
 		d.bumpVCR()
 	}
-	for i := range count {
-		if err := d.med.WriteMark(kind); err != nil {
-			d.notePos()
-			d.noteUsed()
-			if isEndOfMedium(err) {
-				return check(overflowSense(int64(count - i)))
-			}
-			return d.fault(err, dirWrite)
+	n, err := d.writeMarks(kind, count)
+	if kind == KindFilemark {
+		d.st.filemarks.Add(uint64(n))
+	}
+	if err != nil {
+		d.notePos()
+		d.noteUsed()
+		if isEndOfMedium(err) {
+			return check(overflowSense(int64(count - n)))
 		}
-		if kind == KindFilemark {
-			d.st.filemarks.Add(1)
-		}
+		return d.fault(err, dirWrite)
 	}
 	d.notePos()
 	d.noteUsed()
@@ -343,6 +342,20 @@ func (d *Drive) writeFilemarks(count int, immed, wsmk bool, at start) scsi.Respo
 		return check(earlyWarningSense())
 	}
 	return scsi.Good
+}
+
+// writeMarks writes count marks of kind, all at once where the medium can
+// (MarkWriter), and returns how many it wrote.
+func (d *Drive) writeMarks(kind Kind, count int) (int, error) {
+	if mw, ok := d.med.(MarkWriter); ok {
+		return mw.WriteMarks(kind, count)
+	}
+	for i := range count {
+		if err := d.med.WriteMark(kind); err != nil {
+			return i, err
+		}
+	}
+	return count, nil
 }
 
 // erase6 is ERASE(6) (SSC-5 6.2): byte 1 LONG (bit 0), IMMED (bit 1). Both

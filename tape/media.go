@@ -146,6 +146,24 @@ type Medium interface {
 	Close() error
 }
 
+// MarkWriter is a Medium that writes many marks at once, as many
+// WriteMark calls would (WRITE FILEMARKS with a large count). It returns
+// how many it wrote: fewer with an error, ErrEndOfMedium when the next
+// did not fit.
+type MarkWriter interface {
+	WriteMarks(kind Kind, count int) (int, error)
+}
+
+// FilemarkSpacer is a Medium that moves over many filemarks at once (SPACE
+// filemarks), skipping the blocks between them when it knows where the
+// filemarks are: forward to the end-of-medium side of the count-th,
+// backward (count < 0) to the beginning-of-medium side of the |count|-th.
+// Setmarks do not stop it. It returns how many it passed; ErrEndOfData or
+// ErrBeginningOfPart when one came first (the position is then there).
+type FilemarkSpacer interface {
+	SpaceFilemarks(count int64) (int64, error)
+}
+
 // Library opens cartridges by barcode (for a file-backed store: the media
 // directory). The drive opens a cartridge on load and closes it on unload.
 type Library interface {

@@ -387,12 +387,19 @@ func (m *Image) SpaceFilemarks(count int64) (int64, error) {
 			m.setPos(m.part, p.eod)
 			return done, tape.ErrEndOfData
 		}
-		// Jump to the last filemark the index knows ahead, then scan.
+		// Jump to the last filemark the index knows ahead, or the last
+		// checkpoint before the target, then scan.
 		if n := uint64(len(p.idx.fms)); n > 0 && n-1 > m.cur.file {
 			done = int64(n - 1 - m.cur.file)
 			if err := m.jumpTo(m.part, p.idx.fms[n-1]); err != nil {
 				return 0, err
 			}
+		}
+		if from := m.cur.file; from <= target {
+			if err := m.skipToFile(target, m.cur.obj); err != nil {
+				return done, err
+			}
+			done += int64(m.cur.file - from)
 		}
 		for done < count {
 			o, err := m.Peek()
@@ -410,6 +417,25 @@ func (m *Image) SpaceFilemarks(count int64) (int64, error) {
 			}
 		}
 		return done, nil
+	}
+	// Backward: from the last checkpoint before the target filemark,
+	// forward to it, when the index does not know it.
+	if n := uint64(-count); n <= m.cur.file {
+		target := m.cur.file - n // the filemark to stop before
+		if _, ok := p.idx.filemark(target); !ok {
+			from := m.cur
+			if err := m.skipToFile(target, 0); err != nil {
+				return 0, err
+			}
+			if m.cur.obj != from.obj {
+				for m.cur.file < target || m.cur.file == target && !m.atFilemark() {
+					if err := m.Next(); err != nil {
+						return 0, err
+					}
+				}
+				return -count, nil
+			}
+		}
 	}
 	for done < -count {
 		if m.cur.file == 0 {
@@ -433,6 +459,46 @@ func (m *Image) SpaceFilemarks(count int64) (int64, error) {
 		}
 	}
 	return done, nil
+}
+
+// skipToFile moves to the last index checkpoint after object from whose
+// record has at most file filemarks before it, found by a binary search
+// that reads one record header per step; it stays where it is when no
+// checkpoint qualifies. A space over
+// filemarks that the filemark index does not know then scans at most the
+// objects between two checkpoints rather than all of them.
+func (m *Image) skipToFile(file, from uint64) error {
+	p := &m.parts[m.part]
+	cps := p.idx.cps
+	lo := p.idx.search(from + 1)
+	hi := len(cps)
+	var h recHeader
+	best := -1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if err := m.readScratch(p.start + cps[mid].off); err != nil {
+			return err
+		}
+		if h.parse(m.scratch[:]) != nil || h.obj != cps[mid].obj {
+			return corrupt("partition %d object %d: invalid record header at offset %d", m.part, cps[mid].obj, p.start+cps[mid].off)
+		}
+		if h.file <= file {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return m.jumpTo(m.part, cps[best])
+}
+
+// atFilemark reports whether the record at the current position is a
+// filemark (false at end of data or on an unreadable header).
+func (m *Image) atFilemark() bool {
+	o, err := m.Peek()
+	return err == nil && o.Kind == tape.KindFilemark
 }
 
 // jumpTo moves to the position before the record at checkpoint c of
