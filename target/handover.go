@@ -91,15 +91,10 @@ func (p Paths) handOver() string { return filepath.Join(filepath.Dir(p.Lock), "h
 func (t *Target) HandOver() error {
 	t.createMu.Lock()
 	defer t.createMu.Unlock()
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	devs, _, ok := t.end()
+	if !ok {
 		return nil
 	}
-	t.closed = true
-	devs := t.devs
-	t.devs = nil
-	t.mu.Unlock()
 
 	rec := handOverRecord{Version: handOverVersion}
 	var errs []error

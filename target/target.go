@@ -381,6 +381,20 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 	return m.info, nil
 }
 
+// end marks the Target closed and takes its devices, and whether it
+// created target/loopback; ok is false if it was closed already. The
+// caller holds createMu.
+func (t *Target) end() (devs []*managed, loopback, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, false, false
+	}
+	t.closed = true
+	devs, t.devs = t.devs, nil
+	return devs, t.loopback, true
+}
+
 // serve starts m's device loop in its own goroutine and pushes the step
 // that stops it. A device that fails answers HARDWARE ERROR from then on
 // (failFast), unless its configfs object is gone: then it was removed,
@@ -630,16 +644,10 @@ func (t *Target) findLocked(name string) (*managed, error) {
 func (t *Target) Close() error {
 	t.createMu.Lock()
 	defer t.createMu.Unlock()
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	devs, loopback, ok := t.end()
+	if !ok {
 		return nil
 	}
-	t.closed = true
-	devs := t.devs
-	t.devs = nil
-	loopback := t.loopback
-	t.mu.Unlock()
 
 	var errs []error
 	for i := len(devs) - 1; i >= 0; i-- {

@@ -37,18 +37,13 @@ func PlanReload(old, next *Config) (Reload, error) {
 	var r Reload
 	var refused []error
 	refuse := func(format string, a ...any) { refused = append(refused, fmt.Errorf(format, a...)) }
-	for _, k := range []struct {
-		key        string
-		was, isNow any
-	}{
-		{"cmd_time_out", old.CmdTimeOut, next.CmdTimeOut},
-		{"max_data_area_mb", old.MaxDataAreaMB, next.MaxDataAreaMB},
-		{"tmr_notification", old.TMRNotify, next.TMRNotify},
-		{"iscsi", old.ISCSI, next.ISCSI},
-	} {
-		if !reflect.DeepEqual(k.was, k.isNow) {
-			refuse("%s changed: it applies to devices as they are made, so it needs a restart", k.key)
-		}
+	for _, key := range changed(
+		keyChange{"cmd_time_out", old.CmdTimeOut, next.CmdTimeOut},
+		keyChange{"max_data_area_mb", old.MaxDataAreaMB, next.MaxDataAreaMB},
+		keyChange{"tmr_notification", old.TMRNotify, next.TMRNotify},
+		keyChange{"iscsi", old.ISCSI, next.ISCSI},
+	) {
+		refuse("%s changed: it applies to devices as they are made, so it needs a restart", key)
 	}
 	byName := func(ds []Device, name string) (Device, bool) {
 		i := slices.IndexFunc(ds, func(d Device) bool { return d.Name == name })
@@ -68,22 +63,17 @@ func PlanReload(old, next *Config) (Reload, error) {
 			r.Add = append(r.Add, n)
 			continue
 		}
-		for _, k := range []struct {
-			key        string
-			was, isNow any
-		}{
-			{"type", o.Type, n.Type},
-			{"config", o.Config, n.Config},
-			{"hw_max_sectors", o.HWMaxSectors, n.HWMaxSectors},
-			{"max_data_area_mb", o.MaxDataAreaMB, n.MaxDataAreaMB},
-			{"export", o.Export, n.Export},
-			{"iscsi", o.ISCSI, n.ISCSI},
-			{"fault.seed", faultOf(o).Seed, faultOf(n).Seed},
-			{"fault.depth", faultOf(o).Depth, faultOf(n).Depth},
-		} {
-			if !reflect.DeepEqual(k.was, k.isNow) {
-				refuse("device %s: %s changed: a running device keeps it (restart vscsid, or remove the device in one reload and add it in the next)", n.Name, k.key)
-			}
+		for _, key := range changed(
+			keyChange{"type", o.Type, n.Type},
+			keyChange{"config", o.Config, n.Config},
+			keyChange{"hw_max_sectors", o.HWMaxSectors, n.HWMaxSectors},
+			keyChange{"max_data_area_mb", o.MaxDataAreaMB, n.MaxDataAreaMB},
+			keyChange{"export", o.Export, n.Export},
+			keyChange{"iscsi", o.ISCSI, n.ISCSI},
+			keyChange{"fault.seed", faultOf(o).Seed, faultOf(n).Seed},
+			keyChange{"fault.depth", faultOf(o).Depth, faultOf(n).Depth},
+		) {
+			refuse("device %s: %s changed: a running device keeps it (restart vscsid, or remove the device in one reload and add it in the next)", n.Name, key)
 		}
 		if of, nf := faultOf(o), faultOf(n); of.Timing != nf.Timing || !slices.Equal(of.Rules, nf.Rules) {
 			r.Faults = append(r.Faults, n)
@@ -93,6 +83,23 @@ func PlanReload(old, next *Config) (Reload, error) {
 		return Reload{}, fmt.Errorf("the new config is refused as a whole, the running devices stay as they are: %w", errors.Join(refused...))
 	}
 	return r, nil
+}
+
+// keyChange is one key's value in the running config and the new one.
+type keyChange struct {
+	key        string
+	was, isNow any
+}
+
+// changed returns the keys whose values differ.
+func changed(ks ...keyChange) []string {
+	var out []string
+	for _, k := range ks {
+		if !reflect.DeepEqual(k.was, k.isNow) {
+			out = append(out, k.key)
+		}
+	}
+	return out
 }
 
 // faultOf is d's fault block, or the zero one.
