@@ -63,6 +63,10 @@ func (l *Library) driveStatePath(drive string) (string, error) {
 	return filepath.Join(l.dir, ".drive-"+drive+".json"), nil
 }
 
+// driveStateTempPrefix starts the names of a drive's state saves in
+// progress (os.CreateTemp's pattern is it, "*", ".tmp").
+func driveStateTempPrefix(drive string) string { return ".drive-" + drive + "." }
+
 // maxDriveState bounds a drive's state file: a few hundred bytes of JSON.
 const maxDriveState = 1 << 20
 
@@ -71,6 +75,11 @@ func (l *Library) LoadDriveState(drive string) (s tape.DriveState, ok bool, err 
 	p, err := l.driveStatePath(drive)
 	if err != nil {
 		return s, false, err
+	}
+	// A save cut by a crash leaves its temporary file; the drive is
+	// opening, so no save of its own runs.
+	if err := RemoveTemps(l.dir, driveStateTempPrefix(drive), ".tmp"); err != nil {
+		return s, false, fmt.Errorf("drive state: stale temporary file: %w", err)
 	}
 	b, err := ReadStateFile(p, maxDriveState)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -95,7 +104,7 @@ func (l *Library) SaveDriveState(drive string, s tape.DriveState) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(l.dir, ".drive-"+drive+".*.tmp")
+	tmp, err := os.CreateTemp(l.dir, driveStateTempPrefix(drive)+"*.tmp")
 	if err != nil {
 		return fmt.Errorf("drive state: %w", err)
 	}

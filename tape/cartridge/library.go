@@ -320,3 +320,44 @@ func (l *Library) Create(barcode string, opts Options) error {
 
 // now is replaceable in tests.
 var now = time.Now
+
+// IsTemp reports whether name is a temporary file that os.CreateTemp made
+// with the pattern prefix+"*"+suffix: what lies between is its random
+// decimal number and nothing else. Matching the prefix alone is not
+// enough: device names may hold dots, so ".library-a.json.tmp-" also
+// starts the inventory of a library named "a.json.tmp-x".
+func IsTemp(name, prefix, suffix string) bool {
+	mid, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return false
+	}
+	mid, ok = strings.CutSuffix(mid, suffix)
+	if !ok || mid == "" {
+		return false
+	}
+	for _, c := range mid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// RemoveTemps removes the temporary files of pattern prefix+"*"+suffix
+// (IsTemp) from dir: what saves cut by a crash left behind. The caller
+// owns what they were saving (the daemon's lock, a device's name).
+func RemoveTemps(dir, prefix, suffix string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if IsTemp(e.Name(), prefix, suffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+

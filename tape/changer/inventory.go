@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/vscsid/vscsid/internal/cfgstring"
@@ -390,18 +389,12 @@ func (s *store) setAside() ([]string, error) {
 	return kept, cartridge.SyncDir(s.dir)
 }
 
-// removeTemps deletes what saves cut by a crash left behind.
+// removeTemps deletes what saves cut by a crash left behind: this
+// library's temporary files only (cartridge.IsTemp), not the inventory of
+// a library whose name extends this one's.
 func (s *store) removeTemps() error {
-	ents, err := os.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("changer: media directory: %w", err)
-	}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), s.tempPrefix()) {
-			if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil {
-				return fmt.Errorf("changer: stale inventory temporary file: %w", err)
-			}
-		}
+	if err := cartridge.RemoveTemps(s.dir, s.tempPrefix(), ""); err != nil {
+		return fmt.Errorf("changer: stale inventory temporary file: %w", err)
 	}
 	return nil
 }
