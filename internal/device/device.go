@@ -55,6 +55,9 @@ type Params struct {
 	// file's check refuses two devices with the same claim (two drives
 	// on one cartridge, two devices with one serial number).
 	Claims []Claim
+	// Media is the directory the device keeps its cartridges in ("":
+	// none, or in memory); a peer with SameMedia must use the same.
+	Media string
 }
 
 // A Claim is a resource one device holds exclusively.
@@ -68,6 +71,9 @@ type Peer struct {
 	Key     string // the cfgstring key that names it ("drives")
 	Name    string // its device name
 	Subtype string // the subtype it must be ("vtape")
+	// SameMedia: the peer must keep its cartridges in this device's
+	// Media (a library's drives load the library's cartridges).
+	SameMedia bool
 }
 
 // Config is what New gets of an attached device.

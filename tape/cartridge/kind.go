@@ -30,6 +30,9 @@ func checkDrive(s string) (device.Params, error) {
 		return device.Params{}, err
 	}
 	p := tape.DevParams
+	if !c.Memory {
+		p.Media = filepath.Clean(c.Media)
+	}
 	if !c.Memory && c.Barcode != "" {
 		p.Claims = append(p.Claims, device.Claim{What: "cartridge", Value: filepath.Join(filepath.Clean(c.Media), c.Barcode)})
 	}

@@ -31,8 +31,9 @@ func checkConfig(s string) (device.Params, error) {
 	}
 	p := tape.DevParams
 	for _, d := range c.Drives {
-		p.Peers = append(p.Peers, device.Peer{Key: "drives", Name: d, Subtype: cartridge.DriveKind.Subtype})
+		p.Peers = append(p.Peers, device.Peer{Key: "drives", Name: d, Subtype: cartridge.DriveKind.Subtype, SameMedia: true})
 	}
+	p.Media = filepath.Clean(c.Media)
 	// One library per media directory: its inventory and cartridges are
 	// the library's.
 	p.Claims = append(p.Claims, device.Claim{What: "library media directory", Value: filepath.Clean(c.Media)})

@@ -303,6 +303,12 @@ func (c *Config) checkPeers(params []device.Params) error {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("devices[%d] %s: %s=: %s is not a device of this config; it must be made (with targetcli, type user:%s) before %s uses it", i, d.Name, pr.Key, pr.Name, pr.Subtype, d.Name))
 			case c.Devices[j].Type != pr.Subtype:
 				return fmt.Errorf("devices[%d] %s: %s=: %s (devices[%d]) is a %s, want a %s", i, d.Name, pr.Key, pr.Name, j, c.Devices[j].Type, pr.Subtype)
+			case pr.SameMedia && params[j].Media != p.Media:
+				where := "in memory (memory=1)"
+				if params[j].Media != "" {
+					where = "in " + params[j].Media
+				}
+				return fmt.Errorf("devices[%d] %s: %s=: %s (devices[%d]) keeps its cartridges %s, not in this device's media=%s: give it media=%s", i, d.Name, pr.Key, pr.Name, j, where, p.Media, p.Media)
 			}
 		}
 	}

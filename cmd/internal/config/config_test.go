@@ -66,7 +66,9 @@ func TestConfigErrors(t *testing.T) {
 		{"top key typo", "cmd_timeout: 3", `unknown key "cmd_timeout" in the config (did you mean "cmd_time_out"?)`},
 		{"unknown device key", "devices: [{name: a, type: vdisk, config: size=1M, colour: red}]", `unknown key "colour" in a device; its keys: name, type, config, hw_max_sectors`},
 		{"library drive is a disk", "devices: [{name: d, type: vdisk, config: size=1M}, {name: l, type: vlibrary, config: 'media=/m;drives=d'}]", "devices[1] l: drives=: d (devices[0]) is a vdisk, want a vtape"},
-		{"drive in two libraries", "devices: [{name: t, type: vtape, config: memory=1}, {name: l, type: vlibrary, config: 'media=/m;drives=t'}, {name: l2, type: vlibrary, config: 'media=/n;drives=t'}]", "devices[2] l2: drives=: t is already in the drives= of l (devices[1])"},
+		{"drive in two libraries", "devices: [{name: t, type: vtape, config: media=/m}, {name: l, type: vlibrary, config: 'media=/m;drives=t'}, {name: l2, type: vlibrary, config: 'media=/n;drives=t'}]", "devices[2] l2: drives=: t is already in the drives= of l (devices[1])"},
+		{"library drive in memory", "devices: [{name: t, type: vtape, config: memory=1}, {name: l, type: vlibrary, config: 'media=/m;drives=t'}]", "devices[1] l: drives=: t (devices[0]) keeps its cartridges in memory (memory=1), not in this device's media=/m: give it media=/m"},
+		{"library drive in another media directory", "devices: [{name: t, type: vtape, config: media=/n}, {name: l, type: vlibrary, config: 'media=/m;drives=t'}]", "keeps its cartridges in /n, not in this device's media=/m"},
 		{"two drives on one cartridge", "devices: [{name: a, type: vtape, config: 'media=/m;barcode=A00001L8'}, {name: b, type: vtape, config: 'media=/m/;barcode=A00001L8'}]", "devices[1] b: cartridge /m/A00001L8 is also a's (devices[0]): two devices cannot share it"},
 		{"two libraries on one media directory", "devices: [{name: l, type: vlibrary, config: 'media=/m'}, {name: l2, type: vlibrary, config: 'media=/m/.'}]", "devices[1] l2: library media directory /m is also l's (devices[0])"},
 		{"one serial on a disk and a drive", "devices: [{name: d, type: vdisk, config: 'size=1M;serial=S1'}, {name: t, type: vtape, config: 'memory=1;serial=S1'}]", "devices[1] t: serial number S1 is also d's (devices[0])"},
@@ -99,7 +101,7 @@ func TestConfigErrors(t *testing.T) {
 // A library drive the config does not make may come from targetcli: a
 // warning naming it, not an error.
 func TestLibraryDriveNotInConfigWarns(t *testing.T) {
-	c, err := Parse([]byte("devices: [{name: t, type: vtape, config: memory=1}, {name: l, type: vlibrary, config: 'media=/m;drives=t+tc0'}]"))
+	c, err := Parse([]byte("devices: [{name: t, type: vtape, config: media=/m}, {name: l, type: vlibrary, config: 'media=/m;drives=t+tc0'}]"))
 	if err != nil {
 		t.Fatal(err)
 	}
