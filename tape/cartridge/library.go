@@ -360,4 +360,3 @@ func RemoveTemps(dir, prefix, suffix string) error {
 	}
 	return nil
 }
-
