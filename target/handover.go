@@ -100,6 +100,17 @@ func (t *Target) HandOver() error {
 	var errs []error
 	for i := len(devs) - 1; i >= 0; i-- {
 		m := devs[i]
+		if m.info.Origin != OriginAttached && m.info.WWN == "" {
+			// No tcm_loop LUN (exported over iSCSI only): the next
+			// daemon has nothing to find it by in place and would make
+			// it anew from a leftover, so it goes now, as on a stop,
+			// and its initiators log in again when it is back.
+			if err := m.undo.run(); err != nil {
+				errs = append(errs, fmt.Errorf("remove device %s: %w", m.info.Name, err))
+			}
+			t.log.Info("device removed: exported over iSCSI only, it cannot be handed over in place", zap.String("device", m.info.Name))
+			continue
+		}
 		drained, err := t.pause(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("hand over device %s: %w", m.info.Name, err))

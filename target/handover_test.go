@@ -206,3 +206,36 @@ func TestHandOverRemoveStale(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHandOverISCSIOnly: a device exported over iSCSI only has no tcm_loop
+// LUN to be taken over by: a hand-over removes it as a stop does, and the
+// record does not list it.
+func TestHandOverISCSIOnly(t *testing.T) {
+	f := newFixture(t)
+	before := f.tree()
+	tg, err := New(f.options(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := iscsiSpec()
+	spec.NoLoopback = true
+	if _, err := tg.Create(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.HandOver(); err != nil {
+		t.Fatal(err)
+	}
+	// target/iscsi stays, as after Close: the fabric's directory.
+	before = append(before, "config/target/iscsi")
+	slices.Sort(before)
+	if after := f.tree(); !slices.Equal(before, after) {
+		t.Errorf("left behind:\nbefore %v\nafter  %v", before, after)
+	}
+	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tg.Close() }()
+	if _, listed := tg.handedOver[spec.Name]; listed {
+		t.Error("the record lists a device that was removed")
+	}
+}
