@@ -106,7 +106,7 @@ func TestReadElementStatusAll(t *testing.T) {
 // space-padded, then reserved and sequence number), SValid with the
 // source of a loaded drive, and both DVCID styles.
 func TestReadElementStatusTagsAndDVCID(t *testing.T) {
-	serialOnly := map[string]string{"generic": "02 00 00 20", "hp-msl-g3": "02 00 00 14"}
+	serialOnly := map[string]string{"generic": "02 00 00 20", "hp-msl-g3": "02 00 00 14", "spectra-tseries": "02 00 00 20"}
 	for i := range personalities {
 		tt := struct{ pers, dvcid string }{personalities[i].Name, serialOnly[personalities[i].Name]}
 		if tt.dvcid == "" {

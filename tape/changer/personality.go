@@ -97,6 +97,23 @@ type Personality struct {
 //     storage from 1000 (3E8h); DVCID with vendor, product and serial. It
 //     is mhvtl's default library, and vscsid gives it mhvtl's default
 //     revision (550V) and contents (32 slots, 4 CAP cells).
+//   - stk-sl500 is the StorageTek StreamLine SL500, the SCSI-attached
+//     model of the SL series: INQUIRY STK SL500; the layout of the SL500
+//     Interface Reference Manual as mhvtl's STK module has it (transport
+//     1, CAP cells from 10, drives from 500, storage from 1000) and its
+//     DVCID with vendor, product and serial (34 bytes). A real SL500
+//     holds at most 18 drives and 575 slots; vscsid allows what the
+//     layout has room for (490 CAP cells, 500 drives, 64,536 slots), so
+//     that it can stand for the SL3000 and SL8500, whose SCSI identity no
+//     public source gives. The revision and the default contents (50
+//     slots, a CAP of 5) are vscsid's choice.
+//   - spectra-tseries is Spectra Logic's T-Series (T50e to T950, and
+//     the T-Finity), which answers INQUIRY SPECTRA PYTHON: the layout of
+//     Spectra's T-Series SCSI developer's guide as mhvtl's Spectra module
+//     has it (transport 1, entry/exit from 10h, drives from 100h,
+//     storage from 1000h), DVCID the drive serial alone in 32 bytes.
+//     The revision and the default contents (50 slots, 10 entry/exit
+//     cells) are vscsid's choice.
 var personalities = []Personality{
 	{
 		Name: "generic", Vendor: "VSCSI", Product: "VLIBRARY", Revision: "0100",
@@ -146,6 +163,20 @@ var personalities = []Personality{
 		MaxMail: 46, MaxDrives: 20, MaxStorage: 678, Slots: 32, MailSlots: 4,
 		DVCID: DVCIDVendorSerial, SerialLen: 10,
 		Note: "StorageTek L700, mhvtl's default",
+	},
+	{
+		Name: "stk-sl500", Vendor: "STK", Product: "SL500", Revision: "1300",
+		Transport: 0x0001, Mail: 0x000a, Drive: 0x01f4, Storage: 0x03e8,
+		MaxMail: 0x01f4 - 0x000a, MaxDrives: 0x03e8 - 0x01f4, MaxStorage: 0x10000 - 0x03e8, Slots: 50, MailSlots: 5,
+		DVCID: DVCIDVendorSerial, SerialLen: 10,
+		Note: "StorageTek SL500, the SL series' layout",
+	},
+	{
+		Name: "spectra-tseries", Vendor: "SPECTRA", Product: "PYTHON", Revision: "2000",
+		Transport: 0x0001, Mail: 0x0010, Drive: 0x0100, Storage: 0x1000,
+		MaxMail: 0x0100 - 0x0010, MaxDrives: 0x1000 - 0x0100, MaxStorage: 0x10000 - 0x1000, Slots: 50, MailSlots: 10,
+		DVCID: DVCIDSerial, SerialLen: 32,
+		Note: "Spectra Logic T-Series",
 	},
 }
 

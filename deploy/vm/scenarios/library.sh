@@ -257,7 +257,8 @@ wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 # expired (flag 22). Its import/export station opened with OPEN/CLOSE
 # IMPORT/EXPORT ELEMENT is out of the robot's reach until closed (28/01).
 MODELS=/tmp/vmtest/models
-mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big" "$MODELS/mixed" "$MODELS/i3584"
+mkdir -p "$MODELS/msl" "$MODELS/scalar" "$MODELS/ts4300" "$MODELS/l700" "$MODELS/big" "$MODELS/mixed" "$MODELS/i3584" \
+	"$MODELS/sl500" "$MODELS/spectra"
 # Mixed generations: a blank LTO-9 and a blank LTO-10 cartridge (their
 # images record no density: the label's media id says the generation).
 check mixed-create-l9 "$CTL" media create --dir "$MODELS/mixed" --barcode M00001L9 --capacity 4MiB
@@ -302,6 +303,18 @@ devices:
   - name: i3584
     type: vlibrary
     config: "personality=ibm-3584;media=$MODELS/i3584;slots=5000;mailslots=16;drives=i3584d0;cartridges=100;first=I00001L9;capacity=4M"
+  - name: sl500d0
+    type: vtape
+    config: "personality=lto9;media=$MODELS/sl500"
+  - name: sl500
+    type: vlibrary
+    config: "personality=stk-sl500;media=$MODELS/sl500;drives=sl500d0;cartridges=2;first=S00001L9;capacity=4M"
+  - name: spectrad0
+    type: vtape
+    config: "personality=lto9;media=$MODELS/spectra"
+  - name: spectra
+    type: vlibrary
+    config: "personality=spectra-tseries;media=$MODELS/spectra;drives=spectrad0;cartridges=2;first=P00001L9;capacity=4M"
   - name: mixd0
     type: vtape
     config: "personality=lto10;media=$MODELS/mixed"
@@ -315,10 +328,10 @@ EOF
 artefact /etc/vscsid/models.yaml
 vscsid_start models --config /etc/vscsid/models.yaml --dbus=off
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
-for n in msl scalar ts4300 l700 big mixed i3584; do
+for n in msl scalar ts4300 l700 big mixed i3584 sl500 spectra; do
 	require wait_for "models-$n-attached" 30 "dev_node changer $n && dev_node sg $n"
 done
-for n in msld0 scalard0 ts4300d0 ctape0 bigd0 mixd0 mixd1 i3584d0; do
+for n in msld0 scalard0 ts4300d0 ctape0 bigd0 mixd0 mixd1 i3584d0 sl500d0 spectrad0; do
 	require wait_for "models-$n-attached" 30 "dev_node tape $n && dev_node sg $n"
 done
 # model NAME VENDOR PRODUCT SLOTS MAIL STORAGE MAILADDR DRIVEADDR: lsscsi,
@@ -336,6 +349,25 @@ model msl HP "MSL G3 Series" 24 1 0020 01c0 01e0
 model scalar QUANTUM "Scalar i3-i6" 50 5 1000 0010 0100
 model ts4300 IBM 3573-TL 40 5 1000 0010 0100
 model l700 STK L700 36 4 03e8 000a 01f4
+model sl500 STK SL500 55 5 03e8 000a 01f4
+model spectra SPECTRA PYTHON 60 10 1000 0010 0100
+# mtx's transfer, load and unload on the StorageTek SL and Spectra
+# models: the first cartridge to the last slot, into drive 0 and back, and
+# through the first import/export cell (numbered after the slots).
+moves() { # NAME BARCODE SLOTS
+	local sg
+	sg=/dev/$(dev_sg "$1")
+	check "$1-transfer-to-last" "$MTX" -f "$sg" transfer 1 "$3"
+	expect_output "$1-last-slot-full" "^ +Storage Element $3:Full :VolumeTag=$2 *\$" "$MTX" -f "$sg" status
+	check "$1-load-from-last" "$MTX" -f "$sg" load "$3" 0
+	expect_output "$1-loaded" "^Data Transfer Element 0:Full \\(Storage Element $3 Loaded\\):VolumeTag = $2" "$MTX" -f "$sg" status
+	check "$1-unload-to-last" "$MTX" -f "$sg" unload "$3" 0
+	check "$1-transfer-to-mail" "$MTX" -f "$sg" transfer "$3" "$(($3 + 1))"
+	expect_output "$1-in-mail" "^ +Storage Element $(($3 + 1)) IMPORT/EXPORT:Full :VolumeTag=$2" "$MTX" -f "$sg" status
+	check "$1-transfer-back" "$MTX" -f "$sg" transfer "$(($3 + 1))" 1
+}
+moves sl500 S00001L9 50
+moves spectra P00001L9 50
 # A library of 20,000 slots (the generic model takes up to 61,440): mtx
 # reads its storage in two requests of 10,000 elements, moves a cartridge
 # to the last slot and loads it from there into the drive.
