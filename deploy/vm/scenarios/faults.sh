@@ -34,12 +34,12 @@ devices:
     type: vdisk
     config: "size=64MiB;mode=fake_rw"
     fault:
-      timing: "latency=10ms"
+      timing: "latency=100ms"
   - name: fq32
     type: vdisk
     config: "size=64MiB;mode=fake_rw"
     fault:
-      timing: "latency=10ms"
+      timing: "latency=100ms"
       depth: 32
 EOC
 artefact /etc/vscsid/faults.yaml
@@ -141,17 +141,20 @@ note "READ(10) mean recorded: $_m0 ms without timing, $_m1 ms with latency=2ms (
 expect_output timing-clear '.' "$CTL" fault timing fd0 ''
 
 # ------------------------------------- depth: latencies that overlap
-# Eight readers of 40 direct 4 KiB reads each on a disk with latency=10ms.
-# Served one at a time (fq1) the 320 latencies add up: at least 3.2 s, by
+# Eight readers of 5 direct 4 KiB reads each on a disk with latency=100ms.
+# Served one at a time (fq1) the 40 latencies add up: at least 4 s, by
 # construction. With depth: 32 (fq32) they overlap, as in a real disk's
-# queue and in scsi_debug's per-command delay: far less (each reader's 40
-# take 0.4 s, plus the guest's own cost of a command under TCG).
+# queue and in scsi_debug's per-command delay: each reader's 5 take 0.5 s,
+# 3.5 s less. Both runs also pay the guest's own cost (starting eight dd,
+# the commands under TCG), which with other guests on the host's CPUs
+# reached 2 s: the check is on the time saved, which that cost does not
+# change, not on a ratio, which it does.
 require wait_for fq-attached 30 "dev_node block fq1 && dev_node block fq32"
 _readers() { # DEV: wall seconds of eight parallel readers
 	local t0 t1 i
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	for i in 0 1 2 3 4 5 6 7; do
-		"$DD" if=/dev/$1 of=/dev/null bs=4k count=40 skip=$((i * 1000)) iflag=direct 2>/dev/null &
+		"$DD" if=/dev/$1 of=/dev/null bs=4k count=5 skip=$((i * 1000)) iflag=direct 2>/dev/null &
 	done
 	wait
 	t1=$(cut -d' ' -f1 /proc/uptime)
@@ -159,11 +162,11 @@ _readers() { # DEV: wall seconds of eight parallel readers
 }
 _s1=$(_readers "$(dev_block fq1)")
 _s32=$(_readers "$(dev_block fq32)")
-note "8 x 40 reads at latency=10ms: $_s1 s one at a time, $_s32 s with depth 32"
+note "8 x 5 reads at latency=100ms: $_s1 s one at a time, $_s32 s with depth 32"
 scrape_metrics "$W/depth.prom"
 check_sh depth-workers "grep -qx 'vscsi_ring_workers{device=\"fq32\"} 32' $W/depth.prom && grep -qx 'vscsi_ring_workers{device=\"fq1\"} 1' $W/depth.prom"
-check_sh depth1-latencies-add-up "awk -v s=$_s1 'BEGIN {exit !(s >= 3.2)}'"
-check_sh depth32-latencies-overlap "awk -v a=$_s1 -v b=$_s32 'BEGIN {exit !(b * 2.5 < a)}'"
+check_sh depth1-latencies-add-up "awk -v s=$_s1 'BEGIN {exit !(s >= 4.0)}'"
+check_sh depth32-latencies-overlap "awk -v a=$_s1 -v b=$_s32 'BEGIN {exit !(a - b >= 2.5)}'"
 
 # ------------------------------------------------- tape early warning
 T=/dev/n$st

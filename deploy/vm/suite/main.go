@@ -113,7 +113,7 @@ func run(args []string, out io.Writer) (int, error) {
 	}
 	if o.list {
 		for _, p := range parts {
-			_, _ = fmt.Fprintf(out, "%-22s %d slot(s), ~%3ds  %s\n", p.name, p.slots, p.est, strings.Join(p.cmd, " "))
+			_, _ = fmt.Fprintf(out, "%-34s %d slot(s), ~%3ds  %s\n", p.name, p.slots, p.est, strings.Join(p.cmd, " "))
 		}
 		return 0, nil
 	}
@@ -196,40 +196,43 @@ func plan(o options) ([]*part, error) {
 	if err != nil {
 		return nil, err
 	}
+	grouped := map[string]bool{}
+	for _, g := range oneBoot {
+		for _, n := range g[1:] {
+			grouped[n] = true
+		}
+	}
 	for _, sc := range scen {
+		if grouped[sc.name] {
+			continue
+		}
 		if sc.name == "metrics" {
 			// The host's Prometheus scrapes this one (metrics-test).
 			add(&part{name: o.suite + "-metrics", cmd: []string{"deploy/vm/metrics-test", "--no-build", "--suite", o.suite},
 				after: []string{build}, slots: 1, est: sc.est, results: true})
 			continue
 		}
-		p := &part{name: o.suite + "-" + sc.name, cmd: []string{"deploy/vm/run", "--no-build", "--suite", o.suite, sc.name},
-			after: []string{build}, slots: 1, est: sc.est, results: true}
-		switch sc.name {
-		case "disk":
+		p, err := bootPart(o.suite, sc.name, scen, oneBoot)
+		if err != nil {
+			return nil, err
+		}
+		if sc.name == "disk" {
 			// The SMP paths (completions on another CPU, vscsid's
 			// goroutines in parallel) stay covered: the disk scenario,
 			// the cheapest with concurrent I/O, keeps two vCPUs.
 			p.env = []string{"VM_SMP=2"}
-		case "faults":
-			// Its queue-depth check compares 8 readers' time at depth 1
-			// and 32 (latency=10ms): with three guests on two CPUs the
-			// guest's CPU, not the latency, set the depth-32 time and
-			// the check failed. It runs alone (about 40 s).
-			p.slots = o.slots
 		}
 		add(p)
 	}
 	add(&part{name: o.suite + "-powercut", cmd: []string{"deploy/vm/powercut", "--suite", o.suite, "--no-build", "--cuts", strconv.Itoa(o.cuts)},
 		after: []string{build}, slots: 1, est: 40 * (o.cuts + 1)})
 	if o.newest != "" {
-		for _, sc := range []string{"smoke", "disk", "tape", "attach", "encryption"} {
-			i := slices.IndexFunc(scen, func(s scenario) bool { return s.name == sc })
-			if i < 0 {
-				return nil, fmt.Errorf("the newest kernel's scenario %s is not a regression scenario", sc)
+		for _, g := range newestBoots {
+			p, err := bootPart(o.newest, g[0], scen, newestBoots)
+			if err != nil {
+				return nil, err
 			}
-			add(&part{name: o.newest + "-" + sc, cmd: []string{"deploy/vm/run", "--no-build", "--suite", o.newest, sc},
-				after: []string{"build-" + o.newest}, slots: 1, est: scen[i].est, results: true})
+			add(p)
 		}
 	}
 	// The full guest: its acceptance test in four boots side by side. 4
@@ -262,6 +265,41 @@ func plan(o options) ([]*part, error) {
 		}
 	}
 	return selectParts(ps, o.only)
+}
+
+// oneBoot lists the minimal guest's scenarios that share a boot: each
+// boot costs about 15 s of CPU under TCG (kernel, init, power-off, the
+// host's packing), as much as these scenarios themselves. smoke leads, so
+// that its Go tests run before any daemon has touched the kernel's TCMU
+// state. The others boot alone: a scenario that hangs st or kills its
+// daemon then fails nothing else.
+var oneBoot = [][]string{{"smoke", "attach", "ctl", "reclaim"}}
+
+// newestBoots are the scenarios the newest kernel runs, one boot per
+// group.
+var newestBoots = [][]string{{"smoke", "attach", "encryption"}, {"disk"}, {"tape"}}
+
+// bootPart is the part that boots suite's minimal guest for the scenario
+// first and, when first leads one of groups, the rest of that group: named
+// SUITE-A+B+..., its estimate the sum of the scenarios'.
+func bootPart(suite, first string, scen []scenario, groups [][]string) (*part, error) {
+	names := []string{first}
+	for _, g := range groups {
+		if g[0] == first {
+			names = g
+		}
+	}
+	est := 0
+	for _, n := range names {
+		i := slices.IndexFunc(scen, func(s scenario) bool { return s.name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("scenario %s is not a regression scenario", n)
+		}
+		est += scen[i].est
+	}
+	cmd := append([]string{"deploy/vm/run", "--no-build", "--suite", suite}, names...)
+	return &part{name: suite + "-" + strings.Join(names, "+"), cmd: cmd,
+		after: []string{"build-" + suite}, slots: 1, est: est, results: true}, nil
 }
 
 // selectParts keeps the named parts and the parts they need.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +28,7 @@ func TestPlan(t *testing.T) {
 		names[p.name] = p
 	}
 	for _, want := range []string{"unit", "crash", "deploy-check", "build-bookworm", "build-sid", "build-full",
-		"bookworm-smoke", "bookworm-tape", "bookworm-metrics", "bookworm-powercut", "sid-tape",
+		"bookworm-smoke+attach+ctl+reclaim", "bookworm-tape", "bookworm-metrics", "bookworm-powercut", "sid-tape",
 		"full-core", "full-tools", "full-iscsi", "full-ltfs", "two-hosts",
 		"build-full-sid", "full-sid-clients"} {
 		if names[want] == nil {
@@ -43,7 +44,7 @@ func TestPlan(t *testing.T) {
 				t.Errorf("%s waits for %s, which is not a part", p.name, a)
 			}
 		}
-		if p.slots < 1 || p.slots > 2 && p.name != "bookworm-faults" {
+		if p.slots < 1 || p.slots > 2 {
 			t.Errorf("%s: %d slots", p.name, p.slots)
 		}
 		vm := strings.HasPrefix(p.cmd[0], "deploy/vm/")
@@ -55,7 +56,37 @@ func TestPlan(t *testing.T) {
 		t.Errorf("VM_SMP: disk %v, tape %v", names["bookworm-disk"].env, names["bookworm-tape"].env)
 	}
 
-	only, err := selectParts(ps, []string{"full-core", "sid-smoke"})
+	// Every regression scenario boots once on bookworm, alone or in its
+	// group; the newest kernel runs each of newestBoots once.
+	scen, err := regressionScenarios(filepath.Join(root, "deploy/vm/scenarios"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int{}
+	for _, p := range ps {
+		switch p.cmd[0] {
+		case "deploy/vm/run":
+			for _, n := range p.cmd[4:] {
+				runs[p.cmd[3]+" "+n]++
+			}
+		case "deploy/vm/metrics-test":
+			runs["bookworm metrics"]++
+		}
+	}
+	want := map[string]int{}
+	for _, sc := range scen {
+		want["bookworm "+sc.name] = 1
+	}
+	for _, g := range newestBoots {
+		for _, n := range g {
+			want["sid "+n] = 1
+		}
+	}
+	if !maps.Equal(runs, want) {
+		t.Errorf("scenario boots: %v, want %v", runs, want)
+	}
+
+	only, err := selectParts(ps, []string{"full-core", "sid-smoke+attach+encryption"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +94,8 @@ func TestPlan(t *testing.T) {
 	for _, p := range only {
 		got = append(got, p.name)
 	}
-	if !slices.Equal(got, []string{"build-bookworm", "build-full", "build-sid", "sid-smoke", "full-core"}) {
-		t.Errorf("-only full-core,sid-smoke: %v", got)
+	if !slices.Equal(got, []string{"build-bookworm", "build-full", "build-sid", "sid-smoke+attach+encryption", "full-core"}) {
+		t.Errorf("-only full-core,sid-smoke+attach+encryption: %v", got)
 	}
 	if _, err := selectParts(ps, []string{"nope"}); err == nil {
 		t.Error("-only nope: no error")
