@@ -315,7 +315,7 @@ func TestReportDensitySupport(t *testing.T) {
 	}
 	d0, d1 := in[4:56], in[56:108]
 	wantBytes(t, "LTO-8 descriptor", d0[:16], hexBytes("5e 5e 80 00 00 0050bd 007f 1a00 00b71b00"))
-	wantBytes(t, "LTO-9 descriptor", d1[:16], hexBytes("60 60 a0 00 00 0053d0 007f 2300 0112a880"))
+	wantBytes(t, "LTO-9 descriptor", d1[:16], hexBytes("60 60 a0 00 00 0059f7 007f 2300 0112a880"))
 	if string(d1[16:52]) != "LTO-CVE U-932   Ultrium 9/32T       " {
 		t.Fatalf("names %q", d1[16:52])
 	}

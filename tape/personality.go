@@ -123,6 +123,9 @@ func (p *Personality) density(code uint8) *Density {
 
 // LTO densities (LTO-CVE assigned codes; bits per mm, tracks and nominal
 // native capacity as LTO drives report them in REPORT DENSITY SUPPORT).
+// LTO-9's 23,031 bits per mm is FreeBSD's libmt density table's, which
+// takes its LTO figures from IBM's LTO SCSI references (mhvtl reports
+// 21,456, with no source).
 var (
 	densityLTO3 = Density{Code: 0x44, Name: "U-316", Description: "Ultrium 3/16T", Organization: "LTO-CVE",
 		BitsPerMM: 9638, Width: 127, Tracks: 704, CapacityMB: 400000,
@@ -143,7 +146,7 @@ var (
 		BitsPerMM: 20669, Width: 127, Tracks: 6656, CapacityMB: 12000000,
 		MediumName: "LTO8Data", MediumDesc: "Ultrium 8 Data Tape", MediumLength: 960, CartridgeType: 0x88, WORMCartridgeType: 0x8c}
 	densityLTO9 = Density{Code: 0x60, Name: "U-932", Description: "Ultrium 9/32T", Organization: "LTO-CVE",
-		BitsPerMM: 21456, Width: 127, Tracks: 8960, CapacityMB: 18000000,
+		BitsPerMM: 23031, Width: 127, Tracks: 8960, CapacityMB: 18000000,
 		MediumName: "LTO9Data", MediumDesc: "Ultrium 9 Data Tape", MediumLength: 1035, CartridgeType: 0x98, WORMCartridgeType: 0x9c}
 	// LTO-10: two cartridges, 30 TB and the 40 TB one, each with its own
 	// density code and cartridge type (LTFS's TC_DC_LTO10/LTOP10 and
