@@ -19,9 +19,15 @@ import (
 // required:
 //
 //   - the tcm_loop target vscsid derives from the device name exists, with
-//     LUN 0 linked to the storage object of that name;
+//     LUN 0 linked to the storage object of that name; for a device
+//     exported over iSCSI only, its iSCSI target's LUN 0 is;
 //   - the storage object's attrib/dev_config is the one being created;
 //   - its uio device exists (tcm-user/<hba>/<name>/<dev_config>).
+//
+// The iSCSI target is kept as it is, its sessions logged in, when it is
+// exactly what the config asks for (keepISCSI); otherwise it is removed
+// once the ring is served again and made anew, and its initiators log in
+// again.
 //
 // Anything else (a changed cfgstring, an unexported object, a missing LUN)
 // takes the reclaim path: remove, then create anew, and the SCSI device is
@@ -40,13 +46,14 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	tpg := filepath.Join(naaDir, "tpgt_1")
 	lun := filepath.Join(tpg, "lun", "lun_0")
 	link := filepath.Join(lun, spec.Name)
-	obj, objOK := findObject(f, t.paths.core(), spec.Name)
-	if !objOK || !f.Exists(link) {
-		return info, false, nil
+	if spec.NoLoopback {
+		if spec.ISCSI == nil {
+			return info, false, nil
+		}
+		link = filepath.Join(t.paths.iscsi(), spec.ISCSI.IQN, "tpgt_1", "lun", "lun_0", spec.Name)
 	}
-	dst, err1 := filepath.EvalSymlinks(link)
-	want, err2 := filepath.EvalSymlinks(obj)
-	if err1 != nil || err2 != nil || dst != want {
+	obj, objOK := findObject(f, t.paths.core(), spec.Name)
+	if !objOK || !f.IsLink(link) || !sameObject(link, obj) {
 		return info, false, nil
 	}
 	if cfg, err := f.ReadAttr(filepath.Join(obj, "attrib", "dev_config")); err != nil || strings.TrimSpace(cfg) != spec.devConfig() {
@@ -92,11 +99,13 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 	if err != nil {
 		return info, false, err
 	}
-	for _, p := range []string{naaDir, tpg, lun} {
-		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
+	if !spec.NoLoopback {
+		for _, p := range []string{naaDir, tpg, lun} {
+			m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
+		}
+		m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
 	}
-	m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
-	if spec.ISCSI != nil {
+	if spec.ISCSI != nil && !t.keepISCSI(m, spec.Name, obj, spec.ISCSI) {
 		// The leftover iSCSI target is removed now that the ring is
 		// served again (disabling its TPG waits for the commands its
 		// sessions have in flight), then made anew from the spec; its
@@ -109,19 +118,30 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		}
 	}
 
-	nexus, _ := f.ReadAttr(filepath.Join(tpg, "nexus"))
-	var sd SCSIDevice
-	if v, err := f.ReadAttr(filepath.Join(tpg, "address")); err == nil {
-		if addr, err := tpgAddress(v, 0); err == nil {
-			sd, _ = probeSCSI(f, t.paths.SysFS, addr)
+	m.info = DeviceInfo{DeviceConfig: dc, Ring: m.info.Ring}
+	if !spec.NoLoopback {
+		nexus, _ := f.ReadAttr(filepath.Join(tpg, "nexus"))
+		if v, err := f.ReadAttr(filepath.Join(tpg, "address")); err == nil {
+			if addr, err := tpgAddress(v, 0); err == nil {
+				m.info.SCSI, _ = probeSCSI(f, t.paths.SysFS, addr)
+			}
 		}
+		m.info.WWN, m.info.Nexus = filepath.Base(naaDir), strings.TrimSpace(nexus)
 	}
-	m.info = DeviceInfo{DeviceConfig: dc, WWN: filepath.Base(naaDir), Nexus: strings.TrimSpace(nexus), SCSI: sd, Ring: m.info.Ring}
+	sd := m.info.SCSI
 	t.mu.Lock()
 	t.devs = append(t.devs, m)
 	t.mu.Unlock()
 	dlog.Info("device re-attached in place", zap.String("node", sd.String()), zap.String("address", sd.Address))
 	return m.info, true, nil
+}
+
+// sameObject reports whether the symbolic link link resolves to what path
+// resolves to.
+func sameObject(link, path string) bool {
+	dst, err1 := filepath.EvalSymlinks(link)
+	want, err2 := filepath.EvalSymlinks(path)
+	return err1 == nil && err2 == nil && dst == want
 }
 
 // runFrom runs the steps pushed from index i on, in reverse, and drops

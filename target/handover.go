@@ -23,7 +23,8 @@ import (
 // drainTimeout), the loop stops and the handler closes (a drive saves its
 // position and settings for Resume), the uio device closes, and the device
 // is unblocked. Every configfs object, tcm_loop LUN and iSCSI export stays,
-// so /dev/stN, /dev/sdX and a tape an application holds open stay too;
+// so /dev/stN, /dev/sdX, a tape an application holds open and the iSCSI
+// sessions stay too;
 // commands sent meanwhile wait in the ring, or in the kernel's qfull queue,
 // for the next daemon, within cmd_time_out.
 //
@@ -100,17 +101,6 @@ func (t *Target) HandOver() error {
 	var errs []error
 	for i := len(devs) - 1; i >= 0; i-- {
 		m := devs[i]
-		if m.info.Origin != OriginAttached && m.info.WWN == "" {
-			// No tcm_loop LUN (exported over iSCSI only): the next
-			// daemon has nothing to find it by in place and would make
-			// it anew from a leftover, so it goes now, as on a stop,
-			// and its initiators log in again when it is back.
-			if err := m.undo.run(); err != nil {
-				errs = append(errs, fmt.Errorf("remove device %s: %w", m.info.Name, err))
-			}
-			t.log.Info("device removed: exported over iSCSI only, it cannot be handed over in place", zap.String("device", m.info.Name))
-			continue
-		}
 		drained, err := t.pause(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("hand over device %s: %w", m.info.Name, err))

@@ -207,35 +207,44 @@ func TestHandOverRemoveStale(t *testing.T) {
 	}
 }
 
-// TestHandOverISCSIOnly: a device exported over iSCSI only has no tcm_loop
-// LUN to be taken over by: a hand-over removes it as a stop does, and the
-// record does not list it.
+// TestHandOverISCSIOnly: a device exported over iSCSI only is handed over
+// like any other: its iSCSI target stays, sessions logged in, and the next
+// daemon finds the device by the target's LUN and takes it over in place,
+// touching nothing of the target.
 func TestHandOverISCSIOnly(t *testing.T) {
 	f := newFixture(t)
-	before := f.tree()
+	ctx := context.Background()
+	var resumed atomic.Int32
+	spec := iscsiSpec()
+	spec.NoLoopback = true
+	spec = resumerSpec(spec, &resumed)
 	tg, err := New(f.options(zaptest.NewLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := iscsiSpec()
-	spec.NoLoopback = true
-	if _, err := tg.Create(context.Background(), spec); err != nil {
+	if _, err := tg.Create(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
+	tree := f.tree()
 	if err := tg.HandOver(); err != nil {
 		t.Fatal(err)
 	}
-	// target/iscsi stays, as after Close: the fabric's directory.
-	before = append(before, "config/target/iscsi")
-	slices.Sort(before)
-	if after := f.tree(); !slices.Equal(before, after) {
-		t.Errorf("left behind:\nbefore %v\nafter  %v", before, after)
+	if after := f.tree(); !slices.Equal(tree, after) {
+		t.Errorf("the hand-over changed configfs:\nbefore %v\nafter  %v", tree, after)
 	}
 	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tg.Close() }()
-	if _, listed := tg.handedOver[spec.Name]; listed {
-		t.Error("the record lists a device that was removed")
+	n := len(f.Ops())
+	if _, err := tg.Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	ops := f.Ops()[n:]
+	if slices.ContainsFunc(ops, func(op string) bool {
+		return !strings.Contains(op, "/user_2/disk0/action/") && !strings.HasPrefix(op, "open dev/uio")
+	}) ||
+		resumed.Load() != 1 {
+		t.Errorf("take-over ops %v, resumed %d times; want only the ring's take-over, resumed once", ops, resumed.Load())
 	}
 }

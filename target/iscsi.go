@@ -149,6 +149,71 @@ func (e *ISCSIExport) Validate() error {
 
 func (p Paths) iscsi() string { return filepath.Join(p.ConfigFS, "target", "iscsi") }
 
+// iscsiObject is one configfs object of a device's iSCSI target: a
+// directory, a symbolic link to dst, or an attribute written with v
+// (shown in messages as shown: a secret is not).
+type iscsiObject struct {
+	kind      iscsiKind
+	path, dst string
+	v, shown  string
+}
+
+type iscsiKind uint8
+
+const (
+	iscsiDir iscsiKind = iota
+	iscsiLink
+	iscsiAttr
+)
+
+// iscsiLayout is the iSCSI target of the device name (storage object obj)
+// as exportISCSI makes it, in the order it makes it; keepISCSI checks a
+// leftover against the same list.
+func (t *Target) iscsiLayout(name, obj string, e *ISCSIExport) ([]iscsiObject, error) {
+	tdir := filepath.Join(t.paths.iscsi(), e.IQN)
+	tpg := filepath.Join(tdir, "tpgt_1")
+	lun := filepath.Join(tpg, "lun", "lun_0")
+	out := []iscsiObject{
+		{kind: iscsiDir, path: tdir}, {kind: iscsiDir, path: tpg}, {kind: iscsiDir, path: lun},
+		{kind: iscsiLink, path: filepath.Join(lun, name), dst: obj},
+	}
+	portals := e.Portals
+	if len(portals) == 0 {
+		portals = []string{DefaultISCSIPortal}
+	}
+	for _, p := range portals {
+		n, err := ISCSIPortal(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, iscsiObject{kind: iscsiDir, path: filepath.Join(tpg, "np", n)})
+	}
+	chap := false
+	for _, a := range e.ACLs {
+		acl := filepath.Join(tpg, "acls", a.Initiator)
+		mapped := filepath.Join(acl, "lun_0")
+		out = append(out, iscsiObject{kind: iscsiDir, path: acl}, iscsiObject{kind: iscsiDir, path: mapped},
+			iscsiObject{kind: iscsiLink, path: filepath.Join(mapped, name), dst: lun})
+		for _, kv := range []struct{ file, v string }{{"userid", a.UserID}, {"password", a.Password}, {"userid_mutual", a.MutualUserID}, {"password_mutual", a.MutualPassword}} {
+			if kv.v == "" {
+				continue
+			}
+			shown := kv.v
+			if strings.HasPrefix(kv.file, "password") {
+				shown = "the secret"
+			}
+			out = append(out, iscsiObject{kind: iscsiAttr, path: filepath.Join(acl, "auth", kv.file), v: kv.v, shown: shown})
+		}
+		chap = chap || a.UserID != ""
+	}
+	auth := "0"
+	if chap {
+		auth = "1"
+	}
+	return append(out, iscsiObject{kind: iscsiAttr, path: filepath.Join(tpg, "attrib", "authentication"), v: auth, shown: auth},
+		iscsiObject{kind: iscsiAttr, path: filepath.Join(tpg, "enable"), v: "1", shown: "1"}), nil
+}
+
 // exportISCSI makes m's iSCSI target for the storage object obj and pushes
 // the steps that remove it.
 func (t *Target) exportISCSI(m *managed, name, obj string, e *ISCSIExport) error {
@@ -161,92 +226,115 @@ func (t *Target) exportISCSI(m *managed, name, obj string, e *ISCSIExport) error
 			return configfsError("create", root, err, "iscsi_target_mod")
 		}
 	}
-	mkdir := func(p string) error {
-		if err := f.Mkdir(p); err != nil {
-			return fmt.Errorf("create %s: %w", p, err)
-		}
-		m.undo.push("remove "+p, func() error { return f.Rmdir(p) })
-		return nil
-	}
-	link := func(dst, p string) error {
-		if err := f.Symlink(dst, p); err != nil {
-			return fmt.Errorf("link %s to %s: %w", p, dst, err)
-		}
-		m.undo.push("unlink "+p, func() error { return f.Unlink(p) })
-		return nil
-	}
-	write := func(p, v, shown string) error {
-		if err := f.WriteAttr(p, v); err != nil {
-			return fmt.Errorf("write %s to %s: %w", shown, p, err)
-		}
-		return nil
-	}
-	tdir := filepath.Join(root, e.IQN)
-	tpg := filepath.Join(tdir, "tpgt_1")
-	lun := filepath.Join(tpg, "lun", "lun_0")
-	for _, step := range []func() error{
-		func() error { return mkdir(tdir) },
-		func() error { return mkdir(tpg) },
-		func() error { return mkdir(lun) },
-		func() error { return link(obj, filepath.Join(lun, name)) },
-	} {
-		if err := step(); err != nil {
-			return err
-		}
-	}
-	portals := e.Portals
-	if len(portals) == 0 {
-		portals = []string{DefaultISCSIPortal}
-	}
-	for _, p := range portals {
-		n, err := ISCSIPortal(p)
-		if err != nil {
-			return err
-		}
-		if err := mkdir(filepath.Join(tpg, "np", n)); err != nil {
-			return err
-		}
-	}
-	chap := false
-	for _, a := range e.ACLs {
-		acl := filepath.Join(tpg, "acls", a.Initiator)
-		mapped := filepath.Join(acl, "lun_0")
-		if err := mkdir(acl); err != nil {
-			return err
-		}
-		if err := mkdir(mapped); err != nil {
-			return err
-		}
-		if err := link(lun, filepath.Join(mapped, name)); err != nil {
-			return err
-		}
-		for _, kv := range []struct{ file, v string }{{"userid", a.UserID}, {"password", a.Password}, {"userid_mutual", a.MutualUserID}, {"password_mutual", a.MutualPassword}} {
-			if kv.v == "" {
-				continue
-			}
-			shown := kv.v
-			if strings.HasPrefix(kv.file, "password") {
-				shown = "the secret"
-			}
-			if err := write(filepath.Join(acl, "auth", kv.file), kv.v, shown); err != nil {
-				return err
-			}
-		}
-		chap = chap || a.UserID != ""
-	}
-	auth := "0"
-	if chap {
-		auth = "1"
-	}
-	if err := write(filepath.Join(tpg, "attrib", "authentication"), auth, auth); err != nil {
+	layout, err := t.iscsiLayout(name, obj, e)
+	if err != nil {
 		return err
 	}
-	if err := write(filepath.Join(tpg, "enable"), "1", "1"); err != nil {
-		return err
+	for _, o := range layout {
+		switch o.kind {
+		case iscsiDir:
+			if err := f.Mkdir(o.path); err != nil {
+				return fmt.Errorf("create %s: %w", o.path, err)
+			}
+		case iscsiLink:
+			if err := f.Symlink(o.dst, o.path); err != nil {
+				return fmt.Errorf("link %s to %s: %w", o.path, o.dst, err)
+			}
+		case iscsiAttr:
+			if err := f.WriteAttr(o.path, o.v); err != nil {
+				return fmt.Errorf("write %s to %s: %w", o.shown, o.path, err)
+			}
+		}
+		t.pushISCSIUndo(m, o)
 	}
-	enable := filepath.Join(tpg, "enable")
-	m.undo.push("disable "+tpg, func() error { return f.WriteAttr(enable, "0") })
 	return nil
+}
+
+// pushISCSIUndo pushes the step that takes o away again: a directory is
+// removed, a link unlinked, and the TPG disabled (enable 0) before any of
+// them; other attributes go with their directory.
+func (t *Target) pushISCSIUndo(m *managed, o iscsiObject) {
+	f := t.fs
+	switch {
+	case o.kind == iscsiDir:
+		m.undo.push("remove "+o.path, func() error { return f.Rmdir(o.path) })
+	case o.kind == iscsiLink:
+		m.undo.push("unlink "+o.path, func() error { return f.Unlink(o.path) })
+	case filepath.Base(o.path) == "enable":
+		m.undo.push("disable "+filepath.Dir(o.path), func() error { return f.WriteAttr(o.path, "0") })
+	}
+}
+
+// keepISCSI takes over in place the iSCSI target a previous daemon left
+// for the device (a hand-over, or a crash) when it is exactly what
+// exportISCSI would make now: the same IQN, one TPG with one LUN linked
+// to obj, the same portals, the same initiators each with the LUN and the
+// same CHAP secrets, the same authentication, enabled. Its sessions then
+// stay logged in across the restart. It pushes the steps that remove it
+// on Close and reports whether it kept it; otherwise the caller removes
+// the leftover and makes the target anew, and the initiators log in
+// again. It changes nothing in configfs.
+func (t *Target) keepISCSI(m *managed, name, obj string, e *ISCSIExport) bool {
+	f := t.fs
+	layout, err := t.iscsiLayout(name, obj, e)
+	if err != nil {
+		return false
+	}
+	tdir := layout[0].path
+	tpg := layout[1].path
+	// Nothing more than the layout: no other TPG, LUN, portal, ACL or
+	// mapped LUN. want lists each such directory's entries that count
+	// (those with the prefix; the others are the kernel's own, such as
+	// fabric_statistics).
+	type listing struct {
+		prefix string
+		names  []string
+	}
+	want := map[string]*listing{tdir: {prefix: "tpgt_"}, filepath.Join(tpg, "lun"): {prefix: "lun_"},
+		filepath.Join(tpg, "np"): {}, filepath.Join(tpg, "acls"): {}}
+	for _, o := range layout[1:] {
+		if o.kind != iscsiDir {
+			continue
+		}
+		if filepath.Base(filepath.Dir(o.path)) == "acls" {
+			want[o.path] = &listing{prefix: "lun_"} // an ACL: its mapped LUNs
+		}
+		if l, ok := want[filepath.Dir(o.path)]; ok {
+			l.names = append(l.names, filepath.Base(o.path))
+		}
+	}
+	for dir, l := range want {
+		got, err := f.ReadDir(dir)
+		if err != nil {
+			return false
+		}
+		got = slices.DeleteFunc(got, func(n string) bool { return !strings.HasPrefix(n, l.prefix) })
+		slices.Sort(got)
+		slices.Sort(l.names)
+		if !slices.Equal(got, l.names) {
+			return false
+		}
+	}
+	for _, o := range layout {
+		switch o.kind {
+		case iscsiDir:
+			if !f.Exists(o.path) || f.IsLink(o.path) {
+				return false
+			}
+		case iscsiLink:
+			if !sameObject(o.path, o.dst) {
+				return false
+			}
+		case iscsiAttr:
+			if v, err := f.ReadAttr(o.path); err != nil || strings.TrimSpace(v) != o.v {
+				return false
+			}
+		}
+	}
+	for _, o := range layout {
+		t.pushISCSIUndo(m, o)
+	}
+	return true
 }
 
 // removeLeftoverISCSI removes the iSCSI target a daemon that died left

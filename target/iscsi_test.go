@@ -144,44 +144,78 @@ func TestISCSIOnly(t *testing.T) {
 	}
 }
 
-// A daemon killed with its device exported over iSCSI leaves the target
-// holding the storage object; the next start removes it, then makes the
-// device and its target anew.
-func TestISCSILeftoverRemoved(t *testing.T) {
-	for _, tc := range []struct{ sameConfig, iscsiOnly bool }{{true, false}, {false, false}, {true, true}} { // adopt, reclaim, reclaim
-		sameConfig := tc.sameConfig
-		f := newFixture(t)
-		spec := iscsiSpec()
-		spec.NoLoopback = tc.iscsiOnly
-		tg, _ := restarted(t, f, spec)
-		if !sameConfig {
-			spec.Config = "size=2G"
-		}
-		n := len(f.Ops())
-		if _, err := tg.Create(context.Background(), spec); err != nil {
-			t.Fatalf("same config %v: %v", sameConfig, err)
-		}
-		ops := f.Ops()[n:]
-		tpg := "config/target/iscsi/" + testIQN + "/tpgt_1"
-		// The leftover ring is served again (opened) before the TPG is
-		// disabled: the kernel's disable waits for the commands its
-		// sessions have in flight, which only a served ring completes.
-		// Then the target is removed, before the tcm_loop LUN (reclaim),
-		// and made anew.
-		open := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "open dev/uio") })
-		disable := slices.Index(ops, "write "+tpg+"/enable 0")
-		removed := slices.Index(ops, "rmdir config/target/iscsi/"+testIQN)
-		unlinkLoop := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "unlink config/target/loopback/") })
-		enable := slices.Index(ops, "write "+tpg+"/enable 1")
-		if open < 0 || disable < open || removed < disable || enable < removed || (!sameConfig && unlinkLoop < removed) {
-			t.Errorf("same config %v: ops:\n%s", sameConfig, strings.Join(ops, "\n"))
-		}
-		if ex := tg.Devices()[0].Exports; !slices.Contains(ex, FabricLUNs{Fabric: "iscsi", LUNs: 1}) {
-			t.Errorf("same config %v: exports %+v", sameConfig, ex)
-		}
-		if err := tg.Close(); err != nil {
-			t.Fatal(err)
-		}
+// The iSCSI target a previous daemon left (a hand-over or a crash) is
+// taken over in place with its device when it is exactly what the config
+// asks for: no configfs operation touches it, so its sessions stay logged
+// in. When its export changed (here, an initiator less), it is removed and
+// made anew once the ring is served again; when the device's config
+// changed, the whole leftover is (reclaim).
+func TestISCSILeftover(t *testing.T) {
+	for _, tc := range []struct {
+		name                           string
+		iscsiOnly, changeACLs, changed bool
+		kept                           bool
+	}{
+		{name: "kept", kept: true},
+		{name: "kept-iscsi-only", iscsiOnly: true, kept: true},
+		{name: "acls-changed", changeACLs: true},
+		{name: "acls-changed-iscsi-only", iscsiOnly: true, changeACLs: true},
+		{name: "config-changed", changed: true},
+		{name: "config-changed-iscsi-only", iscsiOnly: true, changed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			spec := iscsiSpec()
+			spec.NoLoopback = tc.iscsiOnly
+			tg, first := restarted(t, f, spec)
+			if tc.changed {
+				spec.Config = "size=2G"
+			}
+			if tc.changeACLs {
+				spec.ISCSI.ACLs = spec.ISCSI.ACLs[:1]
+			}
+			n := len(f.Ops())
+			info, err := tg.Create(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops := f.Ops()[n:]
+			tpg := "config/target/iscsi/" + testIQN + "/tpgt_1"
+			touched := slices.ContainsFunc(ops, func(s string) bool { return strings.Contains(s, "config/target/iscsi/") })
+			if tc.kept {
+				if touched {
+					t.Errorf("the kept iSCSI target was touched:\n%s", strings.Join(ops, "\n"))
+				}
+				if info.SCSI != first.SCSI || info.WWN != first.WWN {
+					t.Errorf("taken over as %+v, %s; was %+v, %s", info.SCSI, info.WWN, first.SCSI, first.WWN)
+				}
+			} else {
+				// The leftover ring is served again (opened) before the
+				// TPG is disabled: the kernel's disable waits for the
+				// commands its sessions have in flight, which only a
+				// served ring completes. Then the target is removed,
+				// before the tcm_loop LUN (reclaim), and made anew.
+				open := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "open dev/uio") })
+				disable := slices.Index(ops, "write "+tpg+"/enable 0")
+				removed := slices.Index(ops, "rmdir config/target/iscsi/"+testIQN)
+				unlinkLoop := slices.IndexFunc(ops, func(s string) bool { return strings.HasPrefix(s, "unlink config/target/loopback/") })
+				enable := slices.Index(ops, "write "+tpg+"/enable 1")
+				if open < 0 || disable < open || removed < disable || enable < removed || (tc.changed && !tc.iscsiOnly && unlinkLoop < removed) {
+					t.Errorf("ops:\n%s", strings.Join(ops, "\n"))
+				}
+			}
+			if ex := tg.Devices()[0].Exports; !slices.Contains(ex, FabricLUNs{Fabric: "iscsi", LUNs: 1}) {
+				t.Errorf("exports %+v", ex)
+			}
+			// Close removes the kept target as it removes one it made.
+			before := f.tree()
+			if err := tg.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(f.tree(), func(p string) bool { return strings.HasPrefix(p, "config/target/iscsi/"+testIQN) }) {
+				t.Errorf("Close left the iSCSI target: %v (before %d entries)", f.tree(), len(before))
+			}
+		})
 	}
 }
 
@@ -195,6 +229,7 @@ func TestISCSILeftoverAnswersRetryable(t *testing.T) {
 	spec := iscsiSpec()
 	spec.NoLoopback = true
 	tg, _ := restarted(t, f, spec)
+	spec.Config = "size=2G" // not taken over in place: removed, then made anew
 	disable := "write config/target/iscsi/" + testIQN + "/tpgt_1/enable 0"
 	var status byte
 	var sense []byte
