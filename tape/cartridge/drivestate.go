@@ -81,6 +81,9 @@ func (l *Library) LoadDriveState(drive string) (s tape.DriveState, ok bool, err 
 	if err := RemoveTemps(l.dir, driveStateTempPrefix(drive), ".tmp"); err != nil {
 		return s, false, fmt.Errorf("drive state: stale temporary file: %w", err)
 	}
+	if err := RemoveStaleCreates(l.dir); err != nil {
+		return s, false, fmt.Errorf("cartridge creation cut by a crash: %w", err)
+	}
 	b, err := ReadStateFile(p, maxDriveState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, false, nil

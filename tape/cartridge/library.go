@@ -128,9 +128,9 @@ func Create(dir, barcode string, opts Options) error {
 		return fmt.Errorf("%w: %s", ErrExists, path)
 	}
 
-	var rnd [6]byte
+	var rnd [createTempRandom]byte
 	_, _ = crand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+barcode+Ext+".tmp-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(dir, "."+barcode+Ext+createTempInfix+hex.EncodeToString(rnd[:]))
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -341,6 +341,56 @@ func IsTemp(name, prefix, suffix string) bool {
 		}
 	}
 	return true
+}
+
+// Create writes a new image under a temporary name,
+// "."+barcode+Ext+createTempInfix+hex of createTempRandom random bytes,
+// then links it to its own name.
+const (
+	createTempInfix  = ".tmp-"
+	createTempRandom = 6
+)
+
+// staleCreateAge is how old a temporary file of Create must be to be a
+// leftover of a crash: a Create in progress (another daemon's, vscsictl
+// media create) holds one for milliseconds.
+const staleCreateAge = time.Minute
+
+// isCreateTemp reports whether name is a temporary file of Create.
+func isCreateTemp(name string) bool {
+	rest, ok := strings.CutPrefix(name, ".")
+	i := strings.LastIndex(rest, Ext+createTempInfix)
+	if !ok || i < 0 || ValidateBarcode(rest[:i]) != nil {
+		return false
+	}
+	h := rest[i+len(Ext)+len(createTempInfix):]
+	if len(h) != 2*createTempRandom {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil && strings.ToLower(h) == h
+}
+
+// RemoveStaleCreates removes from dir the temporary files of Creates that
+// a crash cut (isCreateTemp, older than staleCreateAge): a daemon opening
+// a media directory calls it, so that they do not accumulate.
+func RemoveStaleCreates(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !isCreateTemp(e.Name()) {
+			continue
+		}
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < staleCreateAge {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // RemoveTemps removes the temporary files of pattern prefix+"*"+suffix

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/vscsid/vscsid/tape"
 )
@@ -54,5 +55,55 @@ func TestLoadDriveStateRemovesTemps(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != stays {
 			t.Errorf("%s: stays %v, want %v", f, err == nil, stays)
 		}
+	}
+}
+
+// A Create cut by a crash leaves its temporary image; opening the media
+// directory removes those a minute old, not one a Create in progress
+// holds, nor a cartridge or another file that merely looks alike.
+func TestRemoveStaleCreates(t *testing.T) {
+	dir := t.TempDir()
+	if err := Create(dir, "A00001L8", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * staleCreateAge)
+	files := map[string]struct {
+		stays bool
+		mtime time.Time
+	}{
+		".A00002L8.vtape.tmp-0123456789ab":        {false, old},       // cut by a crash: removed
+		".A00003L8.vtape.tmp-0123456789ab":        {true, time.Now()}, // a Create in progress
+		".A00004L8.vtape.tmp-0123456789":          {true, old},        // not Create's name
+		".A00005L8.vtape.tmp-0123456789AB":        {true, old},
+		".bad/.vtape.tmp-0123456789ab":            {true, old},
+		"A00006L8.vtape.tmp-0123456789ab":         {true, old},
+		".drive-A00007L8.vtape.tmp-01234567890ab": {true, old},
+	}
+	for f, c := range files {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, c.mtime, c.mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib, err := NewLibrary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := lib.LoadDriveState("t0"); err != nil {
+		t.Fatal(err)
+	}
+	for f, c := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != c.stays {
+			t.Errorf("%s: stays %v, want %v", f, err == nil, c.stays)
+		}
+	}
+	if got, err := List(dir); err != nil || len(got) != 1 || got[0] != "A00001L8" {
+		t.Errorf("cartridges after: %v, %v", got, err)
 	}
 }

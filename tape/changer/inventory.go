@@ -391,10 +391,14 @@ func (s *store) setAside() ([]string, error) {
 
 // removeTemps deletes what saves cut by a crash left behind: this
 // library's temporary files only (cartridge.IsTemp), not the inventory of
-// a library whose name extends this one's.
+// a library whose name extends this one's; and the cartridges whose
+// creation a crash cut (cartridge.RemoveStaleCreates).
 func (s *store) removeTemps() error {
 	if err := cartridge.RemoveTemps(s.dir, s.tempPrefix(), ""); err != nil {
 		return fmt.Errorf("changer: stale inventory temporary file: %w", err)
+	}
+	if err := cartridge.RemoveStaleCreates(s.dir); err != nil {
+		return fmt.Errorf("changer: cartridge creation cut by a crash: %w", err)
 	}
 	return nil
 }
