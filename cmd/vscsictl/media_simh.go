@@ -166,7 +166,7 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("export to %s: %w", file, err)
+		return fmt.Errorf("export to %s: %w", file, cartridge.StripPath(err))
 	}
 	tmp := f.Name()
 	st, err := cartridge.ExportSIMH(m, *part, f, opts)
@@ -187,6 +187,9 @@ func mediaExport(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err != nil {
 		_ = os.Remove(tmp) // best effort: err says what failed
+		if pe := (*iofs.PathError)(nil); errors.As(err, &pe) && pe.Path == tmp {
+			err = cartridge.StripPath(err) // the message names file, not tmp
+		}
 		return fmt.Errorf("export to %s: %w", file, err)
 	}
 	p := &printer{w: stdout}

@@ -109,7 +109,7 @@ func (l *Library) SaveDriveState(drive string, s tape.DriveState) error {
 	}
 	tmp, err := os.CreateTemp(l.dir, driveStateTempPrefix(drive)+"*.tmp")
 	if err != nil {
-		return fmt.Errorf("drive state: %w", err)
+		return fmt.Errorf("drive state %s: %w", p, StripPath(err))
 	}
 	_, err = tmp.Write(append(b, '\n'))
 	if err == nil {
@@ -123,7 +123,7 @@ func (l *Library) SaveDriveState(drive string, s tape.DriveState) error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp.Name()) // best effort: err is the one to report
-		return fmt.Errorf("drive state %s: %w", p, err)
+		return fmt.Errorf("drive state %s: %w", p, StripPath(err))
 	}
 	return SyncDir(l.dir)
 }

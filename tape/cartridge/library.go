@@ -136,11 +136,7 @@ func Create(dir, barcode string, opts Options) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("cartridge: media directory %s does not exist", dir)
 		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("cartridge: create in media directory %s: %w", dir, pe.Err) // not the temporary name
-		}
-		return err
+		return fmt.Errorf("cartridge: create in media directory %s: %w", dir, StripPath(err))
 	}
 	defer func() { _ = os.Remove(tmp) }() // after a successful Link it only drops the temporary name
 	b := sb.marshal(make([]byte, slotSize))
@@ -155,19 +151,35 @@ func Create(dir, barcode string, opts Options) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("cartridge: create %s: %w", path, err)
+		return fmt.Errorf("cartridge: create %s: %w", path, StripPath(err))
 	}
 	// link(2) fails if path exists, where rename(2) would replace it.
 	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s", ErrExists, path)
 		}
-		return fmt.Errorf("cartridge: create %s: %w", path, err)
+		return fmt.Errorf("cartridge: create %s: %w", path, StripPath(err))
 	}
 	if err := os.Remove(tmp); err != nil {
 		return err
 	}
 	return SyncDir(dir)
+}
+
+// StripPath returns err without the file name that an *fs.PathError or
+// *os.LinkError carries, keeping the operation ("write: no space left on
+// device"). The writers of temporary files use it: the caller's message
+// names the file the user knows, not the temporary one.
+func StripPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	}
+	return err
 }
 
 // SyncDir fsyncs the directory dir, so that a rename or a new file in it

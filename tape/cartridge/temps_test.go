@@ -1,8 +1,10 @@
 package cartridge
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +107,32 @@ func TestRemoveStaleCreates(t *testing.T) {
 	}
 	if got, err := List(dir); err != nil || len(got) != 1 || got[0] != "A00001L8" {
 		t.Errorf("cartridges after: %v, %v", got, err)
+	}
+}
+
+// A failed save names the file the user knows, not the temporary one it
+// was writing.
+func TestSaveErrorsNameNoTemporaryFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "media")
+	lib, err := MakeLibrary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	err = lib.SaveDriveState("t0", tape.DriveState{})
+	if err == nil || strings.Contains(err.Error(), ".tmp") || !strings.Contains(err.Error(), filepath.Join(dir, ".drive-t0.json")) {
+		t.Errorf("SaveDriveState in a removed directory: %v", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(Path(dir, "A00001L8"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = Create(dir, "A00001L8", Options{})
+	if !errors.Is(err, ErrExists) || strings.Contains(err.Error(), ".tmp") {
+		t.Errorf("Create over an existing image: %v", err)
 	}
 }

@@ -422,7 +422,7 @@ func (s *store) save(inv *Inventory) error {
 	}
 	f, err := os.CreateTemp(s.dir, s.tempPrefix()+"*")
 	if err != nil {
-		return fmt.Errorf("changer: inventory: %w", err)
+		return fmt.Errorf("changer: inventory %s: %w", s.path(), cartridge.StripPath(err))
 	}
 	if cut(stepWrite) {
 		// A torn write, as a crash leaves it: what the simulated crash
@@ -450,7 +450,7 @@ func (s *store) save(inv *Inventory) error {
 	}
 	if err != nil {
 		_ = os.Remove(f.Name()) // best effort: Open deletes leftover temporary files
-		return fmt.Errorf("changer: inventory %s: %w", s.path(), err)
+		return fmt.Errorf("changer: inventory %s: %w", s.path(), cartridge.StripPath(err))
 	}
 	if cut(stepSyncDir) {
 		return errCrashed
