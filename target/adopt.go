@@ -105,7 +105,12 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		}
 		m.undo.push("unlink "+link, func() error { return f.Unlink(link) })
 	}
-	if spec.ISCSI != nil && !t.keepISCSI(m, spec.Name, obj, spec.ISCSI) {
+	kept := spec.ISCSI != nil && t.keepISCSI(m, spec.Name, obj, spec.ISCSI)
+	if kept {
+		t.log.Info("iSCSI target taken over in place: its sessions stay logged in",
+			zap.String("device", spec.Name), zap.String("iqn", spec.ISCSI.IQN))
+	}
+	if spec.ISCSI != nil && !kept {
 		// The leftover iSCSI target is removed now that the ring is
 		// served again (disabling its TPG waits for the commands its
 		// sessions have in flight), then made anew from the spec; its

@@ -179,7 +179,10 @@ hosts_target_run() {
 	# The initiator's requests, until it says done (its whole run).
 	hosts_serve "$ip" 1500 || rc=$?
 	if [ $rc = 0 ]; then pass target-served-initiator; else fail target-served-initiator "no 'done' from the initiator (rc $rc)"; fi
-	expect_output target-leftover-remade 'removing the leftover iSCSI target' journalctl -u vscsid --no-pager
+	# Across the restart and the kill -9 the iSCSI targets were taken
+	# over as they were, never removed and made anew.
+	expect_output target-iscsi-kept 'iSCSI target taken over in place' journalctl -u vscsid --no-pager
+	check_sh target-iscsi-not-remade "! journalctl -u vscsid --no-pager | grep 'removing the leftover iSCSI target'"
 	check target-vscsid-stop systemctl stop vscsid
 	check_sh target-no-residue "! ls $HOSTS_ISCSI | grep -q '^$HOSTS_PRE:r' && ! ls /sys/kernel/config/target/core/user_* 2>/dev/null | grep -qx -e rdisk -e rtape -e rlib -e rlibd0"
 }
@@ -295,15 +298,22 @@ hosts_initiator_run() {
 	expect_output initiator-mtx-back '^ +Storage Element 2:Full :VolumeTag=R01002L8' mtx -f "/dev/$lsg" status
 	check_sh initiator-changer-node "[ -c /dev/$ch ]"
 
-	# Restarts of vscsid on the target under this host's dd: iSCSI
-	# recovers the session, the SCSI layer retries, dd sees no error.
+	# Restarts of vscsid on the target under this host's dd: the next
+	# daemon takes the iSCSI targets over as they are, so the sessions
+	# stay up (no connection error here: the kernel logs "detected conn
+	# error" when one drops) and dd sees no error.
+	local ce
+	ce=$(dmesg | grep -c 'detected conn error')
 	CMD_TIMEOUT=240 check_sh initiator-restart-under-io "
 		dd if=/dev/urandom of=/dev/$sd bs=256k count=512 oflag=direct status=none & pid=\$!
 		sleep 2; hosts_ask restart; wait \$pid"
+	expect_eq initiator-restart-session-kept "$ce" "$(dmesg | grep -c 'detected conn error')"
 	check initiator-disk-after-restart disk_roundtrip "/dev/$sd"
+	ce=$(dmesg | grep -c 'detected conn error')
 	CMD_TIMEOUT=240 check_sh initiator-kill9-under-io "
 		dd if=/dev/urandom of=/dev/$sd bs=256k count=512 oflag=direct status=none & pid=\$!
 		sleep 2; hosts_ask kill9; wait \$pid"
+	expect_eq initiator-kill9-session-kept "$ce" "$(dmesg | grep -c 'detected conn error')"
 	check initiator-disk-after-kill9 disk_roundtrip "/dev/$sd"
 	# The drive after the restarts: a reset was reported (st marks its
 	# position lost), then it reads the block written before them.

@@ -255,9 +255,9 @@ iscsi_config_export() {
 			head -c 16M /dev/urandom >/tmp/cb8; dd if=/tmp/cb8 of=/dev/$st bs=8M status=none
 			mt -f /dev/$st rewind; dd if=/dev/$st bs=8M status=none | cmp - /tmp/cb8"
 		# kill -9 under I/O, then the same config again: the leftover
-		# iSCSI target is removed and made anew, the disk's tcm_loop LUN
-		# re-attached in place; the initiator logs in again and dd
-		# completes without an error.
+		# iSCSI target is taken over as it is (its session stays logged
+		# in) with the disk's tcm_loop LUN, and dd completes without an
+		# error.
 		check_sh iscsi-config-kill9-under-io "
 			dd if=/dev/zero of=/dev/$sd bs=256k count=256 oflag=direct status=none & dd=\$!
 			sleep 1; kill -9 $pid; sleep 1
@@ -265,7 +265,8 @@ iscsi_config_export() {
 			wait \$dd"
 		pid=$(cat /var/tmp/vscsid-iscsi.pid)
 		wait_for iscsi-config-restarted 60 "[ \"\$(cat $root/$pre:cdisk/tpgt_1/enable 2>/dev/null)\" = 1 ]"
-		expect_output iscsi-config-leftover-logged 'removing the leftover iSCSI target' cat $log
+		expect_output iscsi-config-leftover-kept 'iSCSI target taken over in place' cat $log
+		check_sh iscsi-config-leftover-not-remade "! grep 'removing the leftover iSCSI target' $log"
 		check iscsi-config-disk-after-kill9 disk_roundtrip "/dev/$sd"
 		check_sh iscsi-config-same-loopback-node "[ -b /dev/$sdl ]"
 	fi
