@@ -148,7 +148,9 @@ vm-soak:
 
 # Bacula's btape "test" (write and re-read 20,000 blocks, block positions,
 # append, back up and re-read, forward space files) on a drive of each
-# family besides LTO-5..9: LTO-10, TS1160, T10000C, SDLT600; about 6 min.
+# family besides LTO-5..9: LTO-10, TS1160, T10000C, SDLT600; then Amanda's
+# amtapetype detecting compression on and off on a drive with a rate;
+# about 10 min.
 vm-btape:
 	deploy/vm/full/run --suite btape --timeout 1500
 
