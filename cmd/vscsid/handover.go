@@ -54,11 +54,17 @@ func isRestartJob(t string) bool {
 	return false
 }
 
+// systemdAskTimeout bounds the question to systemd. Generous: the answer
+// decides whether the devices survive the stop, a loaded machine (guests
+// under I/O) can take seconds to answer, and the unit's TimeoutStopSec
+// (45 s) leaves room for it and the drains.
+const systemdAskTimeout = 10 * time.Second
+
 // systemdJob is the type of the job systemd runs on the unit of process
 // pid ("" if none), asked over the system bus: the unit by PID, its Job
 // property, the job's JobType.
 func systemdJob(pid int) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), systemdAskTimeout)
 	defer cancel()
 	conn, err := godbus.ConnectSystemBus(godbus.WithContext(ctx))
 	if err != nil {
