@@ -22,7 +22,8 @@
 // stay covered. Among
 // the parts that are ready, the one at the head of the longest chain
 // starts first, so that the full guest's build, then its core suite,
-// start early.
+// start early; one that needs more slots than are free holds back those
+// after it until it fits.
 //
 // Each part's output goes to deploy/vm/out/suite/PART.log and is printed
 // whole when the part ends, so that parts never interleave. A part fails
@@ -462,7 +463,12 @@ func (s *scheduler) run(ctx context.Context) {
 				continue
 			}
 			if p.slots > free {
-				continue
+				// It waits for its slots, and the parts after it in the
+				// order wait with it: passed by smaller parts, a part of
+				// two slots would wait until the end and run last,
+				// alone. A slot kept free meanwhile costs little: there
+				// is one more slot than CPUs.
+				break
 			}
 			free -= p.slots
 			active++

@@ -200,6 +200,33 @@ func TestSchedulerOrderAndSlots(t *testing.T) {
 	}
 }
 
+// A part waiting for more slots than are free is not passed by a smaller
+// part after it in the order: it starts as soon as its slots free up.
+func TestSchedulerWideNotPassed(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "order")
+	rec := func(name string) string {
+		return "echo start " + name + " >>" + log + "; sleep 0.1; echo end " + name + " >>" + log + "; echo PASS x/" + name + "; echo '1 passed, 0 failed'"
+	}
+	first := fake("first", rec("first"))
+	first.est = 100
+	wide := fake("wide", rec("wide"))
+	wide.est, wide.slots = 90, 2
+	small := fake("small", rec("small"))
+	small.est = 10
+	out, code := runParts(t, 2, small, wide, first)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if i, j := slices.Index(lines, "start wide"), slices.Index(lines, "start small"); i < 0 || j < i {
+		t.Errorf("small passed wide: %v", lines)
+	}
+}
+
 // The ready parts in the order they start: the head of the longest chain
 // first, although a longer part alone is ready.
 func TestReadyOrder(t *testing.T) {
