@@ -19,6 +19,10 @@
 
 amtapetype_run() {
 	local dev=amt0 wwn=naa.5001405000f10001 st before out rc dce
+	if ! command -v amtapetype >/dev/null; then
+		fail amtapetype-installed "no amtapetype in this guest: build it with deploy/vm/full/build --amanda (deploy/vm/full/run --suite btape does)"
+		return
+	fi
 	before=$(st_list)
 	# 2 MB/s for 60 s: about 120 MB of random data on a 256 MiB memory
 	# cartridge, which amtapetype rewrites from its start in each pass.
