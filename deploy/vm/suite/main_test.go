@@ -152,10 +152,8 @@ func TestSchedulerVerdicts(t *testing.T) {
 func TestSchedulerOrderAndSlots(t *testing.T) {
 	// Two slots: a part waits for its build; the two-slot part never
 	// shares; no more than two slots are ever busy.
-	log := filepath.Join(t.TempDir(), "order")
-	rec := func(name string) string {
-		return "echo start " + name + " >>" + log + "; sleep 0.05; echo end " + name + " >>" + log + "; echo PASS x/" + name + "; echo '1 passed, 0 failed'"
-	}
+	log := newOrderLog(t)
+	rec := func(name string) string { return log.part(name, "0.05") }
 	build := fake("build", rec("build"))
 	build.est = 5
 	long := fake("long", rec("long"), "build")
@@ -171,11 +169,7 @@ func TestSchedulerOrderAndSlots(t *testing.T) {
 	if build.prio != 105 || long.prio != 100 || short.prio != 60 {
 		t.Errorf("priorities: build %d long %d short %d", build.prio, long.prio, short.prio)
 	}
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := log.lines(t)
 	if i, j := slices.Index(lines, "end build"), slices.Index(lines, "start long"); i < 0 || j < i {
 		t.Errorf("long started before its build ended: %v", lines)
 	}
@@ -203,10 +197,8 @@ func TestSchedulerOrderAndSlots(t *testing.T) {
 // A part waiting for more slots than are free is not passed by a smaller
 // part after it in the order: it starts as soon as its slots free up.
 func TestSchedulerWideNotPassed(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "order")
-	rec := func(name string) string {
-		return "echo start " + name + " >>" + log + "; sleep 0.1; echo end " + name + " >>" + log + "; echo PASS x/" + name + "; echo '1 passed, 0 failed'"
-	}
+	log := newOrderLog(t)
+	rec := func(name string) string { return log.part(name, "0.1") }
 	first := fake("first", rec("first"))
 	first.est = 100
 	wide := fake("wide", rec("wide"))
@@ -217,14 +209,33 @@ func TestSchedulerWideNotPassed(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := log.lines(t)
 	if i, j := slices.Index(lines, "start wide"), slices.Index(lines, "start small"); i < 0 || j < i {
 		t.Errorf("small passed wide: %v", lines)
 	}
+}
+
+// orderLog is the file a test's fake parts write "start NAME" and "end
+// NAME" to.
+type orderLog string
+
+func newOrderLog(t *testing.T) orderLog { return orderLog(filepath.Join(t.TempDir(), "order")) }
+
+// part is the command of a fake part NAME: it logs its start, sleeps secs,
+// logs its end and passes one check.
+func (l orderLog) part(name, secs string) string {
+	return "echo start " + name + " >>" + string(l) + "; sleep " + secs + "; echo end " + name + " >>" + string(l) +
+		"; echo PASS x/" + name + "; echo '1 passed, 0 failed'"
+}
+
+// lines is what the parts logged, in order.
+func (l orderLog) lines(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(string(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
 // The ready parts in the order they start: the head of the longest chain
