@@ -50,7 +50,7 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		if spec.ISCSI == nil {
 			return info, false, nil
 		}
-		link = filepath.Join(t.paths.iscsi(), spec.ISCSI.IQN, "tpgt_1", "lun", "lun_0", spec.Name)
+		link = t.paths.iscsiLUNLink(spec.ISCSI.IQN, spec.Name)
 	}
 	obj, objOK := findObject(f, t.paths.core(), spec.Name)
 	if !objOK || !f.IsLink(link) || !sameObject(link, obj) {
@@ -133,11 +133,10 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		}
 		m.info.WWN, m.info.Nexus = filepath.Base(naaDir), strings.TrimSpace(nexus)
 	}
-	sd := m.info.SCSI
 	t.mu.Lock()
 	t.devs = append(t.devs, m)
 	t.mu.Unlock()
-	dlog.Info("device re-attached in place", zap.String("node", sd.String()), zap.String("address", sd.Address))
+	dlog.Info("device re-attached in place", zap.String("node", m.info.SCSI.String()), zap.String("address", m.info.SCSI.Address))
 	return m.info, true, nil
 }
 

@@ -149,6 +149,13 @@ func (e *ISCSIExport) Validate() error {
 
 func (p Paths) iscsi() string { return filepath.Join(p.ConfigFS, "target", "iscsi") }
 
+// iscsiLUNLink is where a device's iSCSI target links its LUN to the
+// device's storage object: the LUN by which an iSCSI-only device is found
+// at a take-over.
+func (p Paths) iscsiLUNLink(iqn, name string) string {
+	return filepath.Join(p.iscsi(), iqn, "tpgt_1", "lun", "lun_0", name)
+}
+
 // iscsiObject is one configfs object of a device's iSCSI target: a
 // directory, a symbolic link to dst, or an attribute written with v
 // (shown in messages as shown: a secret is not).
@@ -170,12 +177,13 @@ const (
 // as exportISCSI makes it, in the order it makes it; keepISCSI checks a
 // leftover against the same list.
 func (t *Target) iscsiLayout(name, obj string, e *ISCSIExport) ([]iscsiObject, error) {
-	tdir := filepath.Join(t.paths.iscsi(), e.IQN)
-	tpg := filepath.Join(tdir, "tpgt_1")
-	lun := filepath.Join(tpg, "lun", "lun_0")
+	link := t.paths.iscsiLUNLink(e.IQN, name)
+	lun := filepath.Dir(link)
+	tpg := filepath.Dir(filepath.Dir(lun))
+	tdir := filepath.Dir(tpg)
 	out := []iscsiObject{
 		{kind: iscsiDir, path: tdir}, {kind: iscsiDir, path: tpg}, {kind: iscsiDir, path: lun},
-		{kind: iscsiLink, path: filepath.Join(lun, name), dst: obj},
+		{kind: iscsiLink, path: link, dst: obj},
 	}
 	portals := e.Portals
 	if len(portals) == 0 {
