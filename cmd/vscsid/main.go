@@ -26,7 +26,7 @@ import (
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
 	"github.com/vscsid/vscsid/cmd/internal/control"
-	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
+	"github.com/vscsid/vscsid/cmd/internal/systemd"
 	"github.com/vscsid/vscsid/internal/buildinfo"
 	"github.com/vscsid/vscsid/internal/clidoc"
 	"github.com/vscsid/vscsid/internal/device"
@@ -342,10 +342,10 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 
 	// READY only now: every configured device is attached and vscsictl
 	// can reach the daemon.
-	if err := sdnotify.Ready(); err != nil {
+	if err := systemd.Ready(); err != nil {
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
-	sdnotify.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
+	systemd.Status(fmt.Sprintf("serving %d devices", len(cfg.Devices))) //nolint:errcheck // best effort
 	reload := func() { reloadConfig(gctx, o.config, d, log) }
 	g.Go(func() error { return mainLoop(gctx, tgt, reload, log) })
 	// The target serves devices other tools create until the daemon
@@ -356,7 +356,7 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 	go func() { runDone <- tgt.Run(runCtx) }()
 
 	err = g.Wait()
-	sdnotify.Stopping() //nolint:errcheck // best effort
+	systemd.Stopping() //nolint:errcheck // best effort
 	// A stop by signal removes the devices, or hands them over in place
 	// to the next daemon (--on-stop); a failure removes them.
 	handOver, why := false, "the daemon failed"
@@ -422,12 +422,12 @@ func deviceSpec(cfg *config.Config, env *handlerEnv, d config.Device, p device.P
 // (daemon.Reload), saying in the log and in systemd's status what it did
 // or why it refused.
 func reloadConfig(ctx context.Context, path string, d *daemon, log *zap.Logger) {
-	sdnotify.Notify("RELOADING=1") //nolint:errcheck // best effort
-	defer sdnotify.Ready()         //nolint:errcheck // best effort
+	systemd.Notify("RELOADING=1") //nolint:errcheck // best effort
+	defer systemd.Ready()         //nolint:errcheck // best effort
 	next, err := config.Load(ctx, path)
 	if err != nil {
 		log.Error("reload refused: the config file does not pass the checks; the running devices stay as they are", zap.Error(err))
-		sdnotify.Status("reload refused: " + err.Error()) //nolint:errcheck // best effort
+		systemd.Status("reload refused: " + err.Error()) //nolint:errcheck // best effort
 		return
 	}
 	plan, err := d.Reload(ctx, next)
@@ -438,22 +438,22 @@ func reloadConfig(ctx context.Context, path string, d *daemon, log *zap.Logger) 
 	fields := []zap.Field{zap.Strings("removed", plan.Remove), zap.Int("added", len(plan.Add)), zap.Int("fault_changes", len(plan.Faults))}
 	if err != nil {
 		log.Error("reload", append(fields, zap.Error(err))...)
-		sdnotify.Status("reload: " + err.Error()) //nolint:errcheck // best effort
+		systemd.Status("reload: " + err.Error()) //nolint:errcheck // best effort
 		return
 	}
 	log.Info("reloaded", fields...)
-	sdnotify.Status(fmt.Sprintf("serving %d devices", len(next.Devices))) //nolint:errcheck // best effort
+	systemd.Status(fmt.Sprintf("serving %d devices", len(next.Devices))) //nolint:errcheck // best effort
 }
 
 // mainLoop watches the devices and feeds systemd's watchdog: it beats only
 // while the loop itself runs, so a hung daemon stops the pings and systemd
 // restarts it. SIGHUP calls reload.
 func mainLoop(ctx context.Context, tgt *target.Target, reload func(), log *zap.Logger) error {
-	interval, err := sdnotify.WatchdogInterval()
+	interval, err := systemd.WatchdogInterval()
 	if err != nil {
 		log.Warn("watchdog settings ignored", zap.Error(err))
 	}
-	wd := sdnotify.NewWatchdog(interval, func(err error) { log.Warn("watchdog ping failed", zap.Error(err)) })
+	wd := systemd.NewWatchdog(interval, func(err error) { log.Warn("watchdog ping failed", zap.Error(err)) })
 	wdCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -481,7 +481,7 @@ func mainLoop(ctx context.Context, tgt *target.Target, reload func(), log *zap.L
 		for _, name := range tgt.Failed() {
 			if !failed[name] {
 				failed[name] = true
-				sdnotify.Status("device " + name + " failed") //nolint:errcheck // best effort
+				systemd.Status("device " + name + " failed") //nolint:errcheck // best effort
 			}
 		}
 	}

@@ -1,15 +1,17 @@
-// Package sdnotify is the daemon side of systemd's notify protocol
-// (sd_notify(3)) and service watchdog (sd_watchdog_enabled(3)), on top of
-// github.com/coreos/go-systemd/v22/daemon, which sends the datagrams to
-// $NOTIFY_SOCKET (a path or, with a leading '@', an abstract socket) and
-// reads WATCHDOG_USEC/WATCHDOG_PID. What this package adds: states are
-// checked before they are sent, an address go-systemd cannot dial is
-// named as such, and a Watchdog that pings only while the main loop
-// beats (go-systemd leaves the pinging to the caller).
+// Package systemd is what the daemon asks of and tells systemd: the
+// notify protocol (sd_notify(3)) and service watchdog
+// (sd_watchdog_enabled(3)), and the job systemd runs on the unit (job.go).
 //
-// Outside systemd (no NOTIFY_SOCKET), every call is a no-op that returns
-// nil, so the daemon needs no special case when run by hand.
-package sdnotify
+// Notify and the watchdog build on github.com/coreos/go-systemd/v22/daemon,
+// which sends the datagrams to $NOTIFY_SOCKET (a path or, with a leading
+// '@', an abstract socket) and reads WATCHDOG_USEC/WATCHDOG_PID. What this
+// package adds: states are checked before they are sent, an address
+// go-systemd cannot dial is named as such, and a Watchdog that pings only
+// while the main loop beats (go-systemd leaves the pinging to the caller).
+//
+// Outside systemd (no NOTIFY_SOCKET), every notification is a no-op that
+// returns nil, so the daemon needs no special case when run by hand.
+package systemd
 
 import (
 	"context"

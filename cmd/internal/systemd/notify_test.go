@@ -1,4 +1,4 @@
-package sdnotify_test
+package systemd_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/vscsid/vscsid/cmd/internal/sdnotify"
+	"github.com/vscsid/vscsid/cmd/internal/systemd"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -62,10 +62,10 @@ func TestNotify(t *testing.T) {
 				send func() error
 				want string
 			}{
-				{sdnotify.Ready, "READY=1"},
-				{func() error { return sdnotify.Status("serving 2 devices") }, "STATUS=serving 2 devices"},
-				{sdnotify.Stopping, "STOPPING=1"},
-				{func() error { return sdnotify.Notify("READY=1", "STATUS=up") }, "READY=1\nSTATUS=up"},
+				{systemd.Ready, "READY=1"},
+				{func() error { return systemd.Status("serving 2 devices") }, "STATUS=serving 2 devices"},
+				{systemd.Stopping, "STOPPING=1"},
+				{func() error { return systemd.Notify("READY=1", "STATUS=up") }, "READY=1\nSTATUS=up"},
 			} {
 				if err := step.send(); err != nil {
 					t.Fatal(err)
@@ -81,25 +81,25 @@ func TestNotify(t *testing.T) {
 
 func TestNotifyOutsideSystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "")
-	if err := sdnotify.Ready(); err != nil {
+	if err := systemd.Ready(); err != nil {
 		t.Errorf("Ready without NOTIFY_SOCKET = %v, want nil", err)
 	}
 }
 
 func TestNotifyErrors(t *testing.T) {
 	listen(t, filepath.Join(t.TempDir(), "notify"))
-	if err := sdnotify.Notify("STATUS=two\nlines"); err == nil {
+	if err := systemd.Notify("STATUS=two\nlines"); err == nil {
 		t.Error("state with a newline accepted")
 	}
-	if err := sdnotify.Notify("READY"); err == nil {
+	if err := systemd.Notify("READY"); err == nil {
 		t.Error("state without '=' accepted")
 	}
 	t.Setenv("NOTIFY_SOCKET", "vsock:2:1234")
-	if err := sdnotify.Ready(); err == nil || !strings.Contains(err.Error(), "unsupported") {
+	if err := systemd.Ready(); err == nil || !strings.Contains(err.Error(), "unsupported") {
 		t.Errorf("vsock address: %v, want unsupported", err)
 	}
 	t.Setenv("NOTIFY_SOCKET", filepath.Join(t.TempDir(), "gone"))
-	if err := sdnotify.Ready(); err == nil {
+	if err := systemd.Ready(); err == nil {
 		t.Error("sending to a missing socket succeeded")
 	}
 }
@@ -122,7 +122,7 @@ func TestWatchdogInterval(t *testing.T) {
 	} {
 		t.Setenv("WATCHDOG_USEC", tc.usec)
 		t.Setenv("WATCHDOG_PID", tc.pid)
-		got, err := sdnotify.WatchdogInterval()
+		got, err := systemd.WatchdogInterval()
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("WATCHDOG_USEC=%q WATCHDOG_PID=%q: %v, %v; want %v, error %v", tc.usec, tc.pid, got, err, tc.want, tc.err)
 		}
@@ -133,7 +133,7 @@ func TestWatchdogInterval(t *testing.T) {
 func TestWatchdogFollowsBeats(t *testing.T) {
 	c := listen(t, filepath.Join(t.TempDir(), "notify"))
 	const interval = 100 * time.Millisecond // pings every 50ms
-	w := sdnotify.NewWatchdog(interval, func(err error) { t.Errorf("ping failed: %v", err) })
+	w := systemd.NewWatchdog(interval, func(err error) { t.Errorf("ping failed: %v", err) })
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -190,7 +190,7 @@ func TestWatchdogFollowsBeats(t *testing.T) {
 
 func TestWatchdogDisabled(t *testing.T) {
 	done := make(chan error, 1)
-	go func() { done <- sdnotify.NewWatchdog(0, nil).Run(context.Background()) }()
+	go func() { done <- systemd.NewWatchdog(0, nil).Run(context.Background()) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -206,7 +206,7 @@ func TestWatchdogDisabled(t *testing.T) {
 func TestWatchdogPingFails(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", filepath.Join(t.TempDir(), "gone"))
 	var errs atomic.Int32
-	w := sdnotify.NewWatchdog(20*time.Millisecond, func(error) { errs.Add(1) })
+	w := systemd.NewWatchdog(20*time.Millisecond, func(error) { errs.Add(1) })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	stop := make(chan struct{})
