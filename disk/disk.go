@@ -47,6 +47,7 @@ type Disk struct {
 
 	wce     atomic.Bool
 	stopped atomic.Bool
+	carried bool // LoadHandOver restored the previous daemon's state
 
 	// Live reconfiguration (reconfig.go): Resize, SetWriteCache and
 	// Reconfigure publish, the command goroutine applies before its next
@@ -320,17 +321,4 @@ func (d *Disk) Stats() Stats {
 		s.StoreAllocated = d.store.Allocated()
 	}
 	return s
-}
-
-// ResumeHandOver is called before the disk serves its first command when
-// it takes over from the same disk of a daemon that stopped for a planned
-// restart (target.HandOverResumer). A fake_rw disk is then the disk the
-// initiator used (it reads zeros as before), so the power-on unit
-// attention is dropped; a RAM store starts empty and a zoned disk's write
-// pointers start at their zones' starts, and the initiator must know:
-// they keep it.
-func (d *Disk) ResumeHandOver() {
-	if d.fake && d.zones == nil {
-		d.UA.Clear()
-	}
 }

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/vscsid/vscsid/scsi"
 )
@@ -121,6 +122,51 @@ func newZones(cfg Config, blocks uint64) *zones {
 }
 
 func (zs *zones) at(lba uint64) *zone { return &zs.z[lba>>zs.shift] }
+
+// restore sets z's condition and write pointer from a hand-over record
+// (handover.go), checking that they are ones the zone rules can reach:
+// a conventional zone has no write pointer; an empty zone's is at its
+// start, a full zone's at its end, an open or closed zone's inside it.
+func (z *zone) restore(rec handOverZone) error {
+	wpIn := rec.WP >= z.start && rec.WP <= z.end()
+	ok := false
+	switch rec.Cond {
+	case condNotWP:
+		ok = !z.seq()
+	case condEmpty:
+		ok = z.seq() && rec.WP == z.start
+	case condFull:
+		ok = z.seq() && rec.WP == z.end()
+	case condImpOpen, condExpOpen:
+		ok = z.seq() && wpIn
+	case condClosed:
+		ok = z.seq() && wpIn && rec.WP > z.start
+	}
+	if !ok || rec.NonSeq > 1 || (rec.NonSeq == 1 && z.typ != zoneSeqPreferred) {
+		return fmt.Errorf("condition %#x, write pointer %d, non-sequential %d: not a state of zone type %#x at %d+%d",
+			rec.Cond, rec.WP, rec.NonSeq, z.typ, z.start, z.size)
+	}
+	z.cond, z.wp, z.nonSeq = rec.Cond, rec.WP, rec.NonSeq == 1
+	if !z.seq() {
+		z.wp = 0
+	}
+	return nil
+}
+
+// recount sets the open and closed counts from the zones' conditions.
+func (zs *zones) recount() {
+	zs.impOpen, zs.expOpen, zs.nClo = 0, 0, 0
+	for i := range zs.z {
+		switch zs.z[i].cond {
+		case condImpOpen:
+			zs.impOpen++
+		case condExpOpen:
+			zs.expOpen++
+		case condClosed:
+			zs.nClo++
+		}
+	}
+}
 
 // open makes z implicitly or explicitly open, first closing an implicitly
 // open zone when the open-zone limit is reached.

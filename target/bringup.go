@@ -56,7 +56,7 @@ func (t *Target) bringUp(m *managed, dc DeviceConfig, factory Factory, reopen, r
 		return dlog, err
 	}
 	if resume {
-		resumeHandOver(h, dlog)
+		t.resumeHandOver(dc.Name, h, dlog)
 	}
 	m.dev, m.h = d, h
 	m.info.DeviceConfig = dc

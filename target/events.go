@@ -72,6 +72,14 @@ func (t *Target) Run(ctx context.Context) error {
 	if _, err := t.scan(ctx, replier); err != nil {
 		t.log.Error("some existing TCMU devices could not be attached", zap.Error(err))
 	}
+	if t.opts.Keeper != nil {
+		// Every device there was to take over is now: what the previous
+		// daemon kept for another (one the config no longer lists, or
+		// lists changed) only holds memory.
+		if names := t.opts.Keeper.Release(); len(names) > 0 {
+			t.log.Info("dropped what the previous daemon kept for devices no longer served as they were", zap.Strings("kept", names))
+		}
+	}
 	if c != nil {
 		t.listen(ctx, c)
 		if replier != nil {

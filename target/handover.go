@@ -1,9 +1,11 @@
 package target
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,11 +51,44 @@ type HandOverResumer interface {
 	// ResumeHandOver is called before the handler serves its first
 	// command, when it takes over a device that the previous daemon
 	// handed over cleanly (HandOver) with the same configuration. It
-	// drops the power-on unit attentions if the device is the one the
-	// initiator used (its medium survived the restart), and keeps them
-	// otherwise (a RAM disk, which a restart empties).
-	ResumeHandOver()
+	// drops the power-on unit attentions and returns true if the device
+	// is the one the initiator used (its medium survived the restart),
+	// and keeps them and returns false otherwise (a RAM disk whose data
+	// was not carried over).
+	ResumeHandOver() bool
 }
+
+// A HandOverCarrier is a handler with state that lives only in the
+// daemon's memory: a RAM store disk's data, a zoned disk's write
+// pointers. HandOver saves it, after the device stopped serving, through
+// Options.Keeper (systemd's file-descriptor store: a memory file); the
+// next daemon loads it before ResumeHandOver, which then finds the
+// device as the initiator left it.
+type HandOverCarrier interface {
+	// SaveHandOver writes the state to w. The handler serves no command
+	// afterwards.
+	SaveHandOver(w io.Writer) error
+	// LoadHandOver reads what SaveHandOver wrote, before the handler
+	// serves. On error the handler is left as built (power-on).
+	LoadHandOver(r io.Reader) error
+}
+
+// A StateKeeper keeps state across a restart of the daemon, in memory:
+// systemd's file-descriptor store (cmd/internal/systemd.FDStore).
+type StateKeeper interface {
+	// Keep keeps what save writes for the next daemon under name.
+	Keep(name string, save func(io.Writer) error) error
+	// Take returns what the previous daemon kept under name, and
+	// forgets it; nil if nothing. The caller closes it.
+	Take(name string) io.ReadCloser
+	// Release drops what the previous daemon kept that nobody took, and
+	// returns its names. Run calls it once the devices found at start-up
+	// are attached.
+	Release() []string
+}
+
+// carryName is the name a device's carried state is kept under.
+func carryName(device string) string { return "handover." + device }
 
 // handOverVersion is the record's format version; a record of another
 // version is ignored (its devices start from power-on).
@@ -105,13 +140,14 @@ func (t *Target) HandOver() error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("hand over device %s: %w", m.info.Name, err))
 		}
+		carried := drained && err == nil && t.carry(m)
 		d := handOverDevice{Name: m.info.Name, DevConfig: m.info.Subtype + "/" + m.info.Config, Drained: drained && err == nil,
 			Ours: m.info.Origin != OriginAttached}
 		if ts := t.iscsiTargets(m.obj); d.Ours && len(ts) == 1 {
 			d.ISCSI = ts[0]
 		}
 		rec.Devices = append(rec.Devices, d)
-		t.log.Info("device handed over: it stays in the kernel for the next daemon", zap.String("device", m.info.Name), zap.Bool("drained", drained))
+		t.log.Info("device handed over: it stays in the kernel for the next daemon", zap.String("device", m.info.Name), zap.Bool("drained", drained), zap.Bool("carried", carried))
 	}
 	rec.Time = time.Now()
 	if err := writeHandOver(t.paths.handOver(), &rec); err != nil {
@@ -141,6 +177,25 @@ func (t *Target) pause(m *managed) (drained bool, err error) {
 		errs = append(errs, err)
 	}
 	return drained, errors.Join(errs...)
+}
+
+// carry saves the in-memory state of m's handler, if it has any, for the
+// next daemon, and reports whether it did. A failure is logged, not
+// returned: the device then starts from power-on, which is always safe.
+func (t *Target) carry(m *managed) bool {
+	c, ok := scsi.As[HandOverCarrier](m.h)
+	if !ok {
+		return false
+	}
+	if t.opts.Keeper == nil {
+		t.log.Info("the device's data is in this daemon's memory and nothing can keep it: the next daemon starts it from power-on", zap.String("device", m.info.Name))
+		return false
+	}
+	if err := t.opts.Keeper.Keep(carryName(m.info.Name), c.SaveHandOver); err != nil {
+		t.log.Warn("the device's data is in this daemon's memory and could not be kept: the next daemon starts it from power-on", zap.String("device", m.info.Name), zap.Error(err))
+		return false
+	}
+	return true
 }
 
 // writeHandOver writes rec to path: a temporary file renamed over it,
@@ -236,10 +291,33 @@ func (t *Target) resumes(name, devConfig string) bool {
 	return ok && d.DevConfig == devConfig && d.Drained
 }
 
-// resumeHandOver tells h it continues a handed-over device.
-func resumeHandOver(h Handler, log *zap.Logger) {
-	if r, ok := scsi.As[HandOverResumer](h); ok {
-		r.ResumeHandOver()
-		log.Info("continuing the device the previous daemon handed over")
+// resumeHandOver tells h it continues a handed-over device, after loading
+// the state the previous daemon carried over, if any.
+func (t *Target) resumeHandOver(name string, h Handler, log *zap.Logger) {
+	if c, ok := scsi.As[HandOverCarrier](h); ok {
+		if r := t.take(name); r == nil {
+			log.Info("the previous daemon kept none of the device's data")
+		} else {
+			err := c.LoadHandOver(bufio.NewReaderSize(r, 1<<20))
+			_ = r.Close() // read only
+			if err != nil {
+				log.Warn("the device's data the previous daemon kept is unusable", zap.Error(err))
+			}
+		}
 	}
+	if r, ok := scsi.As[HandOverResumer](h); ok {
+		if r.ResumeHandOver() {
+			log.Info("continuing the device the previous daemon handed over: the initiator sees no change")
+		} else {
+			log.Info("taking over the handed-over device from power-on: what the initiator saw did not survive the restart (a unit attention says so)")
+		}
+	}
+}
+
+// take returns the state the previous daemon kept for device name, or nil.
+func (t *Target) take(name string) io.ReadCloser {
+	if t.opts.Keeper == nil {
+		return nil
+	}
+	return t.opts.Keeper.Take(carryName(name))
 }

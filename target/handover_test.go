@@ -2,6 +2,9 @@ package target
 
 import (
 	"context"
+	"errors"
+	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -20,7 +23,7 @@ type resumer struct {
 	resumed *atomic.Int32
 }
 
-func (r resumer) ResumeHandOver() { r.resumed.Add(1) }
+func (r resumer) ResumeHandOver() bool { r.resumed.Add(1); return true }
 
 // resumerSpec is spec whose handler counts its hand-over resumptions.
 func resumerSpec(spec DeviceSpec, resumed *atomic.Int32) DeviceSpec {
@@ -246,5 +249,102 @@ func TestHandOverISCSIOnly(t *testing.T) {
 	}) ||
 		resumed.Load() != 1 {
 		t.Errorf("take-over ops %v, resumed %d times; want only the ring's take-over, resumed once", ops, resumed.Load())
+	}
+}
+
+// carrier is a handler with in-memory state to carry: it saves state and
+// records what it loads.
+type carrier struct {
+	resumer
+	state  string
+	loaded *string
+}
+
+func (c carrier) SaveHandOver(w io.Writer) error { _, err := io.WriteString(w, c.state); return err }
+
+func (c carrier) LoadHandOver(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	*c.loaded = string(b)
+	return err
+}
+
+// mapKeeper keeps state in a map, as systemd's store keeps memory files.
+type mapKeeper struct {
+	kept map[string]string
+	err  error // Keep fails with it
+}
+
+func (k *mapKeeper) Keep(name string, save func(io.Writer) error) error {
+	if k.err != nil {
+		return k.err
+	}
+	var b strings.Builder
+	if err := save(&b); err != nil {
+		return err
+	}
+	k.kept[name] = b.String()
+	return nil
+}
+
+func (k *mapKeeper) Release() []string {
+	names := slices.Collect(maps.Keys(k.kept))
+	clear(k.kept)
+	return names
+}
+
+func (k *mapKeeper) Take(name string) io.ReadCloser {
+	s, ok := k.kept[name]
+	delete(k.kept, name)
+	if !ok {
+		return nil
+	}
+	return io.NopCloser(strings.NewReader(s))
+}
+
+// TestHandOverCarries: a handler's in-memory state is kept at the
+// hand-over under the device's name and loaded by the next daemon's
+// handler before it resumes; when the keeper fails, nothing is loaded.
+func TestHandOverCarries(t *testing.T) {
+	for _, keepErr := range []error{nil, errors.New("no fd store")} {
+		f := newFixture(t)
+		ctx := context.Background()
+		var resumed atomic.Int32
+		var loaded string
+		keeper := &mapKeeper{kept: map[string]string{}, err: keepErr}
+		spec := DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G;mode=store", Size: 1 << 30,
+			Factory: func(DeviceConfig, *zap.Logger) (Handler, error) {
+				return carrier{resumer: resumer{HandlerFunc: func(context.Context, *scsi.Command) scsi.Response { return scsi.Good }, resumed: &resumed},
+					state: "written blocks", loaded: &loaded}, nil
+			}}
+		opts := f.options(zaptest.NewLogger(t))
+		opts.Keeper = keeper
+		tg, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.Create(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.HandOver(); err != nil {
+			t.Fatal(err)
+		}
+		wantKept := map[string]string{"handover.disk0": "written blocks"}
+		if keepErr != nil {
+			wantKept = map[string]string{}
+		}
+		if !maps.Equal(keeper.kept, wantKept) {
+			t.Errorf("keeper error %v: kept %q, want %q", keepErr, keeper.kept, wantKept)
+		}
+		keeper.err = nil
+		if tg, err = New(opts); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.Create(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		if want := wantKept["handover.disk0"]; loaded != want || resumed.Load() != 1 || len(keeper.kept) != 0 {
+			t.Errorf("keeper error %v: loaded %q (want %q), resumed %d times, left %q", keepErr, loaded, want, resumed.Load(), keeper.kept)
+		}
+		_ = tg.Close()
 	}
 }

@@ -50,6 +50,11 @@ type Options struct {
 	// returns 0 for an error it does not know. nil, and for 0: the errno
 	// the error wraps, else EINVAL.
 	Errno func(error) unix.Errno
+	// Keeper keeps the state handlers hold only in memory (a RAM store
+	// disk's data) across a planned hand-over (HandOverCarrier). nil:
+	// such a device starts from power-on after a restart, as after a
+	// crash.
+	Keeper StateKeeper
 
 	dial func() (eventConn, error)                     // default netlink.Dial
 	fs   fsys                                          // default osFS

@@ -280,11 +280,19 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 	for _, k := range config.Kinds {
 		factories[k.Subtype] = withFaults(k, env, config.Fault{}, config.KernelCmdTimeOut)
 	}
+	// What the previous daemon kept in systemd's file-descriptor store
+	// for a planned restart (a RAM store disk's data); the handed-over
+	// devices take it as they are taken over.
+	fds, err := systemd.OpenFDStore()
+	if err != nil {
+		log.Warn("systemd's file-descriptor store", zap.Error(err))
+	}
 	tgt, err := target.New(target.Options{
 		Factories: factories,
 		Log:       log.Named("target"),
 		Paths:     o.paths,
 		Errno:     errnoOf,
+		Keeper:    fds,
 	})
 	if err != nil {
 		return err

@@ -343,10 +343,11 @@ func (c *Changer) Reset() {
 // when it takes over from the same library of a daemon that stopped for a
 // planned restart (target.HandOverResumer): its inventory is the saved one
 // the initiator knows, so the power-on unit attention is dropped.
-func (c *Changer) ResumeHandOver() {
+func (c *Changer) ResumeHandOver() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.spc.UA.Clear()
+	return true
 }
 
 // Close makes the changer refuse further commands with NOT READY. The
