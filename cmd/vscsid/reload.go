@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
-	"github.com/vscsid/vscsid/fault"
 )
 
 // Reload applies next, a config file that passed the checks, to the
@@ -64,26 +63,12 @@ func (d *daemon) setFaults(dev config.Device) error {
 	if dev.Fault != nil {
 		fc = *dev.Fault
 	}
-	tm, err := fault.ParseTiming(fc.Timing)
+	tm, rules, err := fc.Parse()
 	if err != nil {
 		return err
 	}
-	rules := make([]fault.Rule, 0, len(fc.Rules))
-	for _, s := range fc.Rules {
-		r, err := fault.ParseRule(s)
-		if err != nil {
-			return err
-		}
-		rules = append(rules, r)
-	}
-	if err := fd.SetTiming(tm); err != nil {
+	if err := fd.SetRules(rules); err != nil { // nothing changes on error
 		return err
 	}
-	fd.Clear()
-	for _, r := range rules {
-		if _, err := fd.AddRule(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return fd.SetTiming(tm)
 }

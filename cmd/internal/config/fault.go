@@ -26,9 +26,10 @@ type Fault struct {
 	Depth int `yaml:"depth"`
 }
 
-// parse checks the block's grammar; binding to the device (command names,
+// Parse checks the block's grammar and returns its timing model and
+// rules; binding to the device (command names,
 // disk or tape filters) is checked when the device is created.
-func (c Fault) parse() (fault.Timing, []fault.Rule, error) {
+func (c Fault) Parse() (fault.Timing, []fault.Rule, error) {
 	tm, err := fault.ParseTiming(c.Timing)
 	if err != nil {
 		return tm, nil, fmt.Errorf("fault timing: %w", err)
@@ -57,7 +58,7 @@ const KernelCmdTimeOut = 30 * time.Second
 func (c Fault) Options(cmds scsi.CommandTable, cmdTimeOut time.Duration) (fault.Options, error) {
 	opts := fault.Options{Commands: cmds, CmdTimeout: cmdTimeOut, Seed: c.Seed, Depth: c.Depth}
 	var err error
-	opts.Timing, opts.Rules, err = c.parse()
+	opts.Timing, opts.Rules, err = c.Parse()
 	return opts, err
 }
 
