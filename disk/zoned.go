@@ -123,6 +123,18 @@ func newZones(cfg Config, blocks uint64) *zones {
 
 func (zs *zones) at(lba uint64) *zone { return &zs.z[lba>>zs.shift] }
 
+// zoneExtent decodes the zone a ZBC OUT command (OPEN, CLOSE, FINISH
+// ZONE, RESET WRITE POINTER) names by its ZONE ID, the zone's first LBA,
+// as an extent of that one block: a fault rule's lba= range holding a
+// zone's start matches the commands on the zone, and a trace shows it.
+// With ALL set the command names no zone.
+func zoneExtent(c scsi.CDB) (scsi.Extent, bool) {
+	if len(c) < 16 || c.Byte(14)&0x01 != 0 {
+		return scsi.Extent{}, false
+	}
+	return scsi.Extent{LBA: c.Uint64(2), Blocks: 1}, true
+}
+
 // restore sets z's condition and write pointer from a hand-over record
 // (handover.go), checking that they are ones the zone rules can reach:
 // a conventional zone has no write pointer; an empty zone's is at its

@@ -3,6 +3,7 @@ package fault_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"strings"
@@ -74,6 +75,12 @@ func TestGoldenSense(t *testing.T) {
 		{"tape SPACE blank check: count not spaced, signed", tapeCmds, scsi.FixedFormat,
 			"op=0x11;sense=blank_check", []byte{0x11, 1, 0xff, 0xff, 0xfe, 0},
 			"f0 00 08 fffffffe 0a 00000000 00 05 00 000000", 0},
+		{"a rule on a zone: RESET WRITE POINTER of the zone at 0x8000", diskCmds, scsi.DescriptorFormat,
+			"op=reset_write_pointer;lba=0x8000+0x8000;sense=hardware_error", zbcOut(0x04, 0x8000, false),
+			"72 04 44 00 000000 0c  00 0a 80 00 0000000000008000", 0},
+		{"the same rule on the zone's PRE-FETCH", diskCmds, scsi.DescriptorFormat,
+			"lba=0x8000+0x8000;sense=hardware_error", rw16(0x90, 0x9000, 1),
+			"72 04 44 00 000000 0c  00 0a 80 00 0000000000009000", 0},
 		{"recovered: the command runs, RECOVERED ERROR 17/01", diskCmds, scsi.FixedFormat,
 			"op=read;recovered", rw10(0x28, 0, 1),
 			"70 00 01 00000000 0a 00000000 17 01 00 000000", 1},
@@ -102,6 +109,32 @@ func TestGoldenSense(t *testing.T) {
 		if calls != tc.calls {
 			t.Errorf("%s: handler ran %d times, want %d", tc.name, calls, tc.calls)
 		}
+	}
+}
+
+// zbcOut is a ZBC OUT CDB of service action sa on the zone at id, or on
+// every zone.
+func zbcOut(sa byte, id uint64, all bool) []byte {
+	c := []byte{0x94, sa, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	binary.BigEndian.PutUint64(c[2:], id)
+	if all {
+		c[14] = 0x01
+	}
+	return c
+}
+
+// A rule on a zone's range leaves the commands on other zones, and those
+// on every zone, alone.
+func TestZoneRuleScope(t *testing.T) {
+	rec := &recorder{}
+	d := newDevice(t, rec, fault.Options{Commands: diskCmds}, "op=reset_write_pointer;lba=0x8000+0x8000;sense=hardware_error")
+	for _, cdb := range [][]byte{zbcOut(0x04, 0x10000, false), zbcOut(0x04, 0x8000, true)} {
+		if r, _ := run(d, cdb, 0); r.Status != scsi.StatusGood {
+			t.Errorf("% x: %v %+v, want the handler's GOOD", cdb, r.Status, r.Sense)
+		}
+	}
+	if len(rec.calls) != 2 {
+		t.Errorf("the handler ran %d times, want 2", len(rec.calls))
 	}
 }
 

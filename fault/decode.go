@@ -101,7 +101,7 @@ func decode(kind Kind, cmds scsi.CommandTable, cdb scsi.CDB, c *cmdInfo) {
 	if kind == Tape && cdb.OpCode() == scsi.LoadUnload {
 		c.loadBit = cdb.Byte(4)&0x01 != 0
 	}
-	if d.Class == 0 || d.Extent == nil {
+	if d.Extent == nil {
 		return
 	}
 	e, ok := d.Extent(cdb)

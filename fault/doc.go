@@ -17,8 +17,10 @@
 //
 // A Rule (ParseRule; grammar in RuleDesc) is a filter, a gate and one
 // action. The filter selects commands by operation (a class, a command name
-// of the handler, or an opcode), by LBA range for disks (of READ, WRITE,
-// VERIFY and WRITE SAME, as the kind's command table decodes the CDB:
+// of the handler, or an opcode), by LBA range for disks (the blocks of
+// READ, WRITE, VERIFY, WRITE SAME, COMPARE AND WRITE, WRITE ATOMIC and
+// PRE-FETCH, the first block of the zone an OPEN, CLOSE or FINISH ZONE or
+// RESET WRITE POINTER names: as the kind's command table decodes the CDB,
 // scsi.Desc.Extent), and by tape
 // position (partition, file number, logical object range, asked of the
 // handler through Positioner). The gate counts matching commands: every=N
