@@ -201,8 +201,13 @@ func identity(name string, cfg Config) scsi.Identity {
 		Revision:       cfg.Revision,
 		Serial:         serial,
 		NAA:            naa,
-		Versions:       []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSBC4},
-		CmdQue:         true,
+		// SBC-3 beside SBC-4: SBC-4 revises SBC-3, so a disk that
+		// implements it implements SBC-3 too, and initiators that look
+		// for an SBC-3 code (04C0h-04DFh; libiscsi's block-limits test)
+		// find one, as on LIO's own backstores (04C0h) and the kernel's
+		// scsi_debug (04C5h).
+		Versions: []uint16{scsi.VersionSAM5, scsi.VersionSPC4, scsi.VersionSBC4, scsi.VersionSBC3},
+		CmdQue:   true,
 	}
 }
 

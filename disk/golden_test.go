@@ -16,10 +16,10 @@ func TestInquiryStandard(t *testing.T) {
 		td := newDisk(t, cfg)
 		// PDT 0, RMB 0, VERSION 6 (SPC-4), HISUP + format 2, ADDITIONAL
 		// LENGTH 69, CMDQUE; "VSCSI", "VDISK", "0100"; version
-		// descriptors SAM-5, SPC-4, SBC-4.
+		// descriptors SAM-5, SPC-4, SBC-4, SBC-3.
 		td.golden(inquiry(false, 0, 96), 96, `00 00 06 12 45 00 00 02
 			5653435349202020 56444953 4b202020 2020202020202020 30313030
-			00*22 00a0 0460 0600 00*10`)
+			00*22 00a0 0460 0600 04c0 00*8`)
 		// Allocation length truncation (sd asks for 36 first).
 		r, got := td.in(inquiry(false, 0, 36), 255)
 		good(t, r)
