@@ -38,6 +38,12 @@ devices:
   - name: zoned0
     type: vdisk
     config: "size=256MiB;mode=store;zoned=host-managed;zone_size=16M"
+  - name: zonedfs
+    type: vdisk
+    config: "size=512MiB;mode=store;zoned=host-managed;zone_size=4M;zone_nr_conv=8"
+  - name: zonedha
+    type: vdisk
+    config: "size=64MiB;mode=store;zoned=host-aware;zone_size=16M"
 EOF
 artefact /etc/vscsid/disk.yaml
 
@@ -91,7 +97,7 @@ dmesg_mark daemon
 vscsid_start disk --config /etc/vscsid/disk.yaml
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
 
-for n in d512n d4kn d512e store0 atomic0 zoned0; do
+for n in d512n d4kn d512e store0 atomic0 zoned0 zonedfs zonedha; do
 	require wait_for "$n-attached" 30 "dev_node block $n && dev_node sg $n"
 done
 
@@ -112,6 +118,10 @@ while read -r n lbs pbexp low opt max bytes prod; do
 	expect_output "$n-sg_inq-vendor" '^ *Vendor identification: VSCSI *$' sg_inq "/dev/$sd"
 	expect_match "$n-sg_inq-product" "^ *Product identification: $prod *\$" "$OUT"
 	expect_match "$n-sg_inq-pdt-disk" 'Peripheral device type: disk' "$OUT"
+	# Version descriptors: SBC-4, and SBC-3 for initiators that look
+	# for it (as on LIO's backstores and scsi_debug).
+	expect_output "$n-sg_inq-sbc4" 'SBC-4 \(no version claimed\)' sg_inq -d "/dev/$sd"
+	expect_match "$n-sg_inq-sbc3" 'SBC-3 \(no version claimed\)' "$OUT"
 
 	check "$n-sg_vpd-bl" sg_vpd -p bl "/dev/$sd"
 	expect_eq "$n-sg_vpd-bl-optimal" "$opt" "$(vpd_blocks 'Optimal transfer length' "$OUT")"
@@ -411,6 +421,43 @@ check zbc-blkzone-close blkzone close -o $((3 * zb)) -c 1 "/dev/$sd"
 expect_output zbc-closed-empty 'zcond: ?1\(em\)' blkzone report -o $((3 * zb)) -c 1 "/dev/$sd"
 check_sh zbc-metrics "scrape_metrics $W/metrics-zbc.txt && grep '^vscsi_scsi_commands_total{command=\"report_zones\",device=\"zoned0\"} [1-9]' $W/metrics-zbc.txt && grep '^vscsi_scsi_commands_total{command=\"reset_write_pointer\",device=\"zoned0\"} [1-9]' $W/metrics-zbc.txt"
 
+# f2fs in its zoned mode on a host-managed disk (zonefs-tools, the other
+# client, is not in Debian): 8 conventional zones of 4 MiB hold its
+# metadata, the other 120 take its data sequentially. It formats, mounts,
+# writes 48 MiB (more than the conventional zones hold, so that data must
+# reach the sequential ones), reads them back equal after a remount, and
+# leaves write pointers past their zones' starts.
+sd=$(dev_block zonedfs)
+if modprobe f2fs 2>/dev/null; then
+	check zbc-f2fs-mkfs mkfs.f2fs -f -m "/dev/$sd"
+	mkdir -p /mnt/f2fs
+	check zbc-f2fs-mount mount -t f2fs "/dev/$sd" /mnt/f2fs
+	head -c 48M /dev/urandom >"$W/f2fs.data"
+	check_sh zbc-f2fs-write "cp $W/f2fs.data /mnt/f2fs/data && sync && umount /mnt/f2fs && mount -t f2fs /dev/$sd /mnt/f2fs"
+	check zbc-f2fs-read-back cmp "$W/f2fs.data" /mnt/f2fs/data
+	check_sh zbc-f2fs-zones-written "blkzone report /dev/$sd >$W/f2fs.zones; n=\$(grep SEQ_WRITE_REQUIRED $W/f2fs.zones | grep -vc 'wptr 0x000000 ' || true)
+		echo \"\$n sequential zones written\"; [ \$n -gt 0 ] || { head -n 12 $W/f2fs.zones; exit 1; }"
+	check zbc-f2fs-umount umount /mnt/f2fs
+else
+	fail zbc-f2fs "no f2fs module in kernel $(uname -r)"
+fi
+
+# A host-aware disk: sequential write preferred zones take a write away
+# from the write pointer (the zone is then marked non-sequential in
+# REPORT ZONES). Linux before 6.10 sees a zoned host-aware disk; from
+# 6.10 the kernel treats host-aware disks as regular ones.
+sd=$(dev_block zonedha)
+kv=$(uname -r)
+if [ "${kv%%.*}" -lt 6 ] || { [ "${kv%%.*}" -eq 6 ] && [ "$(echo "$kv" | cut -d. -f2)" -lt 10 ]; }; then
+	expect_eq zbc-ha-queue-zoned host-aware "$(cat /sys/block/$sd/queue/zoned)"
+else
+	expect_eq zbc-ha-queue-zoned none "$(cat /sys/block/$sd/queue/zoned)"
+fi
+expect_eq zbc-ha-sysfs-type 0 "$(cat /sys/block/$sd/device/type)"
+check zbc-ha-write-off-wp $DD if=/dev/urandom of="/dev/$sd" bs=64k seek=300 count=2 oflag=direct
+expect_output zbc-ha-report-non-seq '(Non_seq|NON_SEQ): 1' sg_rep_zones --start=32768 "/dev/$(dev_sg zonedha)"
+expect_match zbc-ha-report-preferred '[Ss]equential write preferred' "$OUT"
+
 # ------------------------------------------------- protection information
 # A user (TCMU) backstore cannot carry T10 protection information: its
 # attrib/ has no pi_prot_type (target_core_user.c gives LIO no init_prot,
@@ -463,7 +510,7 @@ check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/
 
 # ----------------------------------------------------------------- teardown
 disks=""
-for n in d512n d4kn d512e store0 atomic0 zoned0; do disks="$disks $(dev_block "$n")"; done
+for n in d512n d4kn d512e store0 atomic0 zoned0 zonedfs zonedha; do disks="$disks $(dev_block "$n")"; done
 vscsid_stop vscsid-sigterm-exit-0
 wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 [ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
