@@ -43,6 +43,7 @@ BOOL: 0|1, true|false, yes|no, on|off.
   atomic_wr_max_length=N atomic_wr_align=N atomic_wr_gran=N  atomic write limits, blocks (128, 2^pbexp, 2^pbexp)
   zoned=none|host-aware|host-managed  a zoned block device, ZBC (none)
   zone_size=SIZE zone_nr_conv=N zone_max_open=N  zone size, a power of two (128M or less for 4 zones), conventional zones (1), open zone limit, 0 = none (8)
+  zone_cap=SIZE            sequential zone capacity, up to zone_size; below it each sequential zone is followed by a gap zone (zone_size)
 Live changes: dev_size resizes a disk sized by it (not by size=/blocks=); a dev_config that changes only size= or blocks= resizes; emulate_write_cache sets WCE. Other keys need a new backstore.
 Example: size=1G;lbs=4096;pbexp=0;mode=store;lbpu=1`
 
@@ -89,7 +90,7 @@ func ParseConfig(s string) (Config, error) {
 		}
 	}
 	if c.Zoned == ZonedNone {
-		for _, k := range [...]string{"zone_size", "zone_nr_conv", "zone_max_open"} {
+		for _, k := range [...]string{"zone_size", "zone_nr_conv", "zone_max_open", "zone_cap"} {
 			if given(k) {
 				return Config{}, fmt.Errorf("%s: only meaningful with zoned=host-aware or zoned=host-managed", k)
 			}
@@ -129,7 +130,7 @@ var keys = [...]string{
 	"unmap_max_blocks", "unmap_max_desc", "unmap_gran", "max_ws_blks",
 	"vendor", "product", "rev", "serial", "naa", "rotation", "form_factor", "dsense",
 	"atomic_wr", "atomic_wr_max_length", "atomic_wr_align", "atomic_wr_gran",
-	"zoned", "zone_size", "zone_nr_conv", "zone_max_open",
+	"zoned", "zone_size", "zone_nr_conv", "zone_max_open", "zone_cap",
 }
 
 func keyIndex(k string) int {
@@ -256,6 +257,11 @@ func (c *Config) set(k, v string) error {
 		err = setUint(&c.ZoneNrConv, v, 32, false)
 	case "zone_max_open":
 		err = setUint(&c.ZoneMaxOpen, v, 32, false)
+	case "zone_cap":
+		c.ZoneCap, err = cfgstring.Size(v)
+		if err == nil && c.ZoneCap == 0 {
+			err = errors.New("must be at least one block")
+		}
 	case "atomic_wr":
 		c.AtomicWR, err = cfgstring.Bool(v)
 	case "atomic_wr_max_length":
@@ -391,6 +397,9 @@ func (c Config) String() string {
 		}
 		if c.ZoneMaxOpen != d.ZoneMaxOpen {
 			add("zone_max_open", u(uint64(c.ZoneMaxOpen)))
+		}
+		if c.ZoneCap != 0 {
+			b.Size("zone_cap", c.ZoneCap)
 		}
 	}
 	if c.AtomicWR {

@@ -214,6 +214,12 @@ type Config struct {
 	// MAXIMUM NUMBER OF OPEN SEQUENTIAL WRITE REQUIRED ZONES of a
 	// host-managed disk); 0: no limit.
 	ZoneMaxOpen uint32
+	// ZoneCap is the capacity of a sequential zone in bytes, a number
+	// of blocks up to the zone size (scsi_debug's zone_cap_mb); 0: the
+	// zone size. Below it, each sequential zone is followed by a gap
+	// zone (ZBC-2) filling the rest of the zone size, and the zones
+	// start at a constant granularity, the zone size.
+	ZoneCap uint64
 }
 
 // DefaultConfig returns the defaults. It has no capacity: set Size or
@@ -396,17 +402,28 @@ func (c Config) checkZoned() error {
 			return fmt.Errorf("zone_size: %d bytes is not a power-of-two number of %d-byte blocks (Linux requires one)", c.ZoneSize, c.LBS)
 		}
 	}
+	if c.ZoneCap%uint64(c.LBS) != 0 {
+		return fmt.Errorf("zone_cap: %d bytes is not a whole number of %d-byte blocks", c.ZoneCap, c.LBS)
+	}
 	if !c.HasSize() {
 		return nil
 	}
 	blocks := c.Capacity()
 	zb := zoneBlocks(c, blocks)
-	n := (blocks + zb - 1) / zb
-	switch {
-	case n > maxZones:
-		return fmt.Errorf("zone_size: %d zones of %d blocks exceed %d (give a larger zone_size)", n, zb, maxZones)
-	case uint64(c.ZoneNrConv) >= n:
-		return fmt.Errorf("zone_nr_conv: %d conventional zones leave no sequential zone of the %d", c.ZoneNrConv, n)
+	if c.ZoneCap/uint64(c.LBS) > zb {
+		return fmt.Errorf("zone_cap: %d bytes exceeds the zone size, %d bytes", c.ZoneCap, zb*uint64(c.LBS))
+	}
+	slots := (blocks + zb - 1) / zb
+	if uint64(c.ZoneNrConv) >= slots {
+		return fmt.Errorf("zone_nr_conv: %d conventional zones leave no sequential zone of the %d", c.ZoneNrConv, slots)
+	}
+	n, gaps := slots, ""
+	if cb := c.ZoneCap / uint64(c.LBS); cb != 0 && cb < zb {
+		n += slots - uint64(c.ZoneNrConv) // a gap zone after each sequential one
+		gaps = " (with the gap zones zone_cap adds)"
+	}
+	if n > maxZones {
+		return fmt.Errorf("zone_size: %d zones of %d blocks%s exceed %d (give a larger zone_size)", n, zb, gaps, maxZones)
 	}
 	return nil
 }

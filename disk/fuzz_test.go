@@ -9,13 +9,17 @@ import (
 )
 
 // fuzzConfigs covers both backends, all block sizes, unaligned geometry,
-// thin provisioning, write protect, descriptor sense and enforced limits.
+// thin provisioning, write protect, descriptor sense, enforced limits and
+// zoned disks (with gap zones and a last zone cut short).
 var fuzzConfigs = []string{
 	"size=1G",
 	"size=64M;mode=store;store_size=256K;lbpu=1;lbpws=1;lbpws10=1;unmap_max_desc=8;unmap_max_blocks=100000",
 	"size=1000000000;lbs=4096;pbexp=1;lowest_aligned=1;wp=1;dsense=1;max_blks=64;opt_blks=64",
 	"size=4T;lbs=2048;mode=store;store_size=1M;lbpu=1;max_ws_blks=0",
 	"blocks=1;lbs=1024;mode=store",
+	"size=40M;mode=store;zoned=host-managed;zone_size=4M;zone_cap=3M;zone_max_open=2",
+	"size=33M;zoned=host-aware;zone_size=8M;zone_cap=5M;zone_nr_conv=0",
+	"size=64M;mode=store;zoned=host-managed",
 }
 
 // FuzzDisk feeds arbitrary CDB bytes, Data-Out and Data-In buffer shapes

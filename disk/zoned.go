@@ -21,6 +21,7 @@ const (
 	zoneConventional = 0x1
 	zoneSeqRequired  = 0x2
 	zoneSeqPreferred = 0x3
+	zoneGap          = 0x5
 
 	condNotWP   = 0x0
 	condEmpty   = 0x1
@@ -54,6 +55,7 @@ var (
 	errZoneResources  = scsi.NewError(scsi.DataProtect, scsi.InsufficientZoneResources)
 	errZoneFull       = scsi.NewError(scsi.IllegalRequest, scsi.InvalidFieldInCDB) // a write to a FULL zone, as scsi_debug answers
 	errNotZoneStart   = scsi.InvalidField(2, -1)
+	errGapZone        = scsi.NewError(scsi.IllegalRequest, scsi.AttemptToAccessGapZone)
 )
 
 // zone is one zone's state. wp is meaningless in a conventional zone.
@@ -65,13 +67,17 @@ type zone struct {
 
 func (z *zone) end() uint64 { return z.start + z.size }
 
-func (z *zone) seq() bool { return z.typ != zoneConventional }
+// seq reports whether z has a write pointer: sequential write required
+// or preferred (not conventional, not a gap).
+func (z *zone) seq() bool { return z.typ == zoneSeqRequired || z.typ == zoneSeqPreferred }
 
 // zones is a disk's zone table and the counts of the open-zone limit.
 // Like the rest of the disk's state it belongs to the command goroutine.
 type zones struct {
 	z                      []zone
 	shift                  uint // log2 of the zone size in blocks
+	nConv                  int  // conventional zones, at the start
+	gaps                   bool // each sequential zone is followed by a gap zone (zone_cap)
 	managed                bool
 	maxOpen                int // 0: no limit
 	impOpen, expOpen, nClo int
@@ -93,7 +99,10 @@ func zoneBlocks(cfg Config, blocks uint64) uint64 {
 }
 
 // newZones builds the zone table of a disk of blocks blocks; the caller
-// has validated cfg (ZoneGeometry).
+// has validated cfg (ZoneGeometry). With a zone capacity below the zone
+// size, each zone-size slot after the conventional zones holds a
+// sequential zone of that capacity and a gap zone for the rest, as
+// scsi_debug's zone_cap_mb lays them out.
 func newZones(cfg Config, blocks uint64) *zones {
 	zb := zoneBlocks(cfg, blocks)
 	zs := &zones{managed: cfg.Zoned == ZonedHostManaged}
@@ -103,25 +112,60 @@ func newZones(cfg Config, blocks uint64) *zones {
 	for zb>>zs.shift > 1 {
 		zs.shift++
 	}
-	n := (blocks + zb - 1) / zb
-	zs.z = make([]zone, n)
-	for i := range zs.z {
-		z := &zs.z[i]
-		z.start = uint64(i) * zb
-		z.size = min(zb, blocks-z.start)
-		switch {
-		case uint32(i) < cfg.ZoneNrConv:
-			z.typ, z.cond = zoneConventional, condNotWP
-		case zs.managed:
-			z.typ, z.cond, z.wp = zoneSeqRequired, condEmpty, z.start
-		default:
-			z.typ, z.cond, z.wp = zoneSeqPreferred, condEmpty, z.start
+	capBlocks := zb
+	if c := cfg.ZoneCap / uint64(cfg.LBS); c != 0 && c < zb {
+		capBlocks, zs.gaps = c, true
+	}
+	seqType := uint8(zoneSeqPreferred)
+	if zs.managed {
+		seqType = zoneSeqRequired
+	}
+	slots := (blocks + zb - 1) / zb
+	zs.nConv = int(min(uint64(cfg.ZoneNrConv), slots))
+	n := slots
+	if zs.gaps {
+		n += slots - uint64(zs.nConv)
+	}
+	zs.z = make([]zone, 0, n)
+	for i := uint64(0); i < slots; i++ {
+		start := i * zb
+		size := min(zb, blocks-start)
+		if i < uint64(zs.nConv) {
+			zs.z = append(zs.z, zone{start: start, size: size, typ: zoneConventional, cond: condNotWP})
+			continue
+		}
+		seq := min(capBlocks, size)
+		zs.z = append(zs.z, zone{start: start, size: seq, wp: start, typ: seqType, cond: condEmpty})
+		if zs.gaps && seq < size {
+			zs.z = append(zs.z, zone{start: start + seq, size: size - seq, typ: zoneGap, cond: condNotWP})
 		}
 	}
 	return zs
 }
 
-func (zs *zones) at(lba uint64) *zone { return &zs.z[lba>>zs.shift] }
+// index is the position in the zone table of the zone that holds lba.
+func (zs *zones) index(lba uint64) int {
+	slot := int(lba >> zs.shift)
+	if !zs.gaps || slot < zs.nConv {
+		return slot
+	}
+	i := 2*slot - zs.nConv // the slot's sequential zone; its gap follows
+	if lba >= zs.z[i].end() {
+		i++
+	}
+	return i
+}
+
+// granularity is the ZONE STARTING LBA GRANULARITY of a disk with gap
+// zones (the zone size, in blocks), 0 without.
+func (zs *zones) granularity() uint64 {
+	if !zs.gaps {
+		return 0
+	}
+	return 1 << zs.shift
+}
+
+func (zs *zones) at(lba uint64) *zone { return &zs.z[zs.index(lba)] }
 
 // zoneExtent decodes the zone a ZBC OUT command (OPEN, CLOSE, FINISH
 // ZONE, RESET WRITE POINTER) names by its ZONE ID, the zone's first LBA,
@@ -273,11 +317,16 @@ func (zs *zones) checkRead(lba, n uint64) error {
 // open zone was opened explicitly).
 func (zs *zones) checkWrite(lba, n uint64) error {
 	z, last := zs.at(lba), zs.at(lba+n-1)
-	if !z.seq() {
-		if last.seq() {
+	switch {
+	case z.typ == zoneGap:
+		return errGapZone
+	case z.typ == zoneConventional:
+		if last.typ != zoneConventional {
 			return errWriteBoundary
 		}
 		return nil
+	case z.typ == zoneSeqPreferred && zs.gaps && last != z && zs.crossesGap(lba, n):
+		return errGapZone // a host-aware write may run on, but not into a gap
 	}
 	if z.typ == zoneSeqRequired {
 		switch {
@@ -296,6 +345,16 @@ func (zs *zones) checkWrite(lba, n uint64) error {
 		zs.open(z, false)
 	}
 	return nil
+}
+
+// crossesGap reports whether n blocks at lba reach into a gap zone.
+func (zs *zones) crossesGap(lba, n uint64) bool {
+	for i, end := zs.index(lba), lba+n; i < len(zs.z) && zs.z[i].start < end; i++ {
+		if zs.z[i].typ == zoneGap {
+			return true
+		}
+	}
+	return false
 }
 
 // advance moves the write pointers past a write of n blocks at lba that
@@ -343,7 +402,7 @@ func (d *Disk) reportZones(cmd *scsi.Command) error {
 		return scsi.ErrLBAOutOfRange
 	}
 	zs := d.zones
-	first := int(start >> zs.shift)
+	first := zs.index(start)
 	fits := uint64(0)
 	if alloc > zoneDescLen {
 		fits = (alloc - zoneDescLen) / zoneDescLen
@@ -360,7 +419,8 @@ func (d *Disk) reportZones(cmd *scsi.Command) error {
 	var h [zoneDescLen]byte
 	binary.BigEndian.PutUint32(h[0:], uint32(min(listed*zoneDescLen, 0xffffffff))) // ZONE LIST LENGTH
 	// h[4] SAME 0: the zones may differ (the conventional ones, the last).
-	binary.BigEndian.PutUint64(h[8:], d.blocks-1) // MAXIMUM LBA
+	binary.BigEndian.PutUint64(h[8:], d.blocks-1)        // MAXIMUM LBA
+	binary.BigEndian.PutUint64(h[16:], zs.granularity()) // ZONE STARTING LBA GRANULARITY
 	scsi.WriteParameterData(cmd.Data, h[:], int(min(alloc, zoneDescLen)))
 	written := uint64(0)
 	for i := first; i < len(zs.z) && written < fits; i++ {
@@ -390,7 +450,7 @@ func (d *Disk) reportZones(cmd *scsi.Command) error {
 // validReportingOption reports whether the REPORTING OPTIONS value is one
 // ZBC-2 defines.
 func validReportingOption(o byte) bool {
-	return o <= 0x07 || o == 0x10 || o == 0x11 || o == 0x3f
+	return o <= 0x07 || o == 0x10 || o == 0x11 || o == 0x3e || o == 0x3f
 }
 
 // zoneReported applies REPORTING OPTIONS o to z.
@@ -410,6 +470,8 @@ func zoneReported(z *zone, o byte) bool {
 		return z.cond == condFull
 	case 0x11:
 		return z.nonSeq
+	case 0x3e:
+		return z.typ != zoneGap
 	case 0x3f:
 		return !z.seq()
 	}
@@ -548,5 +610,9 @@ func (d *Disk) appendZonedCharacteristics(b []byte) []byte {
 		maxOpen = uint32(d.zones.maxOpen)
 	}
 	binary.BigEndian.PutUint32(p[12:], maxOpen)
+	if g := d.zones.granularity(); g != 0 {
+		p[19] = 0x08 // ZONE ALIGNMENT METHOD: constant zone starting LBA granularity
+		binary.BigEndian.PutUint64(p[20:], g)
+	}
 	return append(b, p[:]...)
 }

@@ -58,7 +58,7 @@ func (td *tdisk) zones(start uint64, alloc uint32, opts byte, partial bool) (lis
 	for i := 64; i+64 <= len(got); i += 64 {
 		d := got[i : i+64]
 		wp := fmt.Sprint(binary.BigEndian.Uint64(d[24:]))
-		if d[0] == 1 {
+		if wp == fmt.Sprint(^uint64(0)) && (d[0] == 1 || d[0] == 5) { // no write pointer: conventional, gap
 			wp = "-"
 		}
 		s := fmt.Sprintf("%d/%x %d+%d@%s", d[0], d[1]>>4, binary.BigEndian.Uint64(d[16:]), binary.BigEndian.Uint64(d[8:]), wp)
@@ -266,5 +266,93 @@ func TestZonedConfig(t *testing.T) {
 	td := newDisk(t, "size=64M;zoned=host-managed")
 	if err := td.d.Reconfigure("size=128M;zoned=host-managed"); err == nil || !strings.Contains(err.Error(), "a zoned disk keeps its capacity") {
 		t.Fatalf("Reconfigure to 128M: %v", err)
+	}
+}
+
+// zone_cap below zone_size: each sequential zone of that capacity is
+// followed by a gap zone (type 5) to the next zone-size boundary, as
+// scsi_debug's zone_cap_mb lays them out; VPD B6 and REPORT ZONES give the
+// zone starting LBA granularity that Linux's sd_zbc takes as the zone
+// length. Writes cannot reach a gap zone (21/09); a sequential zone is full
+// at its capacity; a read from a zone into its gap crosses zone types
+// (21/06); reporting option 3Eh leaves the gap zones out, 3Fh keeps them
+// (they have no write pointer); zone management refuses a gap zone's LBA.
+func TestGapZones(t *testing.T) {
+	td := newDisk(t, "size=64M;mode=store;zoned=host-managed;zone_size=16M;zone_cap=12M")
+	const zb, capb = 32768, 24576
+	td.golden(inquiry(true, 0xb6, 64), 64, "14 b6 00 3c 01 000000 ffffffff ffffffff 00000008 000000 08 0000000000008000 00*32")
+	td.wantZones("1/0 0+32768@-",
+		"2/1 32768+24576@32768", "5/0 57344+8192@-",
+		"2/1 65536+24576@65536", "5/0 90112+8192@-",
+		"2/1 98304+24576@98304", "5/0 122880+8192@-")
+	r, head := td.in(reportZonesCDB(0, 64, 0, false), 64)
+	good(t, r)
+	if g := binary.BigEndian.Uint64(head[16:]); g != zb {
+		t.Fatalf("REPORT ZONES zone starting LBA granularity %d, want %d", g, zb)
+	}
+	if _, descs := td.zones(0, 64*8, 0x3e, false); len(descs) != 4 {
+		t.Fatalf("option 3Eh (no gap zones): %v", descs)
+	}
+	if _, descs := td.zones(0, 64*8, 0x3f, false); !slices.Equal(descs, []string{"1/0 0+32768@-", "5/0 57344+8192@-", "5/0 90112+8192@-", "5/0 122880+8192@-"}) {
+		t.Fatalf("option 3Fh (no write pointer): %v", descs)
+	}
+	if _, descs := td.zones(90112, 64*8, 0, false); len(descs) != 3 || descs[0] != "5/0 90112+8192@-" {
+		t.Fatalf("report from a gap zone's LBA: %v", descs)
+	}
+
+	z1 := uint64(zb)
+	wantSense(t, td.out(write16(z1+capb, 8), make([]byte, 8*512)), scsi.IllegalRequest, scsi.AttemptToAccessGapZone)
+	wantSense(t, td.out(write16(z1, capb+8), make([]byte, (capb+8)*512)), scsi.IllegalRequest, scsi.WriteBoundaryViolation)
+	good(t, td.out(write16(z1, capb), make([]byte, capb*512)))
+	td.wantZones("1/0 0+32768@-", "2/e 32768+24576@57344", "5/0 57344+8192@-",
+		"2/1 65536+24576@65536", "5/0 90112+8192@-", "2/1 98304+24576@98304", "5/0 122880+8192@-")
+	r, _ = td.in(read16(z1+capb-4, 8), 8*512)
+	wantSense(t, r, scsi.IllegalRequest, scsi.AttemptToReadInvalidData)
+	r, got := td.in(read16(z1+capb, 8), 8*512)
+	good(t, r)
+	if !bytes.Equal(got, make([]byte, 8*512)) {
+		t.Fatal("a gap zone reads other than zeros")
+	}
+	for _, sa := range []byte{openZone, closeZone, finishZone, resetWP} {
+		wantField(t, td.do(zoneCDB(sa, z1+capb, false), nil), true, 2, -1)
+	}
+	good(t, td.do(zoneCDB(resetWP, z1, false), nil))
+	good(t, td.do(zoneCDB(finishZone, 0, true), nil))
+	td.wantZones("1/0 0+32768@-", "2/1 32768+24576@32768", "5/0 57344+8192@-",
+		"2/1 65536+24576@65536", "5/0 90112+8192@-", "2/1 98304+24576@98304", "5/0 122880+8192@-")
+
+	// A host-aware write may run on into the next zone, but not into a gap.
+	ha := newDisk(t, "size=64M;mode=store;zoned=host-aware;zone_size=16M;zone_cap=12M;zone_nr_conv=0")
+	good(t, ha.out(write16(100, 8), pattern(8*512, 1)))
+	wantSense(t, ha.out(write16(capb-4, 8), make([]byte, 8*512)), scsi.IllegalRequest, scsi.AttemptToAccessGapZone)
+
+	// The gap zones' state crosses a planned restart like the others.
+	next, err := handOver(t, td, "size=64M;mode=store;zoned=host-managed;zone_size=16M;zone_cap=12M")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.ResumeHandOver()
+	(&tdisk{t: t, d: next}).wantZones("1/0 0+32768@-", "2/1 32768+24576@32768", "5/0 57344+8192@-",
+		"2/1 65536+24576@65536", "5/0 90112+8192@-", "2/1 98304+24576@98304", "5/0 122880+8192@-")
+}
+
+func TestGapZonesConfig(t *testing.T) {
+	for in, want := range map[string]string{
+		"size=64M;zone_cap=4M": "zone_cap: only meaningful with zoned=",
+		"size=64M;zoned=host-managed;zone_size=16M;zone_cap=32M": "zone_cap: 33554432 bytes exceeds the zone size, 16777216 bytes",
+		"size=64M;zoned=host-managed;zone_cap=1000":              "zone_cap: 1000 bytes is not a whole number of 512-byte blocks",
+		"size=64M;zoned=host-managed;zone_cap=0":                 "zone_cap: must be at least one block",
+		"size=1T;zoned=host-managed;zone_size=1M;zone_cap=512K":  "(with the gap zones zone_cap adds) exceed",
+	} {
+		if _, err := disk.ParseConfig(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+	c, err := disk.ParseConfig("size=64M;zoned=host-managed;zone_size=16M;zone_cap=12M")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.String(); s != "size=64MiB;zoned=host-managed;zone_size=16MiB;zone_cap=12MiB" {
+		t.Fatalf("canonical %q", s)
 	}
 }

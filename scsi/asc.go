@@ -55,6 +55,7 @@ const (
 	UnalignedWriteCommand            ASC = 0x2104
 	WriteBoundaryViolation           ASC = 0x2105
 	AttemptToReadInvalidData         ASC = 0x2106
+	AttemptToAccessGapZone           ASC = 0x2109
 	InvalidFieldInCDB                ASC = 0x2400
 	LogicalUnitNotSupported          ASC = 0x2500
 	InvalidFieldInParameterList      ASC = 0x2600
@@ -226,6 +227,7 @@ var ascNames = [...]struct {
 	{0x2104, "UNALIGNED WRITE COMMAND"},
 	{0x2105, "WRITE BOUNDARY VIOLATION"},
 	{0x2106, "ATTEMPT TO READ INVALID DATA"},
+	{0x2109, "ATTEMPT TO ACCESS GAP ZONE"},
 	{0x2400, "INVALID FIELD IN CDB"},
 	{0x2500, "LOGICAL UNIT NOT SUPPORTED"},
 	{0x2600, "INVALID FIELD IN PARAMETER LIST"},

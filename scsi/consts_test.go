@@ -280,6 +280,7 @@ var ascTable = []struct {
 	{scsi.UnalignedWriteCommand, 0x2104, "UNALIGNED WRITE COMMAND"},
 	{scsi.WriteBoundaryViolation, 0x2105, "WRITE BOUNDARY VIOLATION"},
 	{scsi.AttemptToReadInvalidData, 0x2106, "ATTEMPT TO READ INVALID DATA"},
+	{scsi.AttemptToAccessGapZone, 0x2109, "ATTEMPT TO ACCESS GAP ZONE"},
 	{scsi.InvalidFieldInCDB, 0x2400, "INVALID FIELD IN CDB"},
 	{scsi.LogicalUnitNotSupported, 0x2500, "LOGICAL UNIT NOT SUPPORTED"},
 	{scsi.InvalidFieldInParameterList, 0x2600, "INVALID FIELD IN PARAMETER LIST"},
