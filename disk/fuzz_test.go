@@ -78,9 +78,14 @@ func check(t *testing.T, cdb []byte, r scsi.Response, buf *scsi.Buffer) {
 		t.Fatalf("% x: Written %d Consumed %d Len %d", cdb, buf.Written(), buf.Consumed(), buf.Len())
 	}
 	switch r.Status {
+	case scsi.StatusConditionMet: // PRE-FETCH: the blocks fit the cache (SBC-4 5.10)
+		if op := cdb[0]; op != 0x34 && op != 0x90 {
+			t.Fatalf("% x: CONDITION MET from a command other than PRE-FETCH", cdb)
+		}
+		fallthrough
 	case scsi.StatusGood:
 		if r.Sense != (scsi.Sense{}) {
-			t.Fatalf("% x: GOOD with sense %+v", cdb, r.Sense)
+			t.Fatalf("% x: %v with sense %+v", cdb, r.Status, r.Sense)
 		}
 	case scsi.StatusCheckCondition:
 		if r.Sense.Key == scsi.NoSense || r.Sense.ASC == 0 {

@@ -397,10 +397,16 @@ func (t *Table[U]) serve(u U, s *SPC, cmd *Command) Response {
 	case i == 0:
 		return CheckCondition(senseInvalidOp)
 	case i < 0:
-		if OpCode(cdb[0]) == VariableLength {
+		// The SERVICE ACTION field is at byte 1 (bytes 8-9 of a
+		// variable-length CDB); a CDB too short to hold it has nothing
+		// for the field pointer to point at.
+		switch {
+		case OpCode(cdb[0]) == VariableLength && len(cdb) > 9:
 			return CheckCondition(InvalidFieldSense(8, 7))
+		case OpCode(cdb[0]) != VariableLength && len(cdb) > 1:
+			return CheckCondition(InvalidFieldSense(1, 4))
 		}
-		return CheckCondition(InvalidFieldSense(1, 4))
+		return CheckCondition(senseShortCDB)
 	}
 	o := &t.ops[i-1]
 	n := len(o.Usage)

@@ -76,6 +76,8 @@ func TestServeOrder(t *testing.T) {
 		{name: "first service action", cdb: cdbOf(0x9e, 16, map[int]byte{1: 0x10}), wantRan: "read_capacity_16"},
 		{name: "second service action", cdb: cdbOf(0x9e, 16, map[int]byte{1: 0x12}), wantRan: "get_lba_status"},
 		{name: "short CDB", cdb: read10[:9], want: scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInCDB}},
+		{name: "a service-action opcode alone: no field to point at", cdb: scsi.CDB{0x9e},
+			want: scsi.Sense{Key: scsi.IllegalRequest, ASC: scsi.InvalidFieldInCDB}},
 		{name: "NACA", cdb: cdbOf(0x28, 10, map[int]byte{9: 0x04}), want: scsi.InvalidFieldSense(9, 2)},
 		{name: "NACA before not ready", u: unit{notReady: true}, cdb: cdbOf(0x28, 10, map[int]byte{9: 0x04}),
 			want: scsi.InvalidFieldSense(9, 2)},
