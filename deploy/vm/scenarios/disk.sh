@@ -44,6 +44,9 @@ devices:
   - name: zonedha
     type: vdisk
     config: "size=64MiB;mode=store;zoned=host-aware;zone_size=16M"
+  - name: zonedcap
+    type: vdisk
+    config: "size=64MiB;mode=store;zoned=host-managed;zone_size=16M;zone_cap=12M"
 EOF
 artefact /etc/vscsid/disk.yaml
 
@@ -97,7 +100,7 @@ dmesg_mark daemon
 vscsid_start disk --config /etc/vscsid/disk.yaml
 [ -n "$VSCSID_PID" ] || abort "vscsid did not start"
 
-for n in d512n d4kn d512e store0 atomic0 zoned0 zonedfs zonedha; do
+for n in d512n d4kn d512e store0 atomic0 zoned0 zonedfs zonedha zonedcap; do
 	require wait_for "$n-attached" 30 "dev_node block $n && dev_node sg $n"
 done
 
@@ -458,6 +461,20 @@ check zbc-ha-write-off-wp $DD if=/dev/urandom of="/dev/$sd" bs=64k seek=300 coun
 expect_output zbc-ha-report-non-seq '(Non_seq|NON_SEQ): 1' sg_rep_zones --start=32768 "/dev/$(dev_sg zonedha)"
 expect_match zbc-ha-report-preferred '[Ss]equential write preferred' "$OUT"
 
+# Zone capacity below the zone size (zone_cap, scsi_debug's zone_cap_mb):
+# gap zones after each sequential zone. sd takes the zone starting LBA
+# granularity for the zone length, so the kernel sees 4 zones of 16 MiB
+# (32768 sectors), the sequential ones with a capacity of 12 MiB (24576);
+# a write fills a zone to its capacity and leaves it full.
+sd=$(dev_block zonedcap)
+expect_eq zbc-cap-chunk-sectors 32768 "$(cat /sys/block/$sd/queue/chunk_sectors)"
+expect_eq zbc-cap-nr-zones 4 "$(cat /sys/block/$sd/queue/nr_zones)"
+expect_output zbc-cap-blkzone-capacity 'start: 0x000008000, len 0x008000, cap 0x006000' blkzone report "/dev/$sd"
+check zbc-cap-fill-zone $DD if=/dev/urandom of="/dev/$sd" bs=1M seek=16 count=12 oflag=direct
+expect_output zbc-cap-zone-full 'start: 0x000008000.*zcond: ?14\(fu\)' blkzone report -o 32768 -c 1 "/dev/$sd"
+expect_output zbc-cap-sg-gap-21-09 'Attempt to access gap zone|ASC=21 ASCQ=09' \
+	sh -c "sg_raw -s 512 -i $W/z512 /dev/$(dev_sg zonedcap) 8a 00 00 00 00 00 00 00 e0 00 00 00 00 01 00 00 2>&1; true"
+
 # ------------------------------------------------- protection information
 # A user (TCMU) backstore cannot carry T10 protection information: its
 # attrib/ has no pi_prot_type (target_core_user.c gives LIO no init_prot,
@@ -510,7 +527,7 @@ check_sh metrics-scrape "scrape_metrics $W/metrics.txt && grep -q '^# TYPE ' $W/
 
 # ----------------------------------------------------------------- teardown
 disks=""
-for n in d512n d4kn d512e store0 atomic0 zoned0 zonedfs zonedha; do disks="$disks $(dev_block "$n")"; done
+for n in d512n d4kn d512e store0 atomic0 zoned0 zonedfs zonedha zonedcap; do disks="$disks $(dev_block "$n")"; done
 vscsid_stop vscsid-sigterm-exit-0
 wait_for configfs-no-residue 15 "[ -z \"\$(configfs_residue)\" ]"
 [ -z "$(configfs_residue)" ] || note "left in configfs: $(configfs_residue | tr '\n' ' ')"
