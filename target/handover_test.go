@@ -103,17 +103,9 @@ func TestHandOverChangedConfig(t *testing.T) {
 	ctx := context.Background()
 	var resumed atomic.Int32
 	spec := resumerSpec(DeviceSpec{Name: "disk0", Subtype: "vdisk", Config: "size=1G", Size: 1 << 30}, &resumed)
+	handedOver(t, f.options(zaptest.NewLogger(t)), spec)
 	tg, err := New(f.options(zaptest.NewLogger(t)))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tg.Create(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	if err := tg.HandOver(); err != nil {
-		t.Fatal(err)
-	}
-	if tg, err = New(f.options(zaptest.NewLogger(t))); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tg.Close() }()
@@ -252,6 +244,22 @@ func TestHandOverISCSIOnly(t *testing.T) {
 	}
 }
 
+// handedOver makes spec on a new Target of opts and hands it over, as a
+// daemon that stops for a planned restart.
+func handedOver(t *testing.T, opts Options, spec DeviceSpec) {
+	t.Helper()
+	tg, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Create(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.HandOver(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // carrier is a handler with in-memory state to carry: it saves state and
 // records what it loads.
 type carrier struct {
@@ -318,16 +326,7 @@ func TestHandOverCarries(t *testing.T) {
 			}}
 		opts := f.options(zaptest.NewLogger(t))
 		opts.Keeper = keeper
-		tg, err := New(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tg.Create(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-		if err := tg.HandOver(); err != nil {
-			t.Fatal(err)
-		}
+		handedOver(t, opts, spec)
 		wantKept := map[string]string{"handover.disk0": "written blocks"}
 		if keepErr != nil {
 			wantKept = map[string]string{}
@@ -336,7 +335,8 @@ func TestHandOverCarries(t *testing.T) {
 			t.Errorf("keeper error %v: kept %q, want %q", keepErr, keeper.kept, wantKept)
 		}
 		keeper.err = nil
-		if tg, err = New(opts); err != nil {
+		tg, err := New(opts)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tg.Create(ctx, spec); err != nil {

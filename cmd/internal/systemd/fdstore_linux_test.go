@@ -1,4 +1,4 @@
-package systemd
+package systemd_test
 
 import (
 	"fmt"
@@ -13,20 +13,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/cmd/internal/systemd"
 )
 
-// fakeManager plays systemd's side of the notify socket, receiving
-// datagrams with their file descriptors.
+// fakeManager plays systemd's side of the notify socket (listen), for
+// datagrams with files.
 func fakeManager(t *testing.T) *net.UnixConn {
 	t.Helper()
-	addr := filepath.Join(t.TempDir(), "notify")
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: addr, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	t.Setenv("NOTIFY_SOCKET", addr)
-	return c
+	return listen(t, filepath.Join(t.TempDir(), "notify"))
 }
 
 // receive returns the next datagram and the files it carries.
@@ -61,7 +56,7 @@ func receive(t *testing.T, c *net.UnixConn) (string, []*os.File) {
 // name; a failing save sends nothing.
 func TestFDStoreKeep(t *testing.T) {
 	m := fakeManager(t)
-	s, err := openFDStore(func(string) string { return "" }, os.Getpid(), 100)
+	s, err := systemd.OpenFDStoreAt(func(string) string { return "" }, os.Getpid(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +123,7 @@ func TestFDStoreOpen(t *testing.T) {
 		"LISTEN_FDS":     "4",
 		"LISTEN_FDNAMES": "handover.d1:handover.d2:unknown:handover.d1",
 	}
-	s, err := openFDStore(func(k string) string { return env[k] }, os.Getpid(), first)
+	s, err := systemd.OpenFDStoreAt(func(k string) string { return env[k] }, os.Getpid(), first)
 	if err == nil || !strings.Contains(err.Error(), "unnamed file descriptor 202") || !strings.Contains(err.Error(), `second file named "handover.d1"`) {
 		t.Errorf("error: %v", err)
 	}
@@ -172,7 +167,7 @@ func TestFDStoreOpen(t *testing.T) {
 
 	// Variables inherited from another process's start pass nothing.
 	env["LISTEN_PID"] = "1"
-	if s, err := openFDStore(func(k string) string { return env[k] }, os.Getpid(), first); err != nil || len(s.Names()) != 0 {
+	if s, err := systemd.OpenFDStoreAt(func(k string) string { return env[k] }, os.Getpid(), first); err != nil || len(s.Names()) != 0 {
 		t.Errorf("another process's variables: %q %v", s.Names(), err)
 	}
 }
