@@ -149,6 +149,7 @@ func (t *Target) HandOver() error {
 		rec.Devices = append(rec.Devices, d)
 		t.log.Info("device handed over: it stays in the kernel for the next daemon", zap.String("device", m.info.Name), zap.Bool("drained", drained), zap.Bool("carried", carried))
 	}
+	t.ended()
 	rec.Time = time.Now()
 	if err := writeHandOver(t.paths.handOver(), &rec); err != nil {
 		errs = append(errs, fmt.Errorf("hand-over record (the next daemon starts the devices from power-on): %w", err))

@@ -348,3 +348,74 @@ func TestHandOverCarries(t *testing.T) {
 		_ = tg.Close()
 	}
 }
+
+// peerUnit is a handler that records, when it closes, what a library
+// finishing a move on its way out would find of its drive: whether
+// Handler still resolves it, and whether the drive is already closed.
+type peerUnit struct {
+	scsi.HandlerFunc
+	peers  bool
+	closed *atomic.Bool
+	onStop func()
+}
+
+func (u peerUnit) UsesPeers() bool { return u.peers }
+
+func (u peerUnit) Close() error {
+	if u.onStop != nil {
+		u.onStop()
+	}
+	u.closed.Store(true)
+	return nil
+}
+
+// TestLettingGoKeepsPeersReachable: Close and HandOver let go of a device
+// that uses peers (a library) before the devices it uses, whatever the
+// order they were made in, and while it lets go Handler still finds
+// them, serving: a move the library finishes in its drain unloads the
+// drive instead of finding no drive and moving the cartridge in the
+// inventory alone (the drive then kept it: found in the VM suite, a
+// restart under mtx loads and unloads).
+func TestLettingGoKeepsPeersReachable(t *testing.T) {
+	for _, how := range []string{"close", "hand over"} {
+		f := newFixture(t)
+		tg, err := New(f.options(zaptest.NewLogger(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		good := scsi.HandlerFunc(func(context.Context, *scsi.Command) scsi.Response { return scsi.Good })
+		var driveClosed, libClosed atomic.Bool
+		var lookupErr error
+		sawDriveClosed := false
+		lib := DeviceSpec{Name: "lib0", Subtype: "vlibrary", Config: "media=/m;drives=tape0", Size: 1 << 20,
+			Factory: func(DeviceConfig, *zap.Logger) (Handler, error) {
+				return peerUnit{HandlerFunc: good, peers: true, closed: &libClosed, onStop: func() {
+					_, lookupErr = tg.Handler("tape0")
+					sawDriveClosed = driveClosed.Load()
+				}}, nil
+			}}
+		drive := DeviceSpec{Name: "tape0", Subtype: "vtape", Config: "media=/m", Size: 1 << 30,
+			Factory: func(DeviceConfig, *zap.Logger) (Handler, error) {
+				return peerUnit{HandlerFunc: good, closed: &driveClosed}, nil
+			}}
+		for _, s := range []DeviceSpec{lib, drive} { // the library first: newest-first alone would stop the drive first
+			if _, err := tg.Create(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if how == "close" {
+			err = tg.Close()
+		} else {
+			err = tg.HandOver()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !libClosed.Load() || lookupErr != nil || sawDriveClosed {
+			t.Errorf("%s: the library let go of with its drive unreachable (%v) or closed (%v)", how, lookupErr, sawDriveClosed)
+		}
+		if _, err := tg.Handler("tape0"); !errors.Is(err, ErrNoDevice) {
+			t.Errorf("%s: Handler still finds a device once every one is let go of: %v", how, err)
+		}
+	}
+}

@@ -108,6 +108,11 @@ type Target struct {
 	// kernel does not wait for (noReply), by hba/name.
 	removing map[string]bool
 	closed   bool
+	// ending: the devices Close or HandOver is letting go of, in the
+	// order they go. Handler still finds them, so that a command a
+	// device finishes on its way out reaches the devices it uses (a
+	// library's move unloads its drive) rather than none.
+	ending   []*managed
 	loopback bool // we created target/loopback
 	// handedOver: the devices the previous daemon handed over (HandOver),
 	// until each is taken over; guarded by createMu.
@@ -396,8 +401,46 @@ func (t *Target) end() (devs []*managed, loopback, ok bool) {
 		return nil, false, false
 	}
 	t.closed = true
-	devs, t.devs = t.devs, nil
+	devs, t.devs = ordered(t.devs), nil
+	t.ending = devs
 	return devs, t.loopback, true
+}
+
+// A PeerUser is a handler that acts on other devices: a library moves
+// cartridges into and out of its drives. Close and HandOver let go of
+// such devices before the others, so that the commands they finish on
+// the way out find the devices they use still serving.
+type PeerUser interface {
+	UsesPeers() bool
+}
+
+// ordered returns devs in the order Close and HandOver let go of them
+// when iterated from the end: newest first, devices that use peers
+// before all others.
+func ordered(devs []*managed) []*managed {
+	out := make([]*managed, 0, len(devs))
+	usesPeers := func(m *managed) bool {
+		p, ok := scsi.As[PeerUser](m.h)
+		return ok && p.UsesPeers()
+	}
+	for _, m := range devs {
+		if !usesPeers(m) {
+			out = append(out, m)
+		}
+	}
+	for _, m := range devs {
+		if usesPeers(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ended forgets the devices end handed out, once they are let go of.
+func (t *Target) ended() {
+	t.mu.Lock()
+	t.ending = nil
+	t.mu.Unlock()
 }
 
 // serve starts m's device loop in its own goroutine and pushes the step
@@ -625,7 +668,11 @@ func (t *Target) Trace(name string, r *tcmu.TraceRing) (detach func(), err error
 func (t *Target) findLocked(name string) (*managed, error) {
 	var found *managed
 	var hbas []string
-	for _, m := range t.devs {
+	devs := t.devs
+	if t.closed {
+		devs = t.ending
+	}
+	for _, m := range devs {
 		if m.info.Name != name {
 			continue
 		}
@@ -670,6 +717,7 @@ func (t *Target) Close() error {
 		}
 		t.log.Info("device removed", zap.String("device", m.info.Name))
 	}
+	t.ended()
 	t.cancel()
 	if loopback {
 		if err := t.fs.Rmdir(t.paths.loopback()); err != nil && !isBusy(err) {

@@ -350,6 +350,12 @@ func (c *Changer) ResumeHandOver() bool {
 	return true
 }
 
+// UsesPeers reports that the changer acts on other devices, its drives
+// (target.PeerUser): a daemon that stops lets go of it before them, so
+// that a move it finishes on the way out unloads a drive that still
+// serves.
+func (c *Changer) UsesPeers() bool { return len(c.cfg.Drives) > 0 }
+
 // Close makes the changer refuse further commands with NOT READY. The
 // inventory is already saved; the drives are not touched.
 func (c *Changer) Close() error {
