@@ -356,6 +356,14 @@ md5() { md5sum "$1" | cut -d' ' -f1; }
 # dmesg_mark [NAME]: remember where the kernel log is now; dmesg_since
 # [NAME] prints what came after that mark (the runner sets the unnamed mark
 # at the start of the scenario).
+# kernel_before MAJOR MINOR: the running kernel is older than MAJOR.MINOR.
+kernel_before() {
+	_kv=$(uname -r)
+	_kmaj=${_kv%%.*}
+	_kmin=$(echo "$_kv" | cut -d. -f2)
+	[ "$_kmaj" -lt "$1" ] || { [ "$_kmaj" -eq "$1" ] && [ "$_kmin" -lt "$2" ]; }
+}
+
 dmesg_mark() { dmesg | wc -l >"$W/dmesg.mark${1:+.$1}"; }
 dmesg_since() {
 	_vt_m=$(cat "$W/dmesg.mark${1:+.$1}" 2>/dev/null || echo 0)

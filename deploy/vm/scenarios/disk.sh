@@ -401,11 +401,10 @@ expect_output zbc-wp-advanced 'wptr 0x001000 .*zcond: ?2\(oi\)' blkzone report -
 # kernel.
 dmesg_mark zbc-unaligned
 expect_fail zbc-unaligned-write-fails $DD if=/dev/zero of="/dev/$sd" bs=1M seek=20 count=1 oflag=direct
-kv=$(uname -r)
-if [ "${kv%%.*}" -lt 6 ] || { [ "${kv%%.*}" -eq 6 ] && [ "$(echo "$kv" | cut -d. -f2)" -lt 10 ]; }; then
+if kernel_before 6 10; then
 	wait_for zbc-unaligned-logged 10 "dmesg_since zbc-unaligned | grep -i 'unaligned write command'"
 else
-	note "kernel $kv plugs zone writes: the block layer refused the unaligned write without sending it"
+	note "kernel $(uname -r) plugs zone writes: the block layer refused the unaligned write without sending it"
 fi
 head -c 512 /dev/zero >"$W/z512"
 expect_output zbc-sg-unaligned-21-04 'Unaligned write command' \
@@ -430,8 +429,14 @@ check_sh zbc-metrics "scrape_metrics $W/metrics-zbc.txt && grep '^vscsi_scsi_com
 # writes 48 MiB (more than the conventional zones hold, so that data must
 # reach the sequential ones), reads them back equal after a remount, and
 # leaves write pointers past their zones' starts.
+# It runs on Linux 6.10 and later (the suite's newest kernel), where the
+# block layer plugs zone writes, f2fs's path today; on older kernels sd's
+# own write-pointer tracking, which the checks above drive, is the path,
+# and make test's time is better spent there.
 sd=$(dev_block zonedfs)
-if modprobe f2fs 2>/dev/null; then
+if kernel_before 6 10; then
+	note "f2fs on the zoned disk: runs on Linux 6.10 and later, this is $(uname -r)"
+elif modprobe f2fs 2>/dev/null; then
 	check zbc-f2fs-mkfs mkfs.f2fs -f -m "/dev/$sd"
 	mkdir -p /mnt/f2fs
 	check zbc-f2fs-mount mount -t f2fs "/dev/$sd" /mnt/f2fs
@@ -450,8 +455,7 @@ fi
 # REPORT ZONES). Linux before 6.10 sees a zoned host-aware disk; from
 # 6.10 the kernel treats host-aware disks as regular ones.
 sd=$(dev_block zonedha)
-kv=$(uname -r)
-if [ "${kv%%.*}" -lt 6 ] || { [ "${kv%%.*}" -eq 6 ] && [ "$(echo "$kv" | cut -d. -f2)" -lt 10 ]; }; then
+if kernel_before 6 10; then
 	expect_eq zbc-ha-queue-zoned host-aware "$(cat /sys/block/$sd/queue/zoned)"
 else
 	expect_eq zbc-ha-queue-zoned none "$(cat /sys/block/$sd/queue/zoned)"

@@ -383,7 +383,7 @@ func regressionScenarios(dir string) ([]scenario, error) {
 // estimates are the scenarios' wall seconds on the 2-core machine, for the
 // order only (an unknown scenario counts a minute).
 var estimates = map[string]int{
-	"smoke": 12, "attach": 20, "ctl": 17, "disk": 55, "faults": 37, "kill9": 130,
+	"smoke": 12, "attach": 20, "ctl": 17, "disk": 80, "faults": 37, "kill9": 130,
 	"library": 90, "reclaim": 13, "tape": 140, "metrics": 35, "compression": 40, "encryption": 30, "record": 38,
 }
 
