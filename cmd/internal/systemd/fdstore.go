@@ -96,17 +96,6 @@ func openFDStore(getenv func(string) string, pid, first int) (*FDStore, error) {
 	return s, errors.Join(errs...)
 }
 
-// Names lists the files kept for this process that nobody has taken.
-func (s *FDStore) Names() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.kept))
-	for n := range s.kept {
-		out = append(out, n)
-	}
-	return out
-}
-
 // Take returns the file the previous process kept under name, positioned
 // at its start, and forgets it; nil if there is none. The caller closes
 // it.
