@@ -70,9 +70,9 @@ type options struct {
 	newest string
 	cuts   int
 	host   bool
-	// newestFull adds the full guest's real clients on the newest kernel
-	// (make vm-newest-full): 16 minutes of one CPU, which would take
-	// make test past 25 minutes on two.
+	// newestFull runs the full guest's real clients on the newest kernel
+	// (make vm-newest-full) instead of their short pass: 16 minutes of
+	// one CPU, which would take make test past 25 minutes on two.
 	newestFull bool
 	only       []string
 	list       bool
@@ -87,7 +87,7 @@ func run(args []string, out io.Writer) (int, error) {
 	fs.StringVar(&o.newest, "newest", "sid", "the newest kernel's suite, on which the core scenarios run too (empty: none)")
 	fs.IntVar(&o.cuts, "cuts", 3, "power cuts")
 	noHost := fs.Bool("no-host", false, "only the VM parts (no unit tests, no deploy checks)")
-	fs.BoolVar(&o.newestFull, "newest-full", false, "add the full guest's real clients on the newest kernel (targetcli, tcmu-runner, mtx, Bacula, open-iscsi, LTFS)")
+	fs.BoolVar(&o.newestFull, "newest-full", false, "on the newest kernel, the full guest's real clients (targetcli, tcmu-runner, mtx, Bacula, open-iscsi, LTFS) instead of their short pass")
 	only := fs.String("only", "", "run only these `parts` (comma-separated names from -list) and the builds they need")
 	fs.BoolVar(&o.list, "list", false, "print the parts and exit")
 	if err := fs.Parse(args); err != nil {
@@ -240,20 +240,36 @@ func plan(o options) ([]*part, error) {
 	// restarts under I/O, not full/run's 20: the point (no I/O error,
 	// nodes kept) shows at the first, and each costs 6 s under TCG; make
 	// vm-full does 20.
+	// LTFS: the ltfs part takes an IBM LTO-8 and a TS1160 (with its key
+	// manager), tools an IBM LTO-8 in the library, the newest kernel's
+	// pass an HPE LTO-8 in the library.
 	for _, f := range []struct {
 		suite string
+		args  []string
 		est   int
-	}{{"core", 260}, {"tools", 200}, {"iscsi", 200}, {"ltfs", 110}} {
+	}{{"core", nil, 260}, {"tools", nil, 200}, {"iscsi", nil, 200}, {"ltfs", []string{"--ltfs", "lto8,ts1160"}, 80}} {
 		add(&part{name: "full-" + f.suite,
-			cmd:   []string{"deploy/vm/full/run", "--release", o.suite, "--no-build", "--suite", f.suite, "--restarts", "4", "--timeout", "1500"},
+			cmd: append([]string{"deploy/vm/full/run", "--release", o.suite, "--no-build", "--suite", f.suite, "--restarts", "4", "--timeout", "1500"},
+				f.args...),
 			after: []string{"build-full"}, slots: 1, est: f.est, results: true})
 	}
-	// On the newest kernel, the real clients in one boot: targetcli,
+	// On the newest kernel, the full guest's short pass: a library made
+	// and deleted with targetcli, mtx and Bacula's mtx-changer, LTFS on
+	// its drive, streams through a restart; the iSCSI login and I/O. With
+	// -newest-full, the real clients in one boot instead: targetcli,
 	// tcmu-runner, mtx and Bacula, reservations, open-iscsi, LTFS on one
 	// personality.
+	if o.newest != "" {
+		build := "build-full-" + o.newest
+		add(&part{name: build, cmd: []string{"deploy/vm/full/build", "--suite", o.newest}, after: []string{"build-" + o.newest}, slots: 1, est: 20})
+		if !o.newestFull {
+			add(&part{name: "full-" + o.newest + "-newest",
+				cmd:   []string{"deploy/vm/full/run", "--release", o.newest, "--no-build", "--suite", "newest", "--restarts", "1", "--timeout", "1500"},
+				after: []string{build}, slots: 1, est: 140, results: true})
+		}
+	}
 	if o.newest != "" && o.newestFull {
 		build := "build-full-" + o.newest
-		add(&part{name: build, cmd: []string{"deploy/vm/full/build", "--suite", o.newest}, after: []string{"build-" + o.newest}, slots: 1, est: 60})
 		add(&part{name: "full-" + o.newest + "-clients",
 			cmd:   []string{"deploy/vm/full/run", "--release", o.newest, "--no-build", "--suite", "clients", "--ltfs", "lto8", "--timeout", "1500"},
 			after: []string{build}, slots: 1, est: 480, results: true})
@@ -272,9 +288,12 @@ func plan(o options) ([]*part, error) {
 // boot costs about 15 s of CPU under TCG (kernel, init, power-off, the
 // host's packing), as much as these scenarios themselves. smoke leads, so
 // that its Go tests run before any daemon has touched the kernel's TCMU
-// state. The others boot alone: a scenario that hangs st or kills its
-// daemon then fails nothing else.
-var oneBoot = [][]string{{"smoke", "attach", "ctl", "reclaim"}}
+// state. The tape-format scenarios (encryption, compression, record) each
+// take a drive of their own and stop their daemon. The others boot alone:
+// those that kill a daemon, cut power, load the machine or time it, and
+// the long ones (tape, disk, library), so that one that hangs st fails
+// nothing else.
+var oneBoot = [][]string{{"smoke", "attach", "ctl", "reclaim"}, {"encryption", "compression", "record"}}
 
 // newestBoots are the scenarios the newest kernel runs, one boot per
 // group.

@@ -102,6 +102,39 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPlanNewestFull: the newest kernel gets the full guest's short pass,
+// or with -newest-full its real clients instead, never both; no newest
+// kernel, no full guest of it.
+func TestPlanNewestFull(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		newest string
+		full   bool
+		want   []string
+	}{
+		{"sid", false, []string{"build-full-sid", "full-sid-newest"}},
+		{"sid", true, []string{"build-full-sid", "full-sid-clients"}},
+		{"", false, nil},
+	} {
+		ps, err := plan(options{slots: 2, suite: "bookworm", newest: c.newest, cuts: 3, newestFull: c.full, root: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range ps {
+			if strings.Contains(p.name, "full-sid") {
+				got = append(got, p.name)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("-newest %q -newest-full=%v: %v, want %v", c.newest, c.full, got, c.want)
+		}
+	}
+}
+
 // fake is a part running a shell snippet.
 func fake(name, script string, after ...string) *part {
 	return &part{name: name, cmd: []string{"sh", "-c", script}, after: after, slots: 1, est: 1, results: true}

@@ -3,6 +3,11 @@
 # library (/usr/local/lib/vmtest/lib.sh) and by the library's child shells,
 # so that checks can run them as commands: check NAME disk_roundtrip DEV.
 
+# TAR_TREE: a static tree of the guest for tar streams to archive and
+# compare: rtslib's package (rtslib_fb in bookworm, rtslib in sid).
+TAR_TREE=usr/lib/python3/dist-packages/rtslib_fb
+[ -d "/$TAR_TREE" ] || TAR_TREE=usr/lib/python3/dist-packages/rtslib
+
 tc() { # targetcli with its output on the console too
 	local out rc
 	# rtslib-fb warns about its dbroot on every run once a device exists.
