@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,8 +9,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/vscsid/vscsid/cmd/internal/control"
 	"github.com/vscsid/vscsid/internal/clidoc"
@@ -67,49 +64,60 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := f.Compile(nil); err != nil {
 		return usagef("%v", err)
 	}
-	// Lines are written as they come and flushed every flushEvery, so a
-	// pipe sees them promptly without a write per line.
-	w := &lockedWriter{w: bufio.NewWriterSize(stdout, 64<<10)}
-	stop, flusher := make(chan struct{}), make(chan struct{})
-	defer func() { close(stop); <-flusher }()
-	go func() {
-		defer close(flusher)
-		t := time.NewTicker(flushEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				_ = w.flush()
-			}
-		}
-	}()
+	// The daemon formats the lines (text or JSON) and sends them in
+	// pieces of up to 64 KiB, or what 200 ms brought: each piece goes to
+	// stdout in one write, and only the rare start and lost lines, found
+	// by searching the piece, are looked at here (for stderr and the
+	// total at the end). A busy trace then costs vscsictl a search and a
+	// write per piece, not work per line.
 	lost := map[string]uint64{}
-	var line []byte
-	// The daemon formats the lines (text or JSON); only the rare start
-	// and lost lines are read here, for stderr and the total at the end.
-	err = control.NewClient(df.socket).Trace(ctx, devs, f, !df.json, func(raw []byte) error {
-		kind, dev, n, devices := classify(raw, df.json)
-		switch kind {
-		case trace.TypeLost:
-			lost[dev] += n
-		case trace.TypeStart:
-			_, _ = fmt.Fprintf(stderr, "vscsictl trace: tracing %s\n", devices)
-			if !df.json {
-				return nil
+	started := false
+	err = control.NewClient(df.socket).Trace(ctx, devs, f, !df.json, func(lines []byte) error {
+		if !started {
+			started = true
+			line, rest, _ := bytes.Cut(lines, []byte("\n"))
+			if kind, _, _, devices := classify(line, df.json); kind == trace.TypeStart {
+				_, _ = fmt.Fprintf(stderr, "vscsictl trace: tracing %s\n", devices)
+				if !df.json {
+					lines = rest
+				}
 			}
 		}
-		line = append(append(line[:0], raw...), '\n')
-		return w.write(line)
+		countLost(lines, df.json, lost)
+		_, err := stdout.Write(lines)
+		return err
 	})
-	if ferr := w.flush(); err == nil {
-		err = ferr
-	}
 	for dev, n := range lost {
 		_, _ = fmt.Fprintf(stderr, "vscsictl trace: %s: %d records lost (the trace could not keep up)\n", dev, n)
 	}
 	return err
+}
+
+// countLost adds the counts of the lost lines among lines (whole lines)
+// to lost. A lost line is "T DEVICE LOST N records ..." in text (the only
+// line whose third field is LOST) and begins {"type":"lost" in JSON.
+func countLost(lines []byte, isJSON bool, lost map[string]uint64) {
+	// (A mark that starts with a rare byte: bytes.Index skips to it. " LOST "
+	// would stop at every space, 70 times slower.)
+	mark := []byte("LOST ")
+	if isJSON {
+		mark = []byte(`{"type":"lost"`)
+	}
+	for len(lines) > 0 {
+		i := bytes.Index(lines, mark)
+		if i < 0 {
+			return
+		}
+		start := bytes.LastIndexByte(lines[:i], '\n') + 1
+		end := len(lines)
+		if j := bytes.IndexByte(lines[i:], '\n'); j >= 0 {
+			end = i + j
+		}
+		if kind, dev, n, _ := classify(lines[start:end], isJSON); kind == trace.TypeLost {
+			lost[dev] += n
+		}
+		lines = lines[min(end+1, len(lines)):]
+	}
 }
 
 // classify tells a trace line's type (trace.TypeStart, TypeLost, or
@@ -138,26 +146,4 @@ func classify(line []byte, isJSON bool) (kind, dev string, lost uint64, devices 
 		return trace.TypeLost, string(dev2), n, ""
 	}
 	return trace.TypeCommand, "", 0, ""
-}
-
-// flushEvery is how often trace output reaches its reader.
-const flushEvery = 100 * time.Millisecond
-
-// lockedWriter is a buffered writer shared by the stream and the flusher.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
-}
-
-func (l *lockedWriter) write(b []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := l.w.Write(b)
-	return err
-}
-
-func (l *lockedWriter) flush() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Flush()
 }

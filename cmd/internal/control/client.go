@@ -136,17 +136,52 @@ func (c *Client) Export(ctx context.Context, name string, index int) (Element, e
 }
 
 // Trace streams the commands of the devices named (none: every device)
-// that f selects: fn gets each line as the daemon sent it, a trace.Event
-// in JSON, or its text when text. It returns when ctx is done (nil), fn fails (its error) or the
-// daemon ends the stream.
-func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, text bool, fn func(line []byte) error) error {
+// that f selects: fn gets the lines as the daemon sent them, trace.Events
+// in JSON, or their text when text, one or more whole lines at a time,
+// each with its newline (a busy trace arrives in pieces of 64 KiB, and
+// the reader need not touch each line). It returns when ctx is done
+// (nil), fn fails (its error) or the daemon ends the stream.
+func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, text bool, fn func(lines []byte) error) error {
 	q := url.Values{"device": devices}
 	f.Query(q)
 	if text {
 		q.Set("format", "text")
 	}
-	return c.stream(ctx, "/v1/trace?"+q.Encode(), fn)
+	body, err := c.open(ctx, "/v1/trace?"+q.Encode())
+	if body == nil {
+		return err
+	}
+	defer func() { _ = body.Close() }()
+	buf, n := make([]byte, 64<<10), 0
+	for {
+		k, rerr := body.Read(buf[n:])
+		n += k
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			if err := fn(buf[:i+1]); err != nil {
+				return err
+			}
+			n = copy(buf, buf[i+1:n])
+		} else if n == len(buf) {
+			if n >= maxLine {
+				return fmt.Errorf("stream from vscsid: a line longer than %d bytes", maxLine)
+			}
+			buf = append(buf, make([]byte, n)...) // a line longer than the buffer
+		}
+		switch {
+		case rerr == nil:
+		case ctx.Err() != nil, rerr == io.EOF && n == 0:
+			return nil
+		case rerr == io.EOF:
+			return fmt.Errorf("stream from vscsid: %w (a line without its end)", io.ErrUnexpectedEOF)
+		default:
+			return fmt.Errorf("stream from vscsid: %w", rerr)
+		}
+	}
 }
+
+// maxLine bounds a streamed line: a recorded command with a 16 MiB
+// payload, in base64 and JSON.
+const maxLine = 32 << 20
 
 // Record streams a recording of the devices named (none: every device),
 // with Data-Out payloads when payloads: fn gets each JSON line, the
@@ -156,26 +191,37 @@ func (c *Client) Record(ctx context.Context, devices []string, payloads bool, fn
 	return c.stream(ctx, "/v1/record?"+q.Encode(), fn)
 }
 
-// stream reads a streaming answer line by line.
-func (c *Client) stream(ctx context.Context, path string, fn func(line []byte) error) error {
+// open starts a streaming answer: its body, or nil and the error (nil
+// when ctx ended first).
+func (c *Client) open(ctx context.Context, path string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://vscsid"+path, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hc := &http.Client{Transport: c.hc.Transport} // no timeout: the stream lasts
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil
+			return nil, nil
 		}
-		return c.dialError(err)
+		return nil, c.dialError(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode >= 300 {
-		return errorOf(resp)
+		defer func() { _ = resp.Body.Close() }()
+		return nil, errorOf(resp)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 32<<20) // a recorded command with a 16 MiB payload
+	return resp.Body, nil
+}
+
+// stream reads a streaming answer line by line.
+func (c *Client) stream(ctx context.Context, path string, fn func(line []byte) error) error {
+	body, err := c.open(ctx, path)
+	if body == nil {
+		return err
+	}
+	defer func() { _ = body.Close() }()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
 		if err := fn(sc.Bytes()); err != nil {
 			return err

@@ -3,6 +3,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,6 +142,21 @@ func (f *fakeService) Trace(ctx context.Context, devices []string, flt trace.Fil
 	f.record(fmt.Sprintf("trace %v op=%s min=%v text=%v", devices, flt.Op, flt.MinLatency, text))
 	if slices.Contains(devices, "x") {
 		return fmt.Errorf("%w: no device %q", unix.ENODEV, "x")
+	}
+	if slices.Contains(devices, "pieces") || slices.Contains(devices, "cut") {
+		// Lines in pieces that split them: one longer than the client's
+		// buffer, one cut in two; "cut" ends in the middle of a line.
+		long := `{"type":"command","cdb":"` + strings.Repeat("0", 100<<10) + `"}` + "\n"
+		pieces := []string{long[:40<<10], long[40<<10 : 90<<10], long[90<<10:] + `{"type":"lo`, `st","lost":2}` + "\n"}
+		if slices.Contains(devices, "cut") {
+			pieces = append(pieces, `{"type":"comm`)
+		}
+		for _, p := range pieces {
+			if err := emit([]byte(p)); err != nil {
+				return nil
+			}
+		}
+		return nil
 	}
 	if err := emit([]byte(`{"type":"start","devices":["tape0"]}` + "\n")); err != nil {
 		return nil
@@ -340,7 +356,7 @@ func TestClientRoundTrip(t *testing.T) {
 	}
 }
 
-// TestClientTrace: the stream arrives line by line, a refusal before it
+// TestClientTrace: the stream arrives in whole lines, a refusal before it
 // starts is an *Error, the reader can stop it, and a daemon shutting
 // down ends it (start's cleanup checks Serve returns).
 func TestClientTrace(t *testing.T) {
@@ -359,13 +375,18 @@ func TestClientTrace(t *testing.T) {
 	}
 	var got []trace.Event
 	stop := errors.New("enough")
-	err = c.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write", MinLatency: time.Millisecond}, true, func(line []byte) error {
-		var e trace.Event
-		if err := json.Unmarshal(line, &e); err != nil {
-			t.Errorf("line %q: %v", line, err)
+	err = c.Trace(ctx, []string{"tape0"}, trace.Filter{Op: "write", MinLatency: time.Millisecond}, true, func(lines []byte) error {
+		if !bytes.HasSuffix(lines, []byte("\n")) {
+			t.Errorf("%q: not whole lines", lines)
 		}
-		got = append(got, e)
-		if len(got) == 5 {
+		for line := range bytes.Lines(lines) {
+			var e trace.Event
+			if err := json.Unmarshal(line, &e); err != nil {
+				t.Errorf("line %q: %v", line, err)
+			}
+			got = append(got, e)
+		}
+		if len(got) >= 5 {
 			return stop
 		}
 		return nil
@@ -383,6 +404,34 @@ func TestClientTrace(t *testing.T) {
 	defer cancel()
 	if err := c.Trace(ctx, nil, trace.Filter{}, false, nop); err != nil {
 		t.Errorf("trace ended by its context: %v, want nil", err)
+	}
+}
+
+// TestClientTracePieces: lines split across the daemon's writes, one of
+// them longer than the client's buffer, reach the reader whole; a stream
+// that ends inside a line is an error.
+func TestClientTracePieces(t *testing.T) {
+	c := NewClient(start(t, &fakeService{}))
+	defer c.Close()
+	var got []string
+	err := c.Trace(context.Background(), []string{"pieces"}, trace.Filter{}, false, func(lines []byte) error {
+		for line := range bytes.Lines(lines) {
+			if !bytes.HasSuffix(line, []byte("\n")) {
+				t.Errorf("a piece ends inside a line: %.40q", line)
+			}
+			got = append(got, string(line))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0]) != len(`{"type":"command","cdb":""}`+"\n")+100<<10 || got[1] != `{"type":"lost","lost":2}`+"\n" {
+		t.Errorf("%d lines, the first %d bytes, the second %.40q", len(got), len(got[0]), got[len(got)-1])
+	}
+	err = c.Trace(context.Background(), []string{"cut"}, trace.Filter{}, false, func([]byte) error { return nil })
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a stream cut inside a line: %v, want io.ErrUnexpectedEOF", err)
 	}
 }
 
