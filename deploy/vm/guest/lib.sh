@@ -383,10 +383,18 @@ kernel_clean() {
 
 # --------------------------------------------------------- device mapping
 
-# dev_hctl NAME: H:C:T:L of the SCSI LU whose backstore is core/*/NAME,
-# found through the tcm_loop LUN symlinks and the TPG's address attribute.
+# The one way the tests find a device's nodes: dev_hctl finds the SCSI
+# device tcm_loop made for a backstore (by configfs, not by asking vscsid,
+# whose own report the tests check against it), scsi_node reads its node
+# from sysfs; the full guest's iSCSI checks give scsi_node the device
+# behind a session.
+
+# dev_hctl NAME [WWN]: H:C:T:L of the SCSI LU whose backstore is
+# core/*/NAME, found through the tcm_loop LUN symlinks and the TPG's
+# address attribute; with WWN, on that tcm_loop target only (a backstore
+# exported on several targets is one LU on each).
 dev_hctl() {
-	for _vt_l in "$CONFIGFS"/loopback/naa.*/tpgt_*/lun/lun_*/*; do
+	for _vt_l in "$CONFIGFS"/loopback/${2:-naa.*}/tpgt_*/lun/lun_*/*; do
 		[ -L "$_vt_l" ] || continue
 		_vt_t=$(readlink "$_vt_l")
 		[ "${_vt_t##*/}" = "$1" ] || continue
@@ -400,44 +408,45 @@ dev_hctl() {
 	return 1
 }
 
-# dev_block NAME: the sdX of a disk LU. dev_tape NAME: the stN of a tape
-# LU (its rewinding node; nstN is the non-rewinding one). dev_changer
-# NAME: the schN of a medium changer LU (ch). dev_sg NAME: sgN.
-dev_block() {
-	_vt_h=$(dev_hctl "$1") || return 1
-	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/block/*; do
-		[ -e "$_vt_d" ] && { basename "$_vt_d"; return 0; }
-	done
-	return 1
-}
-dev_tape() {
-	_vt_h=$(dev_hctl "$1") || return 1
-	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_tape/st*; do
-		case ${_vt_d##*/} in st[0-9] | st[0-9][0-9]) basename "$_vt_d"; return 0 ;; esac
-	done
-	return 1
-}
-dev_changer() {
-	_vt_h=$(dev_hctl "$1") || return 1
-	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_changer/sch*; do
-		[ -e "$_vt_d" ] && { basename "$_vt_d"; return 0; }
-	done
-	return 1
-}
-dev_sg() {
-	_vt_h=$(dev_hctl "$1") || return 1
-	for _vt_d in /sys/class/scsi_device/"$_vt_h"/device/scsi_generic/sg*; do
-		[ -e "$_vt_d" ] && { basename "$_vt_d"; return 0; }
+# scsi_node DIR KIND: the node the SCSI device whose sysfs directory is DIR
+# has for KIND: block (sdX), tape (stN, rewinding), ntape (nstN, its
+# non-rewinding twin), changer (schN), sg (sgN).
+scsi_node() {
+	case $2 in
+	block) _vt_c=block ;;
+	tape | ntape) _vt_c=scsi_tape ;;
+	changer) _vt_c=scsi_changer ;;
+	sg) _vt_c=scsi_generic ;;
+	*) return 2 ;;
+	esac
+	for _vt_d in "$1/$_vt_c"/*; do
+		[ -e "$_vt_d" ] || continue
+		_vt_d=${_vt_d##*/}
+		case $2:$_vt_d in
+		tape:st[0-9]* | ntape:nst[0-9]*) case ${_vt_d#*st} in *[!0-9]*) continue ;; esac ;;
+		tape:* | ntape:*) continue ;;
+		esac
+		echo "$_vt_d"
+		return 0
 	done
 	return 1
 }
 
-# dev_node KIND NAME: the /dev node (KIND: block, tape, changer, sg) exists.
+# dev_node KIND NAME [WWN]: the node (KIND as scsi_node's) of the LU of
+# backstore NAME (on tcm_loop target WWN), once it exists in /dev.
 dev_node() {
-	_vt_x=$("dev_$1" "$2") || return 1
+	_vt_h=$(dev_hctl "$2" "${3:-}") || return 1
+	_vt_x=$(scsi_node "/sys/class/scsi_device/$_vt_h/device" "$1") || return 1
 	[ -e "/dev/$_vt_x" ] || return 1
 	echo "$_vt_x"
 }
+# dev_path KIND NAME [WWN]: the same as a path, /dev/NODE.
+dev_path() { _vt_x=$(dev_node "$@") && echo "/dev/$_vt_x"; }
+# dev_block, dev_tape, dev_changer, dev_sg NAME [WWN]: dev_node of a kind.
+dev_block() { dev_node block "$@"; }
+dev_tape() { dev_node tape "$@"; }
+dev_changer() { dev_node changer "$@"; }
+dev_sg() { dev_node sg "$@"; }
 
 # ------------------------------------------------------------ tape, by sg
 

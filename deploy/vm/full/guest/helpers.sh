@@ -65,27 +65,6 @@ wait_new() {
 	done
 	return 1
 }
-# lun_node DIR CLASS: the node (sdb, nst0, sch0, sg3) a SCSI device
-# directory DIR has in sysfs class CLASS (block, scsi_tape, scsi_changer,
-# scsi_generic); for a tape the non-rewinding nstN.
-lun_node() {
-	local n
-	for n in "$1"/"$2"/*; do
-		[ -e "$n" ] || continue
-		n=${n##*/}
-		case $n in st[0-9]* | nst[0-9]*[alm]) continue ;; esac
-		printf '%s\n' "$n"
-		return 0
-	done
-	return 1
-}
-# node_of WWN CLASS: lun_node of LUN 0 of a tcm_loop target (its
-# tpgt_1/address is the SCSI host:channel:target).
-node_of() {
-	local addr
-	addr=$(cat /sys/kernel/config/target/loopback/$1/tpgt_1/address 2>/dev/null) || return 1
-	lun_node "/sys/class/scsi_device/$addr:0/device" "$2"
-}
 # disk_roundtrip DEV BS: write 4 MiB of random data at offset 1 MiB, drop
 # the page cache, read it back, compare.
 disk_roundtrip() {

@@ -187,14 +187,14 @@ hosts_target_run() {
 	check_sh target-no-residue "! ls $HOSTS_ISCSI | grep -q '^$HOSTS_PRE:r' && ! ls /sys/kernel/config/target/core/user_* 2>/dev/null | grep -qx -e rdisk -e rtape -e rlib -e rlibd0"
 }
 
-# hosts_node IQN CLASS: lun_node of LUN 0 behind the session with target
-# IQN.
+# hosts_node IQN KIND: scsi_node (the check library's) of LUN 0 behind the
+# session with target IQN.
 hosts_node() {
 	local s d
 	for s in /sys/class/iscsi_session/session*; do
 		[ "$(cat "$s/targetname" 2>/dev/null)" = "$1" ] || continue
 		for d in "$s"/device/target*/*:0; do
-			lun_node "$d" "$2" && return 0
+			scsi_node "$d" "$2" && return 0
 		done
 	done
 	return 1
@@ -233,10 +233,10 @@ hosts_initiator_run() {
 		check "initiator-login-$d" hosts_login "$HOSTS_PRE:$d" || ok=
 	done
 	udevadm settle -t 20 >/dev/null 2>&1
-	wait_until 30 "hosts_node $HOSTS_PRE:rdisk block && hosts_node $HOSTS_PRE:rtape scsi_tape && hosts_node $HOSTS_PRE:rlibd0 scsi_tape && hosts_node $HOSTS_PRE:rlib scsi_changer"
-	sd=$(hosts_node $HOSTS_PRE:rdisk block) st=$(hosts_node $HOSTS_PRE:rtape scsi_tape)
-	lst=$(hosts_node $HOSTS_PRE:rlibd0 scsi_tape) ch=$(hosts_node $HOSTS_PRE:rlib scsi_changer)
-	lsg=$(hosts_node $HOSTS_PRE:rlib scsi_generic) sg=$(hosts_node $HOSTS_PRE:rtape scsi_generic)
+	wait_until 30 "hosts_node $HOSTS_PRE:rdisk block && hosts_node $HOSTS_PRE:rtape ntape && hosts_node $HOSTS_PRE:rlibd0 ntape && hosts_node $HOSTS_PRE:rlib changer"
+	sd=$(hosts_node $HOSTS_PRE:rdisk block) st=$(hosts_node $HOSTS_PRE:rtape ntape)
+	lst=$(hosts_node $HOSTS_PRE:rlibd0 ntape) ch=$(hosts_node $HOSTS_PRE:rlib changer)
+	lsg=$(hosts_node $HOSTS_PRE:rlib sg) sg=$(hosts_node $HOSTS_PRE:rtape sg)
 	if [ -z "$ok" ] || [ -z "$sd" ] || [ -z "$st" ] || [ -z "$lst" ] || [ -z "$ch" ] || [ -z "$lsg" ]; then
 		fail initiator-attached "disk [$sd] tape [$st] library drive [$lst] changer [$ch $lsg]"
 		hosts_ask done

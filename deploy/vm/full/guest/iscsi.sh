@@ -105,7 +105,7 @@ iscsi_sg() {
 	sd*) d=/sys/block/$1/device ;;
 	nst*) d=/sys/class/scsi_tape/$1/device ;;
 	esac
-	ls "$d/scsi_generic" 2>/dev/null | head -n1
+	scsi_node "$d" sg
 }
 
 # bucket DEVICE DIRECTION LE: the transfer histogram's cumulative count.

@@ -72,7 +72,7 @@ ltfs_scenario() {
 	tcb "/backstores/user:vtape create name=$dev size=1G cfgstring=personality=$p;media=/var/lib/vscsid/ltfs;barcode=$bc" \
 		"/loopback create $wwn" "/loopback/$wwn/luns create /backstores/user:vtape/$dev" && ok=1
 	udevadm settle -t 20 >/dev/null 2>&1
-	sg=$(vscsictl devices 2>/dev/null | awk -v d="$dev" '$1 == d && $7 != "-" { print "/dev/" $7 }')
+	sg=$(dev_path sg "$dev")
 	if [ -z "$ok" ] || [ -z "$sg" ]; then
 		fail "ltfs-$p-attach" "targetcli created: ${ok:-no}; sg node [$sg]"
 	else
@@ -281,7 +281,7 @@ ltfs_record() {
 	tcb "/backstores/user:vtape create name=$dev size=1G cfgstring=personality=lto8;media=/var/lib/vscsid/ltfsrec;barcode=LTFSR1L8" \
 		"/loopback create $wwn" "/loopback/$wwn/luns create /backstores/user:vtape/$dev"
 	udevadm settle -t 20 >/dev/null 2>&1
-	sg=$(vscsictl devices 2>/dev/null | awk -v d="$dev" '$1 == d && $7 != "-" { print "/dev/" $7 }')
+	sg=$(dev_path sg "$dev")
 	if [ -z "$sg" ]; then
 		fail ltfs-record-attach "no sg node for $dev"
 		return
