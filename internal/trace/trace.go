@@ -430,8 +430,11 @@ func appendFixed(b []byte, v, unit int64, decimals int) []byte {
 	q := (v + step/2) / step
 	b = strconv.AppendInt(b, q/scale, 10)
 	b = append(b, '.')
-	for d := scale / 10; d > 0; d /= 10 {
-		b = append(b, byte('0'+q%scale/d%10))
+	// The fraction's digits from the right into zeros: divisions by the
+	// constant 10 are multiplications, a division by a variable is not.
+	b = append(b, "000000000"[:decimals]...)
+	for i, f := len(b)-1, q%scale; f > 0; i, f = i-1, f/10 {
+		b[i] = byte('0' + f%10)
 	}
 	return b
 }
