@@ -21,7 +21,7 @@ BIN       := bin
 # (deploy/version: CHANGELOG.md's release and the commit).
 LDFLAGS   := $(shell deploy/version --ldflags)
 
-.PHONY: all deps build vet cross lint unit deploy-check deb rpm packages fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak vm-btape perf demo experiments test clean
+.PHONY: all deps build vet cross lint unit deploy-check deb rpm packages fuzz fuzz-long bench vm-test vm-newest-full vm-full vm-ltfs vm-two-hosts vm-kill9 vm-powercut vm-soak vm-btape perf perf-ab demo experiments test clean
 
 all: build
 
@@ -168,6 +168,14 @@ vm-two-hosts:
 # not part of `make test`.
 perf:
 	deploy/vm/perf/run
+
+# A/B in one boot: vscsid at the git revision BASE against the tree's, on
+# one fake_rw disk, alternately (docs/performance.md).
+BASE ?= HEAD
+REPS ?= 10
+ONLY ?= randread-4k-qd1,randread-4k-qd32x2
+perf-ab:
+	deploy/vm/perf/run --base $(BASE) --reps $(REPS) --only $(ONLY) --out deploy/vm/out/perf-ab
 
 # The main job: boot the VM with vscsid's default config and show the devices.
 demo:

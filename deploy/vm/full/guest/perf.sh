@@ -19,6 +19,14 @@
 #   fake_rw-traced  the fake_rw disk while vscsictl trace runs (text to
 #               /dev/null), on the 4 KiB random reads: what tracing costs
 #
+# A/B (perf/run --base REV, which puts REV's vscsid in the guest as
+# /usr/local/sbin/vscsid-base): one fake_rw disk only, made with targetcli
+# and served alternately by the package's vscsid (configuration ab-tree)
+# and the base (ab-base): before each run the service restarts on the
+# configuration's binary if the other one serves, handing the disk over in
+# place (the same node, no unit attention), so that both are measured in
+# the same boot, interleaved, on the same disk.
+#
 # vmtest.perf_reps=N (default 3) and vmtest.perf_runtime=S (default 2 s,
 # after 1 s of ramp) size it; under TCG each fio run costs about 2.7 s
 # more than its runtime (fio's own start-up). vmtest.perf_only=W,W,...
@@ -26,6 +34,7 @@
 # streams): for a quick A/B of one path, with more repetitions.
 
 PERF=/var/tmp/perf
+PERF_BASE=/usr/local/sbin/vscsid-base
 PERF_SIZE=128M
 PERF_BYTES=134217728
 
@@ -91,6 +100,36 @@ perf_lun() {
 		wait_new "$fn" "$before"
 }
 
+# perf_exec BIN: the service runs BIN, with --web.pprof (for perf_profile)
+# when BIN has the flag (a binary from before it, perf/run --vscsid OLD or
+# a base, runs without).
+perf_exec() {
+	local pprof=
+	"$1" --help 2>&1 | grep -q -- '-web\.pprof' && pprof=" --web.pprof"
+	mkdir -p /run/systemd/system/vscsid.service.d
+	printf '[Service]\nExecStart=\nExecStart=%s --config /etc/vscsid/vscsid.yaml%s\n' "$1" "$pprof" \
+		>/run/systemd/system/vscsid.service.d/perf-pprof.conf
+	systemctl daemon-reload
+	[ -n "$pprof" ]
+}
+
+# perf_ab_use CONFIG DEV: the service runs CONFIG's binary (ab-base: the
+# base, ab-tree: the package's), restarted on it if the other one serves;
+# prints its PID once DEV answers TEST UNIT READY.
+perf_ab_use() {
+	local bin pid
+	bin=$(command -v vscsid)
+	[ "$1" = ab-base ] && bin=$PERF_BASE
+	pid=$(systemctl show -p MainPID --value vscsid)
+	if [ "$(readlink -f "/proc/$pid/exe")" != "$bin" ]; then
+		perf_exec "$bin"
+		systemctl restart vscsid
+		wait_until 30 "sg_turs /dev/$2" || note "perf: /dev/$2 not ready 30 s after the restart on $bin" >&2
+		pid=$(systemctl show -p MainPID --value vscsid)
+	fi
+	echo "$pid"
+}
+
 perf_setup() {
 	local before d pid cfs=/sys/kernel/config/target
 	mkdir -p "$PERF"
@@ -99,14 +138,17 @@ perf_setup() {
 	# coexistence order of cmd/internal/dbus/doc.go. vscsid's devices are then
 	# made with control=nl_reply_supported=-1.
 	systemctl stop vscsid
-	# vscsid with --web.pprof, for perf_profile; a binary from before the
-	# flag (perf/run --vscsid OLD) runs as installed.
-	if vscsid --help 2>&1 | grep -q -- '-web\.pprof'; then
-		mkdir -p /run/systemd/system/vscsid.service.d
-		printf '[Service]\nExecStart=\nExecStart=%s --config /etc/vscsid/vscsid.yaml --web.pprof\n' "$(command -v vscsid)" \
-			>/run/systemd/system/vscsid.service.d/perf-pprof.conf
-		systemctl daemon-reload
-		perf_pprof=1
+	perf_exec "$(command -v vscsid)" && perf_pprof=1
+	if [ -x "$PERF_BASE" ]; then
+		systemctl start vscsid
+		if d=$(perf_lun sd_list user:vdisk perf_fake_rw naa.5001405000009011 size=$PERF_SIZE cfgstring=mode=fake_rw); then
+			pass perf-ab-disk "/dev/$d: $(vscsid --version 2>&1 | head -n1) against $($PERF_BASE --version 2>&1 | head -n1)"
+			perf_add ab-tree "$d" ""
+			perf_add ab-base "$d" ""
+		else
+			fail perf-ab-disk "no sd for the A/B disk"
+		fi
+		return
 	fi
 	systemctl start tcmu-runner
 	systemctl start vscsid
@@ -213,6 +255,7 @@ perf_disk_runs() {
 			for c in "${perf_disks[@]}"; do
 				read -r n d pid <<<"$c"
 				[ "$pid" = - ] && pid=
+				case $n in ab-*) pid=$(perf_ab_use "$n" "$d") ;; esac
 				# The rotation=0 disk shows what the kernel's spinning-disk
 				# treatment costs: on the loaded workloads only.
 				[ "$n" = fake_rw-rot ] && case $w in *qd32x2 | *-1m) ;; *) continue ;; esac
@@ -392,8 +435,17 @@ perf_run() {
 		echo "fio=$(fio --version)"
 		echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner 2>/dev/null)"
 		echo "vscsid=$(vscsid -version 2>&1 | head -n1)"
+		[ -x "$PERF_BASE" ] && echo "vscsid_base=$($PERF_BASE -version 2>&1 | head -n1)"
 	} >"$PERF/env"
 	perf_disk_runs
+	if [ -x "$PERF_BASE" ]; then
+		# A/B: nothing else (the other measurements need their own
+		# disks); the package's vscsid serves again at the end.
+		perf_ab_use ab-tree "$(awk '$1 == "ab-tree" {print $2}' "$PERF/configs")" >/dev/null
+		perf_teardown
+		serial_out perf perf-results-out
+		return
+	fi
 	perf_strace
 	perf_profile
 	perf_tape

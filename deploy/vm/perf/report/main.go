@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,8 @@ var configs = []struct{ id, words, label string }{
 	{"scsi_debug", "scsi_debug fake_rw=1 delay=0 (no ring)", "scsi_debug (no ring)"},
 	{"fake_rw-rot", "vscsid fake_rw, rotation=0 (taken for a spinning disk)", "vscsid fake_rw, rotation=0"},
 	{"fake_rw-traced", "vscsid fake_rw while vscsictl trace runs (text to /dev/null)", "vscsid fake_rw, traced"},
+	{"ab-tree", "A/B: the fake_rw disk served by the tree's vscsid", "vscsid of the tree"},
+	{"ab-base", "A/B: the same disk served by the base's vscsid", "vscsid of the base"},
 }
 
 func main() {
@@ -440,28 +443,12 @@ func (r *results) render() (string, map[string]string) {
 	}
 	p("\n")
 
-	// The lead: ratios of medians.
-	p("## Ratios (medians of the repetitions)\n\n")
-	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | CPU per command, floor / tcmu-runner | fake_rw / fake_rw with rotation=0 | fake_rw traced / fake_rw |\n|---|---|---|---|---|---|---|---|---|\n")
-	iops := func(s sample) float64 { return s.iops }
-	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
-	for _, w := range workloads {
-		if !r.ran(w.id) {
-			continue
-		}
-		m := r.samples[w.id]
-		med := func(c string, f func(sample) float64) float64 { return median(m[c], f) }
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w.words,
-			ratio(med("fake_rw", iops), med("floor", iops)),
-			ratio(med("fake_rw", iops), med("scsi_debug", iops)),
-			ratio(med("fake_rw", iops), med("tcmu-runner", iops)),
-			ratio(med("store", iops), med("tcmu-runner", iops)),
-			ratio(med("fake_rw", cpu), med("tcmu-runner", cpu)),
-			ratio(med("floor", cpu), med("tcmu-runner", cpu)),
-			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)),
-			ratio(med("fake_rw-traced", iops), med("fake_rw", iops)))
+	if r.has("ab-tree") && r.has("ab-base") {
+		r.renderAB(p)
+	} else {
+		r.renderRatios(p)
 	}
-	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
+	iops := func(s sample) float64 { return s.iops }
 
 	// Per workload: the full table and a chart.
 	p("## Per workload\n\n")
@@ -643,4 +630,118 @@ func (r *results) renderStreams(b *strings.Builder, charts map[string]string) {
 	}
 	charts["perf-stream.svg"] = chart.Bars("Tape through st and disk through sd, same record size", "MB/s", rows, false)
 	p("\n![Tape and disk streams: MB/s](perf-stream.svg)\n\n")
+}
+
+// renderRatios is the lead of a full run: ratios of medians between the
+// configurations.
+func (r *results) renderRatios(p func(string, ...any)) {
+	p("## Ratios (medians of the repetitions)\n\n")
+	p("| workload | fake_rw / floor | fake_rw / scsi_debug | fake_rw / tcmu-runner | store / tcmu-runner | CPU per command, fake_rw / tcmu-runner | CPU per command, floor / tcmu-runner | fake_rw / fake_rw with rotation=0 | fake_rw traced / fake_rw |\n|---|---|---|---|---|---|---|---|---|\n")
+	iops := func(s sample) float64 { return s.iops }
+	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
+	for _, w := range workloads {
+		if !r.ran(w.id) {
+			continue
+		}
+		m := r.samples[w.id]
+		med := func(c string, f func(sample) float64) float64 { return median(m[c], f) }
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w.words,
+			ratio(med("fake_rw", iops), med("floor", iops)),
+			ratio(med("fake_rw", iops), med("scsi_debug", iops)),
+			ratio(med("fake_rw", iops), med("tcmu-runner", iops)),
+			ratio(med("store", iops), med("tcmu-runner", iops)),
+			ratio(med("fake_rw", cpu), med("tcmu-runner", cpu)),
+			ratio(med("floor", cpu), med("tcmu-runner", cpu)),
+			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)),
+			ratio(med("fake_rw-traced", iops), med("fake_rw", iops)))
+	}
+	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
+}
+
+// renderAB is the lead of an A/B run (perf/run --base): the tree's vscsid
+// against the base's on the same disk, repetition by repetition. Each
+// repetition ran both, one after the other, so a pair shares the boot's
+// state of the moment; the ratios of the pairs are what varies least.
+func (r *results) renderAB(p func(string, ...any)) {
+	p("## A/B: the tree against the base\n\n")
+	p("The same fake_rw disk served alternately by the tree's vscsid (%s) and the base's (%s): before each run the service restarted on the run's binary, the disk handed over in place. Each repetition ran both, one after the other: a pair. The table gives the median of the pairs' ratios, a 95%% interval of that median (distribution-free: order statistics of the sorted ratios; 6 pairs or more), and their range. A difference is resolved when the interval leaves out 1.00; a 5%% one needs an interval narrower than ±5%%.\n\n", r.env["vscsid"], r.env["vscsid_base"])
+	p("| workload | pairs | IOPS, tree / base | 95%% interval | min–max | CPU per command, tree / base | 95%% interval |\n|---|---|---|---|---|---|---|\n")
+	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
+	for _, w := range workloads {
+		if !r.ran(w.id) {
+			continue
+		}
+		tree, base := r.samples[w.id]["ab-tree"], r.samples[w.id]["ab-base"]
+		var io, cp []float64
+		for i := range min(len(tree), len(base)) {
+			if tree[i].iops > 0 && base[i].iops > 0 {
+				io = append(io, tree[i].iops/base[i].iops)
+			}
+			if c, d := cpu(tree[i]), cpu(base[i]); c > 0 && d > 0 {
+				cp = append(cp, c/d)
+			}
+		}
+		im, ilo, ihi, iok := medianCI(io)
+		cm, clo, chi, cok := medianCI(cp)
+		p("| %s | %d | %s | %s | %s | %s | %s |\n", w.words, len(io), fmtRatio(im, len(io) > 0), interval(ilo, ihi, iok),
+			rangeOf(io),
+			fmtRatio(cm, len(cp) > 0), interval(clo, chi, cok))
+	}
+	p("\nIOPS above 1 is the tree faster; CPU per command (the daemon's CPU time over the disk's commands) below 1 is the tree cheaper.\n\n")
+}
+
+// medianCI is the median of xs and a distribution-free interval of at
+// least 95% around it: the k-th smallest and the k-th largest of xs, with
+// k the largest for which a Binomial(n, 1/2) falls below k with
+// probability at most 2.5%. ok is false below 6 values, where no such k
+// exists.
+func medianCI(xs []float64) (med, lo, hi float64, ok bool) {
+	n := len(xs)
+	if n == 0 {
+		return 0, 0, 0, false
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n%2 == 1 {
+		med = s[n/2]
+	} else {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	// P(X <= j) for X ~ Binomial(n, 1/2), summed term by term.
+	k, cum, term := 0, 0.0, math.Pow(0.5, float64(n))
+	for j := 0; j < n/2; j++ {
+		cum += term
+		if cum > 0.025 {
+			break
+		}
+		k = j + 1
+		term = term * float64(n-j) / float64(j+1)
+	}
+	if k == 0 {
+		return med, 0, 0, false
+	}
+	return med, s[k-1], s[n-k], true
+}
+
+// rangeOf formats the min–max of xs, or n/a.
+func rangeOf(xs []float64) string {
+	if len(xs) == 0 {
+		return "n/a"
+	}
+	return interval(slices.Min(xs), slices.Max(xs), true)
+}
+
+// fmtRatio formats a ratio, or n/a.
+func fmtRatio(v float64, ok bool) string {
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// interval formats lo–hi, or n/a.
+func interval(lo, hi float64, ok bool) string {
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f–%.3f", lo, hi)
 }

@@ -14,25 +14,34 @@ import (
 func writeRun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	w := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w := writer(t, dir)
 	w("env", "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclocksource=hpet\nclk_tck=100\nfio=fio-3.33\n")
 	w("configs", "floor sdb 100\nfake_rw sdc 200\n")
 	for rep, iops := range map[int][2]float64{1: {1000, 800}, 2: {1100, 900}, 3: {900, 700}} {
 		for i, c := range []string{"floor", "fake_rw"} {
-			base := fmt.Sprintf("r%d-randread-4k-qd1-%s", rep, c)
-			w(base+".json", fmt.Sprintf(`fio: note
-{"jobs":[{"read":{"iops":%g,"bw_bytes":%g,"total_ios":3000,"clat_ns":{"percentile":{"50.000000":150000,"99.000000":900000}}},"write":{"iops":0,"bw_bytes":0,"total_ios":0}}]}`, iops[i], iops[i]*4096))
-			// 4000 commands; 40 ticks = 0.4 s of CPU = 100 µs per command, 20 of
-			// them (50 µs) in the kernel.
-			w(base+".before", "ticks=100\nsys_ticks=50\nsyscr=10\nsyscw=10\nvcsw=5\nnvcsw=0\nrss_kb=10240\nthreads=4\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n")
-			w(base+".after", "ticks=140\nsys_ticks=70\nsyscr=4010\nsyscw=2010\nvcsw=2005\nnvcsw=0\nrss_kb=20480\nthreads=4\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n")
+			writeSample(w, fmt.Sprintf("r%d-randread-4k-qd1-%s", rep, c), iops[i], 40)
 		}
 	}
 	return dir
+}
+
+// writer writes files into dir.
+func writer(t *testing.T, dir string) func(name, body string) {
+	return func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeSample writes one fio run at iops as perf_fio does: 4000 commands,
+// ticks of CPU (40 ticks = 0.4 s = 100 µs per command), 20 of them (50 µs
+// a command) in the kernel.
+func writeSample(w func(name, body string), base string, iops float64, ticks int) {
+	w(base+".json", fmt.Sprintf(`fio: note
+{"jobs":[{"read":{"iops":%g,"bw_bytes":%g,"total_ios":3000,"clat_ns":{"percentile":{"50.000000":150000,"99.000000":900000}}},"write":{"iops":0,"bw_bytes":0,"total_ios":0}}]}`, iops, iops*4096))
+	w(base+".before", "ticks=100\nsys_ticks=50\nsyscr=10\nsyscw=10\nvcsw=5\nnvcsw=0\nrss_kb=10240\nthreads=4\ndstat=1000 0 0 0 0 0 0 0 0 0 0\n")
+	w(base+".after", fmt.Sprintf("ticks=%d\nsys_ticks=70\nsyscr=4010\nsyscw=2010\nvcsw=2005\nnvcsw=0\nrss_kb=20480\nthreads=4\ndstat=5000 0 0 0 0 0 0 0 0 0 0\n", 100+ticks))
 }
 
 // report writes files (name to body) into the run in, reports it into out
@@ -198,5 +207,56 @@ func TestIdlePoll(t *testing.T) {
 	env := "kernel=6.1.0-test\nreps=3\nruntime=3\ncpus=2\nclocksource=tsc\nidle=poll\nclk_tck=100\nfio=fio-3.33\n"
 	if md := report(t, writeRun(t), t.TempDir(), map[string]string{"env": env}); !strings.Contains(md, says) {
 		t.Errorf("a run with idle=poll does not say %q:\n%s", says, md)
+	}
+}
+
+// An A/B run (perf/run --base) leads with the pairs' ratios and their
+// interval instead of the ratios between configurations.
+func TestReportAB(t *testing.T) {
+	dir := t.TempDir()
+	w := writer(t, dir)
+	w("env", "kernel=6.1.0-test\nreps=6\nruntime=2\ncpus=2\nclk_tck=100\nvscsid=vscsid, version tree\nvscsid_base=vscsid, version base\n")
+	w("configs", "ab-tree sdb -\nab-base sdb -\n")
+	// Base IOPS 1000 each time; the tree's 1100, 1200, 900, 1300, 1050,
+	// 1150: pair ratios 0.9 to 1.3, median 1.125. CPU: the base's 40 ticks
+	// per 4000 commands, the tree's 30 (0.75).
+	for rep, iops := range []float64{1100, 1200, 900, 1300, 1050, 1150} {
+		writeSample(w, fmt.Sprintf("r%d-randread-4k-qd1-ab-tree", rep+1), iops, 30)
+		writeSample(w, fmt.Sprintf("r%d-randread-4k-qd1-ab-base", rep+1), 1000, 40)
+	}
+	s := report(t, dir, t.TempDir(), nil)
+	for _, want := range []string{
+		"## A/B: the tree against the base",
+		"(vscsid, version tree) and the base's (vscsid, version base)",
+		"| 4 KiB random read, QD1 | 6 | 1.125 | 0.900–1.300 | 0.900–1.300 | 0.750 | 0.750–0.750 |",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "## Ratios") {
+		t.Errorf("an A/B report with the ratios between configurations:\n%s", s)
+	}
+}
+
+func TestMedianCI(t *testing.T) {
+	for _, c := range []struct {
+		n           int
+		med, lo, hi float64
+		ok          bool
+	}{
+		{5, 3, 0, 0, false},     // P(X=0) = 1/32 > 2.5%: no interval
+		{6, 3.5, 1, 6, true},    // k = 1: P(X=0) = 1/64
+		{10, 5.5, 2, 9, true},   // k = 2: P(X<=1) = 11/1024
+		{20, 10.5, 6, 15, true}, // k = 6: P(X<=5) = 2.07%
+	} {
+		xs := make([]float64, c.n)
+		for i := range xs {
+			xs[len(xs)-1-i] = float64(i + 1) // unsorted: medianCI sorts
+		}
+		med, lo, hi, ok := medianCI(xs)
+		if med != c.med || ok != c.ok || (ok && (lo != c.lo || hi != c.hi)) {
+			t.Errorf("n=%d: median %v, interval %v-%v %v; want %v, %v-%v %v", c.n, med, lo, hi, ok, c.med, c.lo, c.hi, c.ok)
+		}
 	}
 }
