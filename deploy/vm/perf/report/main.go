@@ -653,9 +653,9 @@ func (r *results) renderRatios(p func(string, ...any)) {
 			ratio(med("fake_rw", cpu), med("tcmu-runner", cpu)),
 			ratio(med("floor", cpu), med("tcmu-runner", cpu)),
 			ratio(med("fake_rw", iops), med("fake_rw-rot", iops)),
-			ratio(med("fake_rw-traced", iops), med("fake_rw", iops)))
+			pairedRatio(m["fake_rw-traced"], m["fake_rw"], iops))
 	}
-	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
+	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the traced column is the median of the ratios repetition by repetition (a traced run right after the untraced one), with its 95%% interval from 6 repetitions on; the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
 }
 
 // renderAB is the lead of an A/B run (perf/run --base): the tree's vscsid
@@ -672,15 +672,8 @@ func (r *results) renderAB(p func(string, ...any)) {
 			continue
 		}
 		tree, base := r.samples[w.id]["ab-tree"], r.samples[w.id]["ab-base"]
-		var io, cp []float64
-		for i := range min(len(tree), len(base)) {
-			if tree[i].iops > 0 && base[i].iops > 0 {
-				io = append(io, tree[i].iops/base[i].iops)
-			}
-			if c, d := cpu(tree[i]), cpu(base[i]); c > 0 && d > 0 {
-				cp = append(cp, c/d)
-			}
-		}
+		io := paired(tree, base, func(s sample) float64 { return s.iops })
+		cp := paired(tree, base, cpu)
 		im, ilo, ihi, iok := medianCI(io)
 		cm, clo, chi, cok := medianCI(cp)
 		p("| %s | %d | %s | %s | %s | %s | %s |\n", w.words, len(io), fmtRatio(im, len(io) > 0), interval(ilo, ihi, iok),
@@ -688,6 +681,32 @@ func (r *results) renderAB(p func(string, ...any)) {
 			fmtRatio(cm, len(cp) > 0), interval(clo, chi, cok))
 	}
 	p("\nIOPS above 1 is the tree faster; CPU per command (the daemon's CPU time over the disk's commands) below 1 is the tree cheaper.\n\n")
+}
+
+// paired is the ratios a[i]/b[i] of f, repetition by repetition, where
+// both are positive.
+func paired(a, b []sample, f func(sample) float64) []float64 {
+	var rs []float64
+	for i := range min(len(a), len(b)) {
+		if x, y := f(a[i]), f(b[i]); x > 0 && y > 0 {
+			rs = append(rs, x/y)
+		}
+	}
+	return rs
+}
+
+// pairedRatio formats the median of the paired ratios of f between a and
+// b with its 95% interval when there are enough pairs.
+func pairedRatio(a, b []sample, f func(sample) float64) string {
+	rs := paired(a, b, f)
+	m, lo, hi, ok := medianCI(rs)
+	if len(rs) == 0 {
+		return "n/a"
+	}
+	if !ok {
+		return fmt.Sprintf("%.2f×", m)
+	}
+	return fmt.Sprintf("%.2f× (%.2f–%.2f)", m, lo, hi)
 }
 
 // medianCI is the median of xs and a distribution-free interval of at

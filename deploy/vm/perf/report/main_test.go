@@ -260,3 +260,25 @@ func TestMedianCI(t *testing.T) {
 		}
 	}
 }
+
+// The traced column pairs each traced run with the untraced run before
+// it; the interval shows from 6 pairs on.
+func TestPairedRatio(t *testing.T) {
+	iops := func(s sample) float64 { return s.iops }
+	mk := func(v ...float64) []sample {
+		var ss []sample
+		for _, x := range v {
+			ss = append(ss, sample{iops: x})
+		}
+		return ss
+	}
+	if got := pairedRatio(mk(90, 180, 0), mk(100, 200, 100), iops); got != "0.90×" {
+		t.Errorf("3 pairs, one without IOPS: %q", got)
+	}
+	if got := pairedRatio(mk(80, 90, 95, 85, 100, 70), mk(100, 100, 100, 100, 100, 100), iops); got != "0.88× (0.70–1.00)" {
+		t.Errorf("6 pairs: %q", got)
+	}
+	if got := pairedRatio(nil, mk(100), iops); got != "n/a" {
+		t.Errorf("no pairs: %q", got)
+	}
+}
