@@ -83,10 +83,14 @@ func (i RingInfo) Has(f uint16) bool { return i.Flags&f == f }
 // goroutine; the device's loop then is the only reader and writer of the
 // ring. Stats and Info may be called from any goroutine at any time.
 type Device struct {
-	r       *ring
-	n       Notifier
-	h       Handler
-	log     *zap.Logger
+	r   *ring
+	n   Notifier
+	h   Handler
+	log *zap.Logger
+	// logCmds: the logger takes debug lines (--log.level debug), which
+	// log every command. The level is fixed for the daemon's life, so
+	// the per-command path tests a bool, not the logger's cores.
+	logCmds bool
 	namer   scsi.CommandNamer
 	reset   scsi.Resetter // nil unless the handler implements it and runs in order
 	info    RingInfo
@@ -160,6 +164,7 @@ func NewDevice(mem []byte, n Notifier, h Handler, log *zap.Logger) (*Device, err
 		n:         n,
 		h:         h,
 		log:       log,
+		logCmds:   log.Core().Enabled(zap.DebugLevel),
 		readLen:   r.flags&FlagReadLen != 0,
 		epoch:     time.Now(),
 		tail:      tail,
@@ -493,6 +498,9 @@ func (d *Device) execute(ctx context.Context, c *cmdCtx) {
 	c.resp = d.h.HandleCommand(ctx, &c.cmd)
 	c.end = d.now()
 	c.dur = c.end - start
+	if !d.logCmds {
+		return
+	}
 	if ce := d.log.Check(zap.DebugLevel, "scsi command"); ce != nil {
 		ce.Write(zap.Uint16("cmd_id", c.id), zap.Uint8("opcode", c.op),
 			zap.Int("bytes", c.buf.Len()), zap.Int("written", c.buf.Written()), zap.Int("consumed", c.buf.Consumed()),

@@ -13,7 +13,9 @@ import (
 
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/vscsid/vscsid/scsi"
 	"github.com/vscsid/vscsid/target"
@@ -752,5 +754,25 @@ func TestBatchKicksByCount(t *testing.T) {
 	st := k.Device().Stats()
 	if kicks := st.Kicks - before; kicks == 0 || kicks > 32 {
 		t.Errorf("64 commands in %d wake-ups took %d kicks: want more than none and at most half as many as commands", st.Wakeups, kicks)
+	}
+}
+
+// TestDebugLogsEveryCommand: --log.level debug logs each command with
+// its opcode and status; at info nothing per command is logged.
+func TestDebugLogsEveryCommand(t *testing.T) {
+	for _, lvl := range []zapcore.Level{zap.DebugLevel, zap.InfoLevel} {
+		core, logs := observer.New(lvl)
+		k := targettest.NewKernel(t, targettest.Config{})
+		k.ServeLogger(&memDisk{data: make([]byte, 1<<20)}, zap.New(core))
+		if c := k.Submit(read10(0, 8), targettest.DataIn(4096)); c.Status != scsi.StatusGood {
+			t.Fatalf("READ(10): %v", c.Status)
+		}
+		got := logs.FilterMessage("scsi command").All()
+		switch {
+		case lvl == zap.DebugLevel && (len(got) != 1 || got[0].ContextMap()["opcode"] != uint8(0x28)):
+			t.Errorf("debug: %d lines %v, want one for READ(10)", len(got), got)
+		case lvl == zap.InfoLevel && len(got) != 0:
+			t.Errorf("info: %d per-command lines", len(got))
+		}
 	}
 }
