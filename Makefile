@@ -169,7 +169,8 @@ vm-two-hosts:
 perf:
 	deploy/vm/perf/run
 
-# A/B in one boot: vscsid at the git revision BASE against the tree's, on
+# A/B in one boot: vscsid at the git revision BASE (default HEAD: the work
+# tree's changes against the last commit) against the tree's, on
 # one fake_rw disk, alternately (docs/performance.md).
 BASE ?= HEAD
 REPS ?= 10
