@@ -156,9 +156,10 @@ func fixture() []target.DeviceStatus {
 		Transfers: transfers(
 			tcmu.TransferStats{Commands: 100, Bytes: 100 * 4096, Size: hist(transferBounds, 100*4096, map[int]uint64{3: 100})},
 			tcmu.TransferStats{Commands: 50, Bytes: 50 << 20, Size: hist(transferBounds, 50<<20, map[int]uint64{11: 50})}),
-		Segments:      hist(segmentBounds, 100+50*256, map[int]uint64{0: 100, 8: 50}),
-		Batch:         hist(batchBounds, 156, map[int]uint64{0: 120, 4: 2}),
-		Wakeups:       122,
+		Segments:  hist(segmentBounds, 100+50*256, map[int]uint64{0: 100, 8: 50}),
+		Batch:     hist(batchBounds, 156, map[int]uint64{0: 120, 4: 2}),
+		Wakeups:   122,
+		PollFound: 40, PollExpired: 3, PollTime: 1500 * time.Microsecond,
 		Kicks:         122,
 		InFlight:      1,
 		RingHighWater: 65536,

@@ -109,6 +109,10 @@ var (
 		"Commands found queued in the ring at each wakeup; large batches mean the kernel queued faster than the device served.", lDevice)
 	descWakeups = desc(subRing, "wakeups_total",
 		"Wakeups by the kernel's uio notification.", lDevice)
+	descPolls = desc(subRing, "polls_total",
+		"Polls of the empty ring after serving (ring_poll), by outcome: found (the kernel queued a command within the window: a wake-up saved) or expired (the device then blocked).", lDevice, lOutcome)
+	descPollSeconds = desc(subRing, "poll_seconds_total",
+		"Time spent polling the empty ring (ring_poll): CPU time the device's thread spent spinning.", lDevice)
 	descKicks = desc(subRing, "kicks_total",
 		"Completion notifications written to the uio device.", lDevice)
 	descHighWater = desc(subRing, "high_water_bytes",
@@ -233,7 +237,7 @@ var allDescs = []*prometheus.Desc{
 	descCommands, descCommandDuration, descCommandCheckConditions, descCheckConditions,
 	descSenseCodes, descUnitAttentions, descTransferSize, descReadBytes, descWrittenBytes,
 	descSegments,
-	descInFlight, descBatch, descWakeups, descKicks, descHighWater,
+	descInFlight, descBatch, descWakeups, descPolls, descPollSeconds, descKicks, descHighWater,
 	descCommandArea, descDataArea, descCapability, descWorkers, descTMRs, descAborted, descAbortedRunning,
 	descUnknownEntries, descPads, descZeroFilled, descZeroFill, descBadSense, descBidi, descTraceLost,
 	descDiskInfo, descDiskCapacity, descLogicalBlock, descPhysicalBlock, descMisaligned,

@@ -133,9 +133,7 @@ func (t *Target) adopt(spec DeviceSpec, factory Factory) (info DeviceInfo, ok bo
 		}
 		m.info.WWN, m.info.Nexus = filepath.Base(naaDir), strings.TrimSpace(nexus)
 	}
-	t.mu.Lock()
-	t.devs = append(t.devs, m)
-	t.mu.Unlock()
+	t.register(m)
 	dlog.Info("device re-attached in place", zap.String("node", m.info.SCSI.String()), zap.String("address", m.info.SCSI.Address))
 	return m.info, true, nil
 }

@@ -151,9 +151,7 @@ func (t *Target) attach(_ context.Context, name, uioN string, reopen bool) (info
 	if lun, ok := t.findLUN(obj); ok {
 		m.info.SCSI, _ = probeSCSI(f, t.paths.SysFS, lun)
 	}
-	t.mu.Lock()
-	t.devs = append(t.devs, m)
-	t.mu.Unlock()
+	t.register(m)
 	dlog.Info("device attached (created by another tool)", zap.Bool("reopened", reopen),
 		zap.String("node", m.info.SCSI.String()), zap.Uint32("cmdr_size", m.info.Ring.CmdrSize),
 		zap.Uint64("data_area_bytes", m.info.Ring.DataSize), zap.Int("workers", m.info.Ring.Workers))

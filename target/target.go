@@ -55,6 +55,10 @@ type Options struct {
 	// such a device starts from power-on after a restart, as after a
 	// crash.
 	Keeper StateKeeper
+	// RingPoll returns the poll window (tcmu.Device.SetPoll) of the
+	// device named name, whoever made it; nil: no device polls.
+	// SetRingPoll replaces it.
+	RingPoll func(name string) time.Duration
 
 	dial func() (eventConn, error)                     // default netlink.Dial
 	fs   fsys                                          // default osFS
@@ -76,6 +80,8 @@ type DeviceStatus struct {
 	Info  DeviceInfo
 	Stats tcmu.DeviceStats
 	Err   error // why the device stopped serving, when Stats.Failed
+	// Poll is the device's ring poll window (Options.RingPoll).
+	Poll time.Duration
 	// Exports are the LUNs that export the device, by fabric: its own
 	// tcm_loop LUN, and any that targetcli or another tool added (iSCSI).
 	Exports []FabricLUNs
@@ -114,6 +120,7 @@ type Target struct {
 	// library's move unloads its drive) rather than none.
 	ending   []*managed
 	loopback bool // we created target/loopback
+	ringPoll func(name string) time.Duration
 	// handedOver: the devices the previous daemon handed over (HandOver),
 	// until each is taken over; guarded by createMu.
 	handedOver map[string]handOverDevice
@@ -181,6 +188,7 @@ func New(opts Options) (*Target, error) {
 		fs:        opts.fs,
 		open:      opts.open,
 		factories: maps.Clone(opts.Factories),
+		ringPoll:  opts.RingPoll,
 	}
 	if t.log == nil {
 		t.log = zap.NewNop()
@@ -380,9 +388,7 @@ func (t *Target) Create(ctx context.Context, spec DeviceSpec) (info DeviceInfo, 
 		dlog.Info("device exported over iSCSI", zap.String("iqn", spec.ISCSI.IQN), zap.Strings("portals", spec.ISCSI.Portals), zap.Int("acls", len(spec.ISCSI.ACLs)))
 	}
 	m.info = DeviceInfo{DeviceConfig: dc, WWN: naa, Nexus: nexus, SCSI: scsi, Ring: m.info.Ring}
-	t.mu.Lock()
-	t.devs = append(t.devs, m)
-	t.mu.Unlock()
+	t.register(m)
 	dlog.Info("device attached", zap.String("node", scsi.String()), zap.String("address", addr),
 		zap.String("block", scsi.Block), zap.String("tape", scsi.Tape), zap.String("changer", scsi.Changer), zap.String("generic", scsi.Generic),
 		zap.String("wwn", naa), zap.Uint32("cmdr_size", m.info.Ring.CmdrSize),
@@ -619,7 +625,7 @@ func (t *Target) Devices() []DeviceStatus {
 		if obj, err := filepath.EvalSymlinks(m.obj); err == nil {
 			ex = exports[obj]
 		}
-		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Handler: m.h, Exports: ex})
+		out = append(out, DeviceStatus{Info: infos[i], Stats: m.dev.Stats(), Err: m.getErr(), Poll: m.dev.Poll(), Handler: m.h, Exports: ex})
 	}
 	return out
 }
@@ -662,6 +668,37 @@ func (t *Target) Trace(name string, r *tcmu.TraceRing) (detach func(), err error
 		return nil, fmt.Errorf("device %s: %w (still being brought up)", name, ErrNoDevice)
 	}
 	return dev.Trace(r)
+}
+
+// register adds m, brought up and serving, to the devices Handler,
+// Devices and Remove find, and sets its poll window.
+func (t *Target) register(m *managed) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.devs = append(t.devs, m)
+	m.dev.SetPoll(t.pollOfLocked(m.info.Name))
+}
+
+// SetRingPoll replaces Options.RingPoll and sets every served device's
+// poll window by it at once (a config reload). nil stops all polling.
+func (t *Target) SetRingPoll(pollOf func(name string) time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ringPoll = pollOf
+	for _, m := range t.devs {
+		if m.dev != nil {
+			m.dev.SetPoll(t.pollOfLocked(m.info.Name))
+		}
+	}
+}
+
+// pollOfLocked is the poll window of the device named name; t.mu is
+// held.
+func (t *Target) pollOfLocked(name string) time.Duration {
+	if t.ringPoll == nil {
+		return 0
+	}
+	return t.ringPoll(name)
 }
 
 // findLocked returns the one device named name; t.mu is held.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -30,6 +31,7 @@ type devices interface {
 	Trace(name string, r *tcmu.TraceRing) (detach func(), err error)
 	Create(ctx context.Context, spec target.DeviceSpec) (target.DeviceInfo, error)
 	Remove(name string) error
+	SetRingPoll(pollOf func(name string) time.Duration)
 }
 
 // daemon is the running vscsid as operators reach it: the control socket
@@ -153,6 +155,9 @@ func (d *daemon) Devices() []control.Device {
 		}
 		if i.SCSI.Address != "" {
 			dj.Node = i.SCSI.String()
+		}
+		if ds.Poll > 0 {
+			dj.RingPoll = ds.Poll.String()
 		}
 		if ds.Err != nil {
 			dj.Error = ds.Err.Error()

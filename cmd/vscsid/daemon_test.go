@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -33,6 +34,13 @@ func (r *testRegistry) Handler(name string) (target.Handler, error) {
 		}
 	}
 	return nil, fmt.Errorf("device %s: %w", name, target.ErrNoDevice)
+}
+
+// SetRingPoll is the Target's: it sets each device's Poll.
+func (r *testRegistry) SetRingPoll(pollOf func(name string) time.Duration) {
+	for i := range r.devs {
+		r.devs[i].Poll = pollOf(r.devs[i].Info.Name)
+	}
 }
 
 // Trace is the Target's, for devices a test serves (serve).

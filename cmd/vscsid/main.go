@@ -293,6 +293,7 @@ func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger)
 		Paths:     o.paths,
 		Errno:     errnoOf,
 		Keeper:    fds,
+		RingPoll:  cfg.PollOf,
 	})
 	if err != nil {
 		return err

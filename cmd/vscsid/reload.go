@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -48,6 +49,10 @@ func (d *daemon) Reload(ctx context.Context, next *config.Config) (config.Reload
 			continue
 		}
 		d.log.Info("fault rules and timing set (reload)", zap.String("device", dev.Name))
+	}
+	if plan.Poll {
+		d.tgt.SetRingPoll(next.PollOf)
+		d.log.Info("ring poll windows set (reload)", zap.Duration("ring_poll", time.Duration(next.RingPoll)))
 	}
 	d.cfg = next
 	return plan, errors.Join(errs...)

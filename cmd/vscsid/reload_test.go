@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vscsid/vscsid/cmd/internal/config"
 )
@@ -35,10 +36,12 @@ func TestReload(t *testing.T) {
 	}
 	d0, _ := d.tgt.Handler("d0")
 
-	const nextFile = `devices:
+	const nextFile = `ring_poll: 50us
+devices:
   - name: d0
     type: vdisk
     config: "size=1M;mode=fake_rw"
+    ring_poll: off
     fault:
       timing: "latency=1ms"
   - name: t0
@@ -61,6 +64,13 @@ func TestReload(t *testing.T) {
 	}
 	if h, _ := d.tgt.Handler("d0"); h != d0 {
 		t.Error("d0 was made anew: a fault change must be applied in place")
+	}
+	polls := map[string]time.Duration{}
+	for _, s := range r.Devices() {
+		polls[s.Info.Name] = s.Poll
+	}
+	if polls["d0"] != 0 || polls["t0"] != 50*time.Microsecond {
+		t.Errorf("ring poll windows after the reload: %v; want d0 0 (its own), t0 50µs (the config's)", polls)
 	}
 	f, err := d.Faults("d0")
 	if err != nil || f.Timing != "latency=1ms" {

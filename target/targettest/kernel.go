@@ -71,6 +71,7 @@ type Kernel struct {
 	flags     uint16
 	tmrNotify bool
 	events    chan struct{}
+	waiting   atomic.Int32 // Waiting: a Wait is blocked
 	head      *uint32
 	tail      *uint32
 
@@ -179,8 +180,21 @@ func (k *Kernel) Wait(ctx context.Context) error {
 		return ctx.Err()
 	case <-k.events:
 		return nil
+	default:
+	}
+	k.waiting.Add(1)
+	defer k.waiting.Add(-1)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-k.events:
+		return nil
 	}
 }
+
+// Waiting reports that the device is blocked in Wait with no
+// notification pending: a test sees by it that a device stopped polling.
+func (k *Kernel) Waiting() bool { return k.waiting.Load() > 0 }
 
 // Kick implements tcmu.Notifier: the kernel reaps completions.
 func (k *Kernel) Kick() error {

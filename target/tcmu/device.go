@@ -99,6 +99,9 @@ type Device struct {
 	st      stats
 	started atomic.Bool
 	failed  atomic.Bool
+	// pollWindow: nanoseconds the in-order loop polls an empty ring
+	// before it blocks (poll.go); 0 blocks at once.
+	pollWindow atomic.Int64
 
 	// Owned by the loop goroutine.
 	tail          uint32 // completion cursor: published cmd_tail
@@ -275,7 +278,7 @@ func (d *Device) runInOrder(ctx context.Context) (err error) {
 	ctx = context.WithValue(ctx, deviceKey{}, d) // for Aborted; once, not per command
 	done := ctx.Done()
 	for {
-		stop, err := d.drain(ctx, done)
+		stop, served, err := d.drain(ctx, done)
 		if err != nil {
 			return err
 		}
@@ -284,6 +287,11 @@ func (d *Device) runInOrder(ctx context.Context) (err error) {
 		}
 		if stop {
 			return nil
+		}
+		// Poll only after serving: a wake-up that found the ring empty
+		// (the edge a polled command left) blocks at once.
+		if served && d.poll(done) {
+			continue
 		}
 		if err := d.n.Wait(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -296,18 +304,20 @@ func (d *Device) runInOrder(ctx context.Context) (err error) {
 }
 
 // drain serves, in ring order, every command queued. It reports stop when
-// ctx was cancelled between two commands.
-func (d *Device) drain(ctx context.Context, done <-chan struct{}) (stop bool, err error) {
+// ctx was cancelled between two commands, and served when it consumed
+// any entry.
+func (d *Device) drain(ctx context.Context, done <-chan struct{}) (stop, served bool, err error) {
 	c := d.c0
 	for {
 		loaded, empty, err := d.step(c)
 		if err != nil {
-			return false, err
+			return false, served, err
 		}
 		if empty {
 			d.endBatch()
-			return false, nil
+			return false, served, nil
 		}
+		served = true
 		if !loaded {
 			continue
 		}
@@ -322,11 +332,11 @@ func (d *Device) drain(ctx context.Context, done <-chan struct{}) (stop bool, er
 			d.reset.Reset()
 		}
 		if err := d.finish(c); err != nil {
-			return false, err
+			return false, served, err
 		}
 		if d.kickDue(c.end) {
 			if err := d.kick(); err != nil {
-				return false, err
+				return false, served, err
 			}
 		}
 		if c.end-d.yielded >= int64(yieldEvery) {
@@ -336,7 +346,7 @@ func (d *Device) drain(ctx context.Context, done <-chan struct{}) (stop bool, er
 		select {
 		case <-done:
 			d.endBatch()
-			return true, nil
+			return true, served, nil
 		default:
 		}
 	}

@@ -3,6 +3,7 @@ package tcmu
 import (
 	"math/bits"
 	"sync/atomic"
+	"time"
 
 	"github.com/vscsid/vscsid/internal/stat"
 	"github.com/vscsid/vscsid/scsi"
@@ -101,8 +102,11 @@ type stats struct {
 	batchSum atomic.Uint64
 	wakeups  atomic.Uint64
 	kicks    atomic.Uint64
-	tmrs     [256]atomic.Uint64
-	aborted  atomic.Uint64
+	// Polling (poll.go): polls that found an entry and that ran out,
+	// and the nanoseconds spent in both.
+	pollFound, pollExpired, pollNanos atomic.Uint64
+	tmrs                              [256]atomic.Uint64
+	aborted                           atomic.Uint64
 	// abortedRunning: aborts a handler saw while running (Aborted).
 	abortedRunning atomic.Uint64
 	unknown        atomic.Uint64
@@ -206,15 +210,20 @@ type DeviceStats struct {
 	Segments        stat.Histogram // iovecs per command
 	Batch           stat.Histogram // commands per wakeup
 	Wakeups         uint64         // returns from Notifier.Wait
-	Kicks           uint64         // completion notifications sent
-	InFlight        int64          // commands taken from the ring, not yet completed
-	RingHighWater   uint32         // most ring bytes seen queued
-	TMRs            []TMRCount
-	Aborted         uint64 // commands completed as TASK ABORTED without running (a TMR listed them first)
-	AbortedRunning  uint64 // commands a TMR aborted while their handler ran, seen by the handler through Aborted
-	UnknownEntries  uint64 // ring entries with an unknown opcode (flagged UNKNOWN_OP)
-	Pads            uint64 // PAD entries (ring wraps)
-	ZeroFilledBytes uint64 // Data-In bytes zeroed because the handler left them unwritten and READ_LEN could not say so
+	// Polling of an empty ring (Device.SetPoll): the polls that found a
+	// new entry (each a wake-up saved), those that ran out of their
+	// window (the device then blocked), and the time spent polling.
+	PollFound, PollExpired uint64
+	PollTime               time.Duration
+	Kicks                  uint64 // completion notifications sent
+	InFlight               int64  // commands taken from the ring, not yet completed
+	RingHighWater          uint32 // most ring bytes seen queued
+	TMRs                   []TMRCount
+	Aborted                uint64 // commands completed as TASK ABORTED without running (a TMR listed them first)
+	AbortedRunning         uint64 // commands a TMR aborted while their handler ran, seen by the handler through Aborted
+	UnknownEntries         uint64 // ring entries with an unknown opcode (flagged UNKNOWN_OP)
+	Pads                   uint64 // PAD entries (ring wraps)
+	ZeroFilledBytes        uint64 // Data-In bytes zeroed because the handler left them unwritten and READ_LEN could not say so
 	// The handler's Data-In zero fills (scsi.Buffer.WriteZeros: fake_rw
 	// READs): bytes written, and bytes skipped because their data-area
 	// pages were known to be zero (scsi.ZeroPages).
@@ -290,6 +299,9 @@ func (s *stats) snapshot(namer scsi.CommandNamer) DeviceStats {
 	out.Batch = stat.Snapshot(BatchBounds, s.batch[:], float64(s.batchSum.Load()))
 	out.Wakeups = s.wakeups.Load()
 	out.Kicks = s.kicks.Load()
+	out.PollFound = s.pollFound.Load()
+	out.PollExpired = s.pollExpired.Load()
+	out.PollTime = time.Duration(s.pollNanos.Load())
 	out.InFlight = s.inflight.Load()
 	out.RingHighWater = s.ringMax.Load()
 	for t := range s.tmrs {

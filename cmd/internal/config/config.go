@@ -47,6 +47,10 @@ type Config struct {
 	// TASK, LUN RESET) in the ring (attrib/tmr_notification), so aborts are
 	// counted and a tape drive learns about resets.
 	TMRNotify *bool `yaml:"tmr_notification"`
+	// RingPoll is every device's ring poll window (poll.go), those other
+	// tools make included, unless the device sets its own; a reload
+	// changes it in place.
+	RingPoll Poll `yaml:"ring_poll"`
 	// ISCSI holds the iSCSI settings of the devices whose export lists
 	// iscsi (iscsi.go).
 	ISCSI *ISCSI `yaml:"iscsi"`
@@ -70,6 +74,8 @@ type Device struct {
 	// MaxDataAreaMB overrides the config's max_data_area_mb for this
 	// device (0: the config's).
 	MaxDataAreaMB int `yaml:"max_data_area_mb"`
+	// RingPoll overrides the config's ring_poll for this device.
+	RingPoll *Poll `yaml:"ring_poll"`
 	// Fault is the device's fault injection and timing, if any.
 	Fault *Fault `yaml:"fault"`
 	// Export lists the fabrics the device is shown on: loopback (this

@@ -62,7 +62,7 @@ devices:
 
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"unknown top key", "devcies: []", `line 1: unknown key "devcies" in the config (did you mean "devices"?); its keys: cmd_time_out, max_data_area_mb, tmr_notification, iscsi, devices`},
+		{"unknown top key", "devcies: []", `line 1: unknown key "devcies" in the config (did you mean "devices"?); its keys: cmd_time_out, max_data_area_mb, tmr_notification, ring_poll, iscsi, devices`},
 		{"top key typo", "cmd_timeout: 3", `unknown key "cmd_timeout" in the config (did you mean "cmd_time_out"?)`},
 		{"unknown device key", "devices: [{name: a, type: vdisk, config: size=1M, colour: red}]", `unknown key "colour" in a device; its keys: name, type, config, hw_max_sectors`},
 		{"library drive is a disk", "devices: [{name: d, type: vdisk, config: size=1M}, {name: l, type: vlibrary, config: 'media=/m;drives=d'}]", "devices[1] l: drives=: d (devices[0]) is a vdisk, want a vtape"},
@@ -147,6 +147,10 @@ func TestConfigFileRefuses(t *testing.T) {
 		{"disk range on a tape", tape0 + "    fault: {rules: ['lba=5;busy']}\n", "lba= is a disk range"},
 		{"disk command on a tape", tape0 + "    fault: {rules: ['op=read_capacity_16;busy']}\n", "op=read_capacity_16: the tape has no command"},
 		{"bad barcode", "devices: [{name: t, type: vtape, config: 'memory=1;barcode=backup-2024.01'}]", "want 1 to 8 characters A-Z 0-9"},
+		{"ring_poll not a duration", "ring_poll: 50\n" + disk0, `line 1: ring_poll "50": want a duration such as 500us, 2ms or 1.5s; want a duration from 0 to 1s such as 50us (0 or off: no polling)`},
+		{"ring_poll too long", disk0 + "    ring_poll: 2s\n", `line 5: ring_poll "2s": more than 1s, which would only burn a CPU`},
+		{"ring_poll negative", disk0 + "    ring_poll: -1us\n", `ring_poll "-1us": negative`},
+		{"ring_poll a list", "ring_poll: [1ms]\n" + disk0, "line 1: ring_poll: want a duration such as 50us"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))
@@ -161,6 +165,7 @@ func TestConfigFileRefuses(t *testing.T) {
 		disk0 + "    fault: {seed: 18446744073709551615, timing: 'rate=100MiB/s'}\n",
 		tape0 + "    fault: {rules: ['op=read;block=500+20;sense=medium_error', 'early_warning_after=1M'], timing: model=dds}\n",
 		"cmd_time_out: 86400\nmax_data_area_mb: 2048\n" + disk0 + "    hw_max_sectors: 4194304\n",
+		"ring_poll: 1s\n" + disk0 + "    ring_poll: 0\n",
 	} {
 		if _, err := Parse([]byte(ok)); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -389,5 +394,24 @@ func TestFaultDepthConfig(t *testing.T) {
 	}
 	if !slices.ContainsFunc(c.Devices, func(d Device) bool { return d.Fault != nil && d.Fault.Depth == 32 }) {
 		t.Error("the example file shows no depth")
+	}
+}
+
+// A device's ring_poll wins over the config's, off included; devices
+// the config does not list (made with targetcli) get the config's.
+func TestPollOf(t *testing.T) {
+	c, err := Parse([]byte(`ring_poll: 200us
+devices:
+  - {name: own, type: vdisk, config: size=1M, ring_poll: 20us}
+  - {name: off, type: vdisk, config: size=1M, ring_poll: off}
+  - {name: plain, type: vdisk, config: size=1M}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]time.Duration{"own": 20 * time.Microsecond, "off": 0, "plain": 200 * time.Microsecond, "targetcli-made": 200 * time.Microsecond} {
+		if got := c.PollOf(name); got != want {
+			t.Errorf("PollOf(%s) = %v, want %v", name, got, want)
+		}
 	}
 }

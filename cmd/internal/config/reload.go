@@ -17,10 +17,15 @@ type Reload struct {
 	// Faults are the devices whose fault rules or timing model changed;
 	// they are set in place (the rules replaced as a whole).
 	Faults []Device
+	// Poll: a ring_poll changed (the config's or a kept device's); every
+	// device's poll window is set again in place.
+	Poll bool
 }
 
 // IsZero reports whether the reload changes nothing.
-func (r Reload) IsZero() bool { return len(r.Add) == 0 && len(r.Remove) == 0 && len(r.Faults) == 0 }
+func (r Reload) IsZero() bool {
+	return len(r.Add) == 0 && len(r.Remove) == 0 && len(r.Faults) == 0 && !r.Poll
+}
 
 // PlanReload compares the running config old with next, a config that
 // passed Parse, and returns what applying it does. A change that cannot
@@ -32,7 +37,8 @@ func (r Reload) IsZero() bool { return len(r.Add) == 0 && len(r.Remove) == 0 && 
 // device's type, cfgstring, hw_max_sectors, max_data_area_mb, export,
 // iscsi and the fault block's seed and depth. A restart applies them (a
 // device whose cfgstring changed is then made anew); to change one device
-// now, remove it in one reload and add it back in the next.
+// now, remove it in one reload and add it back in the next. ring_poll,
+// the config's and each device's, changes in place.
 func PlanReload(old, next *Config) (Reload, error) {
 	var r Reload
 	var refused []error
@@ -57,6 +63,7 @@ func PlanReload(old, next *Config) (Reload, error) {
 			r.Remove = append(r.Remove, d.Name)
 		}
 	}
+	r.Poll = old.RingPoll != next.RingPoll
 	for _, n := range next.Devices {
 		o, ok := byName(old.Devices, n.Name)
 		if !ok {
@@ -74,6 +81,9 @@ func PlanReload(old, next *Config) (Reload, error) {
 			keyChange{"fault.depth", faultOf(o).Depth, faultOf(n).Depth},
 		) {
 			refuse("device %s: %s changed: a running device keeps it (restart vscsid, or remove the device in one reload and add it in the next)", n.Name, key)
+		}
+		if old.PollOf(n.Name) != next.PollOf(n.Name) {
+			r.Poll = true
 		}
 		if of, nf := faultOf(o), faultOf(n); of.Timing != nf.Timing || !slices.Equal(of.Rules, nf.Rules) {
 			r.Faults = append(r.Faults, n)

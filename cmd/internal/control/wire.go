@@ -45,8 +45,11 @@ type Device struct {
 	Node    string `json:"node,omitempty"`
 	Generic string `json:"generic,omitempty"`
 	Barcode string `json:"barcode,omitempty"` // tape drives: the loaded cartridge
-	Failed  bool   `json:"failed"`
-	Error   string `json:"error,omitempty"`
+	// RingPoll is the device's ring poll window (ring_poll) as a Go
+	// duration ("50µs"); absent when it does not poll.
+	RingPoll string `json:"ring_poll,omitempty"`
+	Failed   bool   `json:"failed"`
+	Error    string `json:"error,omitempty"`
 }
 
 // Command is one opcode's statistics in Stats.
