@@ -18,6 +18,8 @@
 #               spinning disk): what the old default cost
 #   fake_rw-traced  the fake_rw disk while vscsictl trace runs (text to
 #               /dev/null), on the 4 KiB random reads: what tracing costs
+#   fake_rw-poll  the fake_rw disk with adaptive polling (ring_poll, set by
+#               a reload), on the 4 KiB random workloads
 #
 # A/B (perf/run --base REV, which puts REV's vscsid in the guest as
 # /usr/local/sbin/vscsid-base): one fake_rw disk only, made with targetcli
@@ -29,7 +31,10 @@
 #
 # vmtest.perf_reps=N (default 3) and vmtest.perf_runtime=S (default 2 s,
 # after 1 s of ramp) size it; under TCG each fio run costs about 2.7 s
-# more than its runtime (fio's own start-up). vmtest.perf_only=W,W,...
+# more than its runtime (fio's own start-up). vmtest.perf_poll=DUR
+# (default 2ms) is fake_rw-poll's window: under TCG a command's round trip
+# through fio and the kernel takes several hundred microseconds, which a
+# window must outlast to catch the next command. vmtest.perf_only=W,W,...
 # runs only those workloads (names of PERF_WORKLOADS, and "tape" for the
 # streams): for a quick A/B of one path, with more repetitions.
 
@@ -173,6 +178,7 @@ perf_setup() {
 			# The same disk with vscsictl trace running: what tracing
 			# costs (docs/trace.md).
 			[ "$n" = fake_rw ] && perf_add fake_rw-traced "$d" "$pid"
+			[ "$n" = fake_rw ] && perf_add fake_rw-poll "$d" "$pid"
 		else
 			fail "perf-vscsid-$n" "no sd for $o"
 		fi
@@ -268,6 +274,10 @@ perf_disk_runs() {
 					tp=$!
 					sleep 0.3
 				fi
+				if [ "$n" = fake_rw-poll ]; then
+					case $w in rand*-4k-*) ;; *) continue ;; esac
+					perf_poll "$perf_poll_window"
+				fi
 				if perf_fio "r$r-$w-$n" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs"; then
 					ok=$((ok + 1))
 				else
@@ -278,6 +288,7 @@ perf_disk_runs() {
 					kill -INT "$tp"
 					wait "$tp" || note "perf: vscsictl trace on $w exited $?: $(head -c 300 "$PERF/r$r-$w-$n.trace.err")"
 				fi
+				[ "$n" = fake_rw-poll ] && perf_poll 0
 			done
 			note "perf: r$r $w done at $(cut -d' ' -f1 /proc/uptime) s"
 		done <<<"$PERF_WORKLOADS"
@@ -419,7 +430,7 @@ perf_tape() {
 }
 
 perf_run() {
-	perf_reps=${perf_reps:-3} perf_runtime=${perf_runtime:-2}
+	perf_reps=${perf_reps:-3} perf_runtime=${perf_runtime:-2} perf_poll_window=${perf_poll:-2ms}
 	note "perf: $perf_reps repetitions, ${perf_runtime}s per run after 1 s of ramp; $(nproc) CPUs; $(uname -r)"
 	perf_check_only || return
 	perf_setup
@@ -428,6 +439,7 @@ perf_run() {
 		echo "kernel=$(uname -r)"
 		echo "reps=$perf_reps"
 		echo "runtime=$perf_runtime"
+		echo "ring_poll=$perf_poll_window"
 		echo "cpus=$(nproc)"
 		echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 		case " $(cat /proc/cmdline) " in *" idle=poll "*) echo "idle=poll" ;; *) echo "idle=halt" ;; esac
@@ -446,6 +458,7 @@ perf_run() {
 		serial_out perf perf-results-out
 		return
 	fi
+	perf_wanted randread-4k-qd1 && perf_idle
 	perf_strace
 	perf_profile
 	perf_tape

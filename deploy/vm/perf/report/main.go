@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,6 +47,7 @@ var configs = []struct{ id, words, label string }{
 	{"scsi_debug", "scsi_debug fake_rw=1 delay=0 (no ring)", "scsi_debug (no ring)"},
 	{"fake_rw-rot", "vscsid fake_rw, rotation=0 (taken for a spinning disk)", "vscsid fake_rw, rotation=0"},
 	{"fake_rw-traced", "vscsid fake_rw while vscsictl trace runs (text to /dev/null)", "vscsid fake_rw, traced"},
+	{"fake_rw-poll", "vscsid fake_rw with adaptive polling (ring_poll, set by a reload before each run)", "vscsid fake_rw, polling"},
 	{"ab-tree", "A/B: the fake_rw disk served by the tree's vscsid", "vscsid of the tree"},
 	{"ab-base", "A/B: the same disk served by the base's vscsid", "vscsid of the base"},
 }
@@ -88,6 +90,9 @@ type results struct {
 	tapeMiB float64                        // size of each stream
 	// zeroFill: device → bytes zero-filled, skipped (from metrics.txt).
 	zeroFill map[string][2]float64
+	// idle: the daemon's CPU share while its disks idle, by ring_poll
+	// window ("0": blocking), from perf_idle.
+	idle map[string]float64
 	// traced: workload → configuration → the strace -c run (perf_strace).
 	traced map[string]map[string]traced
 	// profiles: workload → vscsid's CPU profile on fake_rw (perf_profile).
@@ -182,6 +187,7 @@ func load(in string) (*results, error) {
 		}
 	}
 	r.zeroFill = readZeroFill(filepath.Join(in, "metrics.txt"))
+	r.idle = readIdle(filepath.Join(in, "idle"), tck)
 	r.profiles = loadProfiles(in)
 	r.traced = map[string]map[string]traced{}
 	for _, w := range workloads {
@@ -220,6 +226,31 @@ func load(in string) (*results, error) {
 		r.streams[key] = append(r.streams[key], s)
 	}
 	return r, nil
+}
+
+// readIdle reads perf_idle's lines, "idle ring_poll=W ticks=N seconds=S":
+// the daemon's CPU share over S idle seconds with window W. No file (an
+// older run, or no QD1 workload) is no figure.
+func readIdle(path string, tck float64) map[string]float64 {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		kv := map[string]string{}
+		for _, f := range strings.Fields(l) {
+			if k, v, ok := strings.Cut(f, "="); ok {
+				kv[k] = v
+			}
+		}
+		ticks, ok1 := num(kv, "ticks")
+		secs, ok2 := num(kv, "seconds")
+		if w := kv["ring_poll"]; w != "" && ok1 && ok2 && secs > 0 {
+			out[w] = ticks / tck / secs
+		}
+	}
+	return out
 }
 
 // readZeroFill reads vscsi_ring_zero_fill_bytes_total from a scrape;
@@ -447,6 +478,7 @@ func (r *results) render() (string, map[string]string) {
 		r.renderAB(p)
 	} else {
 		r.renderRatios(p)
+		r.renderPoll(p)
 	}
 	iops := func(s sample) float64 { return s.iops }
 
@@ -656,6 +688,43 @@ func (r *results) renderRatios(p func(string, ...any)) {
 			pairedRatio(m["fake_rw-traced"], m["fake_rw"], iops))
 	}
 	p("\nIOPS ratios for every column but the CPU ones (a ratio above 1 is faster); the traced column is the median of the ratios repetition by repetition (a traced run right after the untraced one), with its 95%% interval from 6 repetitions on; the CPU columns are daemon CPU time per SCSI command (below 1 is cheaper). The floor's CPU column is what a backstore that does nothing pays against tcmu-runner: the part of the CPU time that is the kernel's work in the daemon's context (the column “of it in the kernel” below) no backstore can shed.\n\n")
+}
+
+// renderPoll compares the polling fake_rw disk with the blocking floor
+// and with itself blocking, repetition by repetition (the three ran one
+// after the other in each repetition), and gives the daemon's idle CPU
+// in both modes.
+func (r *results) renderPoll(p func(string, ...any)) {
+	if !r.has("fake_rw-poll") {
+		return
+	}
+	p("## Adaptive polling\n\n")
+	p("The fake_rw disk with `ring_poll: %s` (set in the config file and applied by a reload before each run, taken off after), against the blocking floor and the same disk blocking. Ratios are medians of the repetitions' pairs with their 95%% interval (6 repetitions on); CPU is the daemon's per SCSI command, polling included: the spin is the price.\n\n", r.env["ring_poll"])
+	p("| workload | polling / floor | polling / blocking | CPU µs/cmd, polling | blocking | floor |\n|---|---|---|---|---|---|\n")
+	iops := func(s sample) float64 { return s.iops }
+	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
+	for _, w := range workloads {
+		m := r.samples[w.id]
+		if len(m["fake_rw-poll"]) == 0 {
+			continue
+		}
+		p("| %s | %s | %s | %.0f | %.0f | %.0f |\n", w.words,
+			pairedRatio(m["fake_rw-poll"], m["floor"], iops),
+			pairedRatio(m["fake_rw-poll"], m["fake_rw"], iops),
+			median(m["fake_rw-poll"], cpu), median(m["fake_rw"], cpu), median(m["floor"], cpu))
+	}
+	if len(r.idle) > 0 {
+		p("\nThe daemon's CPU while its disks are idle (a second after one command, over the next seconds): ")
+		for _, w := range slices.Sorted(maps.Keys(r.idle)) {
+			mode := "blocking"
+			if w != "0" {
+				mode = "ring_poll " + w
+			}
+			p("%s %.2f%% of a CPU; ", mode, 100*r.idle[w])
+		}
+		p("polling stops once its window has passed.\n")
+	}
+	p("\n")
 }
 
 // renderAB is the lead of an A/B run (perf/run --base): the tree's vscsid

@@ -282,3 +282,35 @@ func TestPairedRatio(t *testing.T) {
 		t.Errorf("no pairs: %q", got)
 	}
 }
+
+// The polling section: the polled disk against the floor and against
+// itself blocking, pair by pair, its CPU per command beside theirs, and
+// the idle CPU of both modes.
+func TestReportPoll(t *testing.T) {
+	dir := t.TempDir()
+	w := writer(t, dir)
+	w("env", "kernel=6.1.0-test\nreps=3\nruntime=2\ncpus=2\nclk_tck=100\nring_poll=2ms\n")
+	w("configs", "floor sdb 100\nfake_rw sdc 200\nfake_rw-poll sdc 200\n")
+	// Floor 1000, blocking 900, polling 1600 each time; CPU 40, 40 and
+	// 80 ticks per 4000 commands (100, 100, 200 µs).
+	for rep := 1; rep <= 3; rep++ {
+		writeSample(w, fmt.Sprintf("r%d-randread-4k-qd1-floor", rep), 1000, 40)
+		writeSample(w, fmt.Sprintf("r%d-randread-4k-qd1-fake_rw", rep), 900, 40)
+		writeSample(w, fmt.Sprintf("r%d-randread-4k-qd1-fake_rw-poll", rep), 1600, 80)
+	}
+	w("idle", "idle ring_poll=0 ticks=1 seconds=4\nidle ring_poll=2ms ticks=2 seconds=4\n")
+	s := report(t, dir, t.TempDir(), nil)
+	for _, want := range []string{
+		"## Adaptive polling",
+		"`ring_poll: 2ms`",
+		"| 4 KiB random read, QD1 | 1.60× | 1.78× | 200 | 100 | 100 |",
+		"blocking 0.25% of a CPU; ring_poll 2ms 0.50% of a CPU;",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	if s := report(t, writeRun(t), t.TempDir(), nil); strings.Contains(s, "Adaptive polling") {
+		t.Error("a run without the polling configuration has a polling section")
+	}
+}
