@@ -700,7 +700,7 @@ func (r *results) renderPoll(p func(string, ...any)) {
 	}
 	p("## Adaptive polling\n\n")
 	p("The fake_rw disk with `ring_poll: %s` (set in the config file and applied by a reload before each run, taken off after), against the blocking floor and the same disk blocking. Ratios are medians of the repetitions' pairs with their 95%% interval (6 repetitions on); CPU is the daemon's per SCSI command, polling included: the spin is the price.\n\n", r.env["ring_poll"])
-	p("| workload | polling / floor | polling / blocking | CPU µs/cmd, polling | blocking | floor |\n|---|---|---|---|---|---|\n")
+	p("| workload | polling / floor | polling / blocking | blocking / floor | CPU µs/cmd, polling | blocking | floor |\n|---|---|---|---|---|---|---|\n")
 	iops := func(s sample) float64 { return s.iops }
 	cpu := perCmd(func(s sample) float64 { return s.cpuUS })
 	for _, w := range workloads {
@@ -708,9 +708,10 @@ func (r *results) renderPoll(p func(string, ...any)) {
 		if len(m["fake_rw-poll"]) == 0 {
 			continue
 		}
-		p("| %s | %s | %s | %.0f | %.0f | %.0f |\n", w.words,
+		p("| %s | %s | %s | %s | %.0f | %.0f | %.0f |\n", w.words,
 			pairedRatio(m["fake_rw-poll"], m["floor"], iops),
 			pairedRatio(m["fake_rw-poll"], m["fake_rw"], iops),
+			pairedRatio(m["fake_rw"], m["floor"], iops),
 			median(m["fake_rw-poll"], cpu), median(m["fake_rw"], cpu), median(m["floor"], cpu))
 	}
 	if len(r.idle) > 0 {

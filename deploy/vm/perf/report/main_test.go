@@ -303,7 +303,7 @@ func TestReportPoll(t *testing.T) {
 	for _, want := range []string{
 		"## Adaptive polling",
 		"`ring_poll: 2ms`",
-		"| 4 KiB random read, QD1 | 1.60× | 1.78× | 200 | 100 | 100 |",
+		"| 4 KiB random read, QD1 | 1.60× | 1.78× | 0.90× | 200 | 100 | 100 |",
 		"blocking 0.25% of a CPU; ring_poll 2ms 0.50% of a CPU;",
 	} {
 		if !strings.Contains(s, want) {
