@@ -19,9 +19,12 @@ import (
 // edge, and the next Wait returns at once, finds the ring empty and,
 // having served nothing, blocks without polling again.
 //
-// The spin passes through the Go scheduler on every look
-// (runtime.Gosched), so other goroutines on the processor run, and reads
-// the clock only every pollClockEvery looks. A device served by several
+// The spin yields on every look, to the Go scheduler (runtime.Gosched:
+// other goroutines on the processor run) and to the kernel's
+// (sched_yield: other threads on the CPU run), so that it takes only CPU
+// time nothing else wants: at queue depth 1 the initiator waits anyway,
+// while under a deep queue the initiator's threads need the CPU the spin
+// would hold. It reads the clock only every pollClockEvery looks. A device served by several
 // workers (ConcurrentHandler) does not poll: its waits happen on a
 // goroutine of their own, which polling the ring would not spare.
 
@@ -79,5 +82,6 @@ func (d *Device) poll(done <-chan struct{}) bool {
 			}
 		}
 		runtime.Gosched()
+		osYield()
 	}
 }

@@ -135,6 +135,49 @@ perf_ab_use() {
 	echo "$pid"
 }
 
+# perf_poll WINDOW: every vscsid device polls its empty ring for WINDOW
+# (0: none), set as ring_poll in the service's config file and applied by
+# a reload; it fails unless the daemon shows it on perf_fake_rw within
+# 10 s.
+perf_poll() {
+	local f=/etc/vscsid/vscsid.yaml
+	sed -i '/^ring_poll:/d' "$f"
+	[ "$1" = 0 ] || sed -i "1i ring_poll: $1" "$f"
+	systemctl reload vscsid
+	if [ "$1" = 0 ]; then
+		wait_until 10 "! vscsictl devices --json | grep -q '\"ring_poll\"'"
+	else
+		wait_until 10 "vscsictl devices --json | grep -q '\"ring_poll\"'"
+	fi && return
+	fail "perf-ring-poll-$1" "not applied 10 s after the reload: $(vscsictl devices --json 2>&1 | grep -c ring_poll) devices poll"
+	return 1
+}
+
+# perf_idle: the daemon's CPU while its disks are idle, blocking and with
+# polling, after a command: polling must stop once its window passed.
+perf_idle() {
+	local pid d mode t0 t1 secs=4
+	pid=$(systemctl show -p MainPID --value vscsid)
+	d=$(awk '$1 == "fake_rw" {print $2}' "$PERF/configs")
+	[ -n "$d" ] || return 0
+	for mode in 0 "$perf_poll_window"; do
+		perf_poll "$mode" || continue
+		sg_turs "/dev/$d"
+		sleep 1
+		t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		sleep $secs
+		t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		echo "idle ring_poll=$mode ticks=$((t1 - t0)) seconds=$secs" >>"$PERF/idle"
+		# Under 5% of one CPU: the runtime's own timers, not a spin.
+		if [ $((t1 - t0)) -le $(($(getconf CLK_TCK) * secs / 20)) ]; then
+			pass "perf-idle-cpu-ring_poll-$mode" "$((t1 - t0)) ticks in $secs s"
+		else
+			fail "perf-idle-cpu-ring_poll-$mode" "$((t1 - t0)) ticks in $secs s idle: more than 5% of a CPU"
+		fi
+	done
+	perf_poll 0
+}
+
 perf_setup() {
 	local before d pid cfs=/sys/kernel/config/target
 	mkdir -p "$PERF"
@@ -276,7 +319,7 @@ perf_disk_runs() {
 				fi
 				if [ "$n" = fake_rw-poll ]; then
 					case $w in rand*-4k-*) ;; *) continue ;; esac
-					perf_poll "$perf_poll_window"
+					perf_poll "$perf_poll_window" || continue
 				fi
 				if perf_fio "r$r-$w-$n" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs"; then
 					ok=$((ok + 1))
