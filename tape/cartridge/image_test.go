@@ -1081,3 +1081,31 @@ func TestEncryptedRecords(t *testing.T) {
 		t.Errorf("records: %v %+v", err, recs)
 	}
 }
+
+// The write buffer follows the blocks written: 64 KiB blocks, plain or
+// compressed, and a thousand filemarks keep it near 64 KiB; a 1 MiB block
+// takes it to wbufSize.
+func TestWriteBufferFollowsBlocks(t *testing.T) {
+	m, _ := newCart(t, Options{Capacity: 64 << 20})
+	b := bytes.Repeat([]byte("vscsid soak block "), 64<<10/18+1)[:64<<10]
+	for _, enc := range []tape.Encoding{{}, {Compress: true}} {
+		for range 4 {
+			if _, err := m.WriteBlock(bytes.NewReader(b), len(b), enc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := m.WriteMarks(tape.KindFilemark, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(m.wbuf); c < 64<<10 || c > 64<<10+recHeaderSize {
+		t.Errorf("after 64 KiB blocks the write buffer is %d bytes, want 64 KiB and a header", c)
+	}
+	big := make([]byte, 1<<20)
+	if _, err := m.WriteBlock(bytes.NewReader(big), len(big), tape.Encoding{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(m.wbuf); c != wbufSize {
+		t.Errorf("after a 1 MiB block the write buffer is %d bytes, want %d", c, wbufSize)
+	}
+}

@@ -14,12 +14,16 @@ import "slices"
 //     filemarks falls back to scanning record headers).
 //
 // An entry is 16 bytes, so an index never exceeds
-// (maxCheckpoints+maxFilemarks)*16 bytes = 192 KiB per partition.
+// (maxCheckpoints+maxFilemarks)*16 bytes = 192 KiB per partition. It
+// starts at initEntries of each and doubles as it fills: a drive that
+// loads cartridges of a few files (a library's, a backup's) keeps a few
+// KiB, not 192 KiB per partition per load.
 
 const (
 	maxCheckpoints   = 4096
 	maxFilemarks     = 8192
 	firstCheckpoints = 256 // initial spacing in objects
+	initEntries      = 64
 )
 
 // checkpoint is the position before object obj: its record starts at off.
@@ -38,8 +42,8 @@ type index struct {
 func (x *index) init() {
 	x.every = firstCheckpoints
 	if x.cps == nil {
-		x.cps = make([]checkpoint, 0, maxCheckpoints)
-		x.fms = make([]checkpoint, 0, maxFilemarks)
+		x.cps = make([]checkpoint, 0, initEntries)
+		x.fms = make([]checkpoint, 0, initEntries)
 	}
 	x.cps = x.cps[:0]
 	x.fms = x.fms[:0]
@@ -47,11 +51,12 @@ func (x *index) init() {
 }
 
 // note records that the record of object obj starts at off. It is called
-// for every object the image moves over or writes; it does not allocate.
+// for every object the image moves over or writes; it allocates only when
+// the index doubles (a bounded number of times per load).
 func (x *index) note(obj uint64, off int64, filemark bool) {
-	if obj == x.fmKnown && len(x.fms) < cap(x.fms) {
+	if obj == x.fmKnown && len(x.fms) < maxFilemarks {
 		if filemark {
-			x.fms = append(x.fms, checkpoint{obj, off})
+			x.fms = append(room(x.fms, maxFilemarks), checkpoint{obj, off})
 		}
 		x.fmKnown++
 	}
@@ -66,7 +71,7 @@ func (x *index) note(obj uint64, off int64, filemark bool) {
 }
 
 func (x *index) add(i int, obj uint64, off int64) {
-	if len(x.cps) == cap(x.cps) {
+	if len(x.cps) == maxCheckpoints {
 		// Full: double the spacing and keep the entries that still fall on
 		// it, in place.
 		x.every *= 2
@@ -83,7 +88,18 @@ func (x *index) add(i int, obj uint64, off int64) {
 		}
 		i = x.search(obj)
 	}
-	x.cps = slices.Insert(x.cps, i, checkpoint{obj, off})
+	x.cps = slices.Insert(room(x.cps, maxCheckpoints), i, checkpoint{obj, off})
+}
+
+// room returns s with room for one more entry: s itself, or a copy with
+// twice its capacity, never more than limit (which len(s) is below).
+func room(s []checkpoint, limit int) []checkpoint {
+	if len(s) < cap(s) {
+		return s
+	}
+	n := make([]checkpoint, len(s), min(2*cap(s), limit))
+	copy(n, s)
+	return n
 }
 
 // floor returns the checkpoint with the largest obj <= obj.

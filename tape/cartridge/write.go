@@ -31,10 +31,7 @@ func (m *Image) writeEncoded(r io.Reader, n int, enc tape.Encoding) (int, error)
 	if err := m.checkWritable(); err != nil {
 		return 0, err
 	}
-	if cap(m.wbuf) < max(wbufSize, recHeaderSize+n) {
-		m.wbuf = make([]byte, max(wbufSize, recHeaderSize+n))
-	}
-	plain := m.wbuf[:recHeaderSize+n]
+	plain := m.wbufFor(recHeaderSize + n)
 	if _, err := io.ReadFull(r, plain[recHeaderSize:]); err != nil {
 		return 0, blockDataError(err, n)
 	}
@@ -72,6 +69,17 @@ func (m *Image) WriteMark(kind tape.Kind) error {
 
 const wbufSize = recHeaderSize + 1<<20 // a 1 MiB block goes out in one pwrite
 
+// wbufFor returns the write buffer with n bytes, grown to what the
+// drive's blocks need rather than to wbufSize at once: a drive writing
+// 64 KiB blocks keeps a buffer of about 64 KiB, not the 1 MiB the
+// largest block goes out in (twelve drives of a soak held 12 MiB so).
+func (m *Image) wbufFor(n int) []byte {
+	if cap(m.wbuf) < n {
+		m.wbuf = make([]byte, max(n, min(2*cap(m.wbuf), wbufSize)))
+	}
+	return m.wbuf[:n]
+}
+
 // WriteMarks writes count marks of kind at the current position, as count
 // WriteMark calls would, but with one pwrite per 16,384 of them: WRITE
 // FILEMARKS of 16,777,215 marks took 56 s one pwrite each, beyond any
@@ -95,9 +103,7 @@ func (m *Image) WriteMarks(kind tape.Kind, count int) (int, error) {
 	if err := m.checkWritable(); err != nil {
 		return 0, err
 	}
-	if m.wbuf == nil {
-		m.wbuf = make([]byte, wbufSize)
-	}
+	buf := m.wbufFor(min(count, wbufSize/recHeaderSize) * recHeaderSize)
 	p := &m.parts[m.part]
 	if err := m.prepareWrite(p, m.cur); err != nil {
 		return 0, err
@@ -108,7 +114,7 @@ func (m *Image) WriteMarks(kind tape.Kind, count int) (int, error) {
 		if buffered == 0 {
 			return nil
 		}
-		if _, err := m.f.WriteAt(m.wbuf[:buffered*recHeaderSize], p.start+chunk.off); err != nil {
+		if _, err := m.f.WriteAt(buf[:buffered*recHeaderSize], p.start+chunk.off); err != nil {
 			// Back to before the chunk: none of it counts as written.
 			done -= buffered
 			p.eod = chunk
@@ -125,11 +131,11 @@ func (m *Image) WriteMarks(kind tape.Kind, count int) (int, error) {
 		if err != nil {
 			return done, errors.Join(err, flush())
 		}
-		h.put(m.wbuf[buffered*recHeaderSize:])
+		h.put(buf[buffered*recHeaderSize:])
 		m.wrote(&h)
 		buffered++
 		done++
-		if (buffered+1)*recHeaderSize > len(m.wbuf) {
+		if (buffered+1)*recHeaderSize > len(buf) {
 			if err := flush(); err != nil {
 				return done, err
 			}
@@ -144,15 +150,12 @@ func (m *Image) write(typ uint8, r io.Reader, n int) error {
 	if err := m.checkWritable(); err != nil {
 		return err
 	}
-	if m.wbuf == nil {
-		m.wbuf = make([]byte, wbufSize)
-	}
 	if recHeaderSize+n > wbufSize {
 		return m.writeLarge(r, n)
 	}
 	// Take the data before touching the image: a short reader leaves the
 	// tape as it was.
-	rec := m.wbuf[:recHeaderSize+n]
+	rec := m.wbufFor(recHeaderSize + n)
 	if n > 0 {
 		if _, err := io.ReadFull(r, rec[recHeaderSize:]); err != nil {
 			return blockDataError(err, n)
@@ -217,15 +220,16 @@ func (m *Image) writeLarge(r io.Reader, n int) error {
 		return err
 	}
 	off := p.start + at.off
+	buf := m.wbufFor(wbufSize)
 	var crc uint32
 	for done := 0; done < n; {
-		c := min(n-done, wbufSize)
-		if _, err := io.ReadFull(r, m.wbuf[:c]); err != nil {
+		c := min(n-done, len(buf))
+		if _, err := io.ReadFull(r, buf[:c]); err != nil {
 			p.tailDirty = true
 			return blockDataError(err, n)
 		}
-		crc = crc32.Update(crc, castagnoli, m.wbuf[:c])
-		if _, err := m.f.WriteAt(m.wbuf[:c], off+recHeaderSize+int64(done)); err != nil {
+		crc = crc32.Update(crc, castagnoli, buf[:c])
+		if _, err := m.f.WriteAt(buf[:c], off+recHeaderSize+int64(done)); err != nil {
 			p.tailDirty = true
 			return fmt.Errorf("cartridge: write record: %w", err)
 		}
