@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -264,24 +263,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serve(ctx, o, cfg, log)
 }
 
-// gcPercent is the daemon's garbage collection target unless GOGC sets
-// one: collect when the heap has grown by half of what was live, not by
-// all of it. The command path allocates nothing and most of the heap
-// lives as long as its device (RAM stores, buffers, counters), so the
-// garbage is the control plane's, a fraction of a MiB a second: collecting
-// sooner costs next to no CPU and lowers the peak, where Go's default
-// would let the heap reach twice the stores' data
-// (docs/performance.md#memory).
-const gcPercent = 50
-
 // serve runs the daemon on cfg until ctx is done: the devices, the
 // metrics, the control socket, D-Bus.
 func serve(ctx context.Context, o *options, cfg *config.Config, log *zap.Logger) error {
 	if err := config.CHAPNeedsCapability(cfg, o.capEff, o.capEffOK); err != nil {
 		return err
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
 	}
 	if err := os.MkdirAll(filepath.Dir(o.paths.Lock), 0o755); err != nil {
 		return fmt.Errorf("lock file: %w", err)
