@@ -21,7 +21,7 @@ func (p *Poll) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: ring_poll: want a duration such as 50us (0 or off: no polling)", n.Line)
 	}
-	if n.Value == "0" || n.Value == "off" {
+	if n.Value == "off" { // "0" is a duration
 		*p = 0
 		return nil
 	}
