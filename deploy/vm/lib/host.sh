@@ -268,8 +268,10 @@ results_parse() {
 
 # results_stream FILE PID: print FILE's result lines as they arrive, until
 # PID exits (run in the background).
+# (sed -u: no stage may hold lines back in a pipe's buffer, or the suite's
+# steps would time a buffer's flush, not a check.)
 results_stream() {
-	tail -n +1 -f --pid="$2" "$1" 2>/dev/null | tr -d '\r' | grep --line-buffered -E "$RESULT_LINE"
+	tail -n +1 -f --pid="$2" "$1" 2>/dev/null | sed -unE "s/\r\$//; /$RESULT_LINE/p"
 }
 
 # guest_verdict GUEST RUN_DIR QEMU_RC LIMIT: the end of a guest's run (run,

@@ -164,6 +164,7 @@ type part struct {
 	cpu            time.Duration // user and system time of its process tree (qemu's included)
 	pass, fail     int
 	problem        string
+	steps          []step // its result lines' times, for the report
 }
 
 type state int
@@ -562,8 +563,13 @@ func (s *scheduler) exec(ctx context.Context, p *part) doneMsg {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killTree(cmd.Process.Pid) }
 	cmd.WaitDelay = 15 * time.Second
+	done := make(chan struct{})
+	stepsDone := make(chan []step, 1)
+	go func() { stepsDone <- watchSteps(p.name, logPath, t0, done) }()
 	err = cmd.Run()
 	p.elapsed = time.Since(t0).Round(time.Second)
+	close(done)
+	p.steps = <-stepsDone
 	if ps := cmd.ProcessState; ps != nil {
 		p.cpu = (ps.UserTime() + ps.SystemTime()).Round(time.Second)
 	}
@@ -647,6 +653,7 @@ func (s *scheduler) report() int {
 	}
 	s.printf("suite: %d parts in %s of wall time (%s if run one after another), %s of CPU, %d slots, %d failed\n",
 		len(s.parts), wall, sum, cpu, s.slots, bad)
+	printSteps(s.out, s.parts, 15)
 	s.printf("%d passed, %d failed\n", pass, fail)
 	if bad > 0 {
 		return 1

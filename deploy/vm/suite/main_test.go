@@ -172,6 +172,8 @@ func TestSchedulerVerdicts(t *testing.T) {
 		"FAIL suite/silent: no checks reported",
 		"6 parts in",
 		"\n4 passed, 5 failed\n",
+		"longest steps",
+		"  fails                  FAIL g/b: why\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -284,5 +286,30 @@ func TestReadyOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"build", "short"}) {
 		t.Errorf("ready: %v", got)
+	}
+}
+
+// TestStepper: a step ends at each result line, however the output is cut
+// into reads, and runs from the previous result line (the part's start
+// for the first); other lines end nothing.
+func TestStepper(t *testing.T) {
+	st := &stepper{part: "p"}
+	st.feed([]byte("booting\nPASS g/a\r\nnote x\nFA"), 10*time.Second)
+	st.feed([]byte("IL g/b: why\n"), 25*time.Second)
+	st.feed([]byte("1 passed, 1 failed\nPASS g/"), 30*time.Second)
+	st.feed([]byte("c\n"), 31*time.Second)
+	want := []step{
+		{"p", "PASS g/a", 10 * time.Second},
+		{"p", "FAIL g/b: why", 15 * time.Second},
+		{"p", "PASS g/c", 6 * time.Second},
+	}
+	if !slices.Equal(st.steps, want) {
+		t.Fatalf("steps %v, want %v", st.steps, want)
+	}
+	var b strings.Builder
+	printSteps(&b, []*part{{steps: st.steps}, {steps: []step{{"q", "PASS h/x", 12 * time.Second}}}}, 2)
+	out := b.String()
+	if i, j := strings.Index(out, "FAIL g/b"), strings.Index(out, "PASS h/x"); i < 0 || j < i || strings.Contains(out, "g/a") {
+		t.Fatalf("the 2 longest steps, longest first, want g/b then h/x:\n%s", out)
 	}
 }
