@@ -19,7 +19,10 @@
 # the full transcript in the scenario's artefacts (transcript.log).
 #
 # Settings (set before sourcing):
-#   VMTEST_LIB        where this file is in the guest (/vmtest/lib.sh)
+#   VMTEST_DIR        where the harness is in the guest (/vmtest; the full
+#                     guest: /usr/local/lib/vmtest): this file, run-scenario,
+#                     run-scenarios and scenarios/NAME.sh
+#   VMTEST_LIB        where this file is ($VMTEST_DIR/lib.sh)
 #   VMTEST_SH         the shell of check_sh/capture_sh code and of functions
 #                     run as a check's command (sh; the full guest: bash)
 #   VMTEST_HELPERS    files that shell sources after the library (the
@@ -28,7 +31,7 @@
 #                     for stdout, the console)
 
 VMTEST_SCENARIO=${VMTEST_SCENARIO:-adhoc}
-VMTEST_LIB=${VMTEST_LIB:-/vmtest/lib.sh}
+VMTEST_LIB=${VMTEST_LIB:-${VMTEST_DIR:-/vmtest}/lib.sh}
 VMTEST_SH=${VMTEST_SH:-sh}
 VMTEST_HELPERS=${VMTEST_HELPERS:-}
 W=/tmp/vmtest/work/$VMTEST_SCENARIO

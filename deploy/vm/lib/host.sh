@@ -212,7 +212,7 @@ pack_harness() {
 	install -m 755 "$VM_DIR/guest/init" "$stage/init"
 	install -m 644 "$VM_DIR/guest/lib.sh" "$stage/vmtest/lib.sh"
 	install -m 644 "$VM_DIR/guest/exp.sh" "$stage/vmtest/exp.sh"
-	install -m 755 "$VM_DIR/guest/run-scenario" "$stage/vmtest/run-scenario"
+	install -m 755 "$VM_DIR/guest/run-scenario" "$VM_DIR/guest/run-scenarios" "$stage/vmtest/"
 	install -m 644 "$VM_DIR"/scenarios/*.sh "$stage/vmtest/scenarios/"
 	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | gzip -1 >"$out")
 	local rc=$?

@@ -194,7 +194,7 @@ func plan(o options) ([]*part, error) {
 	if o.newest != "" {
 		add(&part{name: "build-" + o.newest, cmd: []string{"deploy/vm/build-guest", "--suite", o.newest}, slots: 1, est: 50})
 	}
-	scen, err := regressionScenarios(filepath.Join(o.root, "deploy/vm/scenarios"))
+	scen, err := regressionScenarios(filepath.Join(o.root, "deploy/vm/scenarios"), estimates)
 	if err != nil {
 		return nil, err
 	}
@@ -237,22 +237,43 @@ func plan(o options) ([]*part, error) {
 			add(p)
 		}
 	}
-	// The full guest: its acceptance test in four boots side by side. 4
-	// restarts under I/O, not full/run's 20: the point (no I/O error,
-	// nodes kept) shows at the first, and each costs 6 s under TCG; make
-	// vm-full does 20.
-	// LTFS: the ltfs part takes an IBM LTO-8 and a TS1160 (with its key
-	// manager), tools an IBM LTO-8 in the library, the newest kernel's
-	// pass an HPE LTO-8 in the library.
-	for _, f := range []struct {
-		suite string
-		args  []string
-		est   int
-	}{{"core", nil, 260}, {"tools", nil, 200}, {"iscsi", nil, 200}, {"ltfs", []string{"--ltfs", "lto8,ts1160"}, 80}} {
-		add(&part{name: "full-" + f.suite,
-			cmd: append([]string{"deploy/vm/full/run", "--release", o.suite, "--no-build", "--suite", f.suite, "--restarts", "4", "--timeout", "1500"},
-				f.args...),
-			after: []string{"build-full"}, slots: 1, est: f.est, results: true})
+	// The full guest: each of its regression scenarios (the same model:
+	// deploy/vm/full/scenarios, headers and all) in a boot of its own,
+	// side by side. 4 restarts under I/O, not full/run's 20: the point (no
+	// I/O error, nodes kept) shows at the first, and each costs 6 s under
+	// TCG; make vm-full does 20.
+	full, err := regressionScenarios(filepath.Join(o.root, "deploy/vm/full/scenarios"), fullEstimates)
+	if err != nil {
+		return nil, err
+	}
+	grouped = map[string]bool{}
+	for _, g := range fullOneBoot {
+		for _, n := range g[1:] {
+			grouped[n] = true
+		}
+	}
+	for _, sc := range full {
+		if grouped[sc.name] {
+			continue
+		}
+		names, est, args := []string{sc.name}, 0, []string(nil)
+		for _, g := range fullOneBoot {
+			if g[0] == sc.name {
+				names = g
+			}
+		}
+		for _, n := range names {
+			i := slices.IndexFunc(full, func(s scenario) bool { return s.name == n })
+			if i < 0 {
+				return nil, fmt.Errorf("full guest scenario %s is not a regression scenario", n)
+			}
+			est += full[i].est
+			args = append(args, fullArgs[n]...)
+		}
+		add(&part{name: "full-" + strings.Join(names, "+"),
+			cmd: append([]string{"deploy/vm/full/run", "--release", o.suite, "--no-build", "--suite", strings.Join(names, ","), "--restarts", "4", "--timeout", "1500"},
+				args...),
+			after: []string{"build-full"}, slots: 1, est: est, results: true})
 	}
 	// On the newest kernel, the full guest's short pass: a library made
 	// and deleted with targetcli, mtx and Bacula's mtx-changer, LTFS on
@@ -366,11 +387,11 @@ type scenario struct {
 	est  int
 }
 
-// regressionScenarios lists the minimal guest's regression scenarios:
-// every deploy/vm/scenarios/*.sh except demo, the experiments (exp-*)
-// and those whose header says "# vm-test-all: no". Its "# vm-timeout:"
-// header bounds the estimate.
-func regressionScenarios(dir string) ([]scenario, error) {
+// regressionScenarios lists a guest's regression scenarios: every
+// DIR/*.sh (deploy/vm/scenarios, deploy/vm/full/scenarios) except demo,
+// the experiments (exp-*) and those whose header says "# vm-test-all:
+// no", each with its estimate from estimates.
+func regressionScenarios(dir string, estimates map[string]int) ([]scenario, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.sh"))
 	if err != nil {
 		return nil, err
@@ -406,6 +427,21 @@ var estimates = map[string]int{
 	"smoke": 12, "attach": 20, "ctl": 17, "disk": 80, "faults": 37, "kill9": 130,
 	"library": 90, "reclaim": 13, "tape": 140, "metrics": 35, "compression": 40, "encryption": 30, "record": 38,
 }
+
+// fullEstimates are the full guest's.
+var fullEstimates = map[string]int{"core": 260, "tools": 200, "iscsi": 200, "ltfs": 80}
+
+// fullArgs are full/run's arguments for a full-guest scenario in make
+// test. LTFS: the ltfs scenario takes a TS1160 (with its key manager) and
+// records a run on an LTO-8; tools runs the same LTFS steps on an IBM
+// LTO-8 in its library, the newest kernel's pass on an HPE LTO-8 in its
+// library, so that make test runs each of them once.
+var fullArgs = map[string][]string{"ltfs": {"--ltfs", "ts1160"}}
+
+// fullOneBoot lists the full guest's scenarios that share a boot, as
+// oneBoot does the minimal guest's: a boot of the full guest costs about
+// half a minute of CPU under TCG (systemd, the 290 MiB root file system).
+var fullOneBoot = [][]string{{"iscsi", "ltfs"}}
 
 // scenarioMeta reads the "# vm-KEY: value" lines of a scenario's header.
 func scenarioMeta(file string) (map[string]string, error) {

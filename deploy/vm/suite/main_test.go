@@ -29,7 +29,7 @@ func TestPlan(t *testing.T) {
 	}
 	for _, want := range []string{"unit", "crash", "deploy-check", "build-bookworm", "build-sid", "build-full",
 		"bookworm-smoke+attach+ctl+reclaim", "bookworm-tape", "bookworm-metrics", "bookworm-powercut", "sid-tape",
-		"full-core", "full-tools", "full-iscsi", "full-ltfs", "two-hosts",
+		"full-core", "full-tools", "full-iscsi+ltfs", "two-hosts",
 		"build-full-sid", "full-sid-clients"} {
 		if names[want] == nil {
 			t.Errorf("no part %s", want)
@@ -58,7 +58,7 @@ func TestPlan(t *testing.T) {
 
 	// Every regression scenario boots once on bookworm, alone or in its
 	// group; the newest kernel runs each of newestBoots once.
-	scen, err := regressionScenarios(filepath.Join(root, "deploy/vm/scenarios"))
+	scen, err := regressionScenarios(filepath.Join(root, "deploy/vm/scenarios"), estimates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +84,22 @@ func TestPlan(t *testing.T) {
 	}
 	if !maps.Equal(runs, want) {
 		t.Errorf("scenario boots: %v, want %v", runs, want)
+	}
+
+	// The full guest's regression scenarios, each in a boot of its own;
+	// the service check every boot runs, the newest kernel's pass, the
+	// two-host guests and the long suites are not among them.
+	var full []string
+	for _, p := range ps {
+		if p.cmd[0] == "deploy/vm/full/run" && p.cmd[2] == "bookworm" && p.name != "two-hosts" {
+			full = append(full, p.cmd[5])
+		}
+	}
+	if !slices.Equal(full, []string{"core", "iscsi,ltfs", "tools"}) {
+		t.Errorf("full guest boots %v, want core, iscsi,ltfs, tools", full)
+	}
+	if p := names["full-iscsi+ltfs"]; p == nil || !slices.Contains(p.cmd, "ts1160") {
+		t.Errorf("full-iscsi+ltfs: %v", p)
 	}
 
 	only, err := selectParts(ps, []string{"full-core", "sid-smoke+attach+encryption"})

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # amtapetype.sh: Amanda's tape qualification tool, amtapetype, detecting a
-# drive's hardware compression, sourced by vmtest (bash) after the check
+# drive's hardware compression, sourced by its scenario (bash) after the check
 # library and the helpers.
 #
 #   amtapetype_run

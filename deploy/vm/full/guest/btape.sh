@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # btape.sh: Bacula's own tape qualification, btape's "test" command, on
 # one drive of each family besides the LTO-5 to LTO-9 ones (LTO-10, IBM
-# 3592, StorageTek T10000, Super DLT), sourced by vmtest (bash) after the
+# 3592, StorageTek T10000, Super DLT), sourced by its scenario (bash) after the
 # check library and the helpers.
 #
 #   btape_run

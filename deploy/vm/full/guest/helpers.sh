@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The full guest's own helpers (bash), sourced by vmtest after the check
-# library (/usr/local/lib/vmtest/lib.sh) and by the library's child shells,
+# The full guest's own helpers (bash), sourced by run-scenario after the
+# check library (/usr/local/lib/vmtest/lib.sh) and by the library's child shells,
 # so that checks can run them as commands: check NAME disk_roundtrip DEV.
 
 # TAR_TREE: a static tree of the guest for tar streams to archive and

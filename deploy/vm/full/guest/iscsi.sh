@@ -288,7 +288,7 @@ iscsi_initiator() {
 	systemctl restart iscsid.socket iscsid.service >/dev/null 2>&1 || systemctl restart iscsid >/dev/null 2>&1
 }
 
-# iscsi_chaining_run: the sg-chaining runs alone (vmtest.suite=chaining),
+# iscsi_chaining_run: the sg-chaining runs alone (vmtest.scenarios=chaining),
 # for the sg-chaining experiment's report (deploy/vm/experiments/run sg-chaining):
 # their table goes out on the third serial port as chaining/.
 iscsi_chaining_run() {

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# ltfs.sh: the LTFS scenario of the full guest, sourced by vmtest (bash)
+# ltfs.sh: the LTFS scenario of the full guest, sourced by its scenario (bash)
 # after the check library and the helpers. LTFS is built from source into
 # /opt/ltfs by deploy/vm/ltfs/build; ltfs_available says whether it is here.
 #

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The perf suite (vmtest.suite=perf; make perf): the same fio workloads on
+# The perf suite (vmtest.scenarios=perf; make perf): the same fio workloads on
 # every disk configuration in one boot, interleaved (each repetition runs
 # every workload on every configuration before the next repetition), and
 # a tape drive streaming through st next to a disk stream of the same

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # soak.sh: one vscsid serving 65 devices under mixed load for a bounded
-# time (vmtest.suite=soak, vmtest.soak=SECONDS; make vm-soak). Sourced by
-# vmtest after the check library and helpers.sh.
+# time (vmtest.scenarios=soak, vmtest.soak=SECONDS; make vm-soak). Sourced by
+# its scenario after the check library and helpers.sh.
 #
 # The devices (vscsid's own config, /etc/vscsid/vscsid.yaml replaced):
 # 48 disks of mixed geometry (12 fake_rw 512 MiB of 512-byte blocks, 12
