@@ -2,11 +2,11 @@
 # Two hosts: the full guest booted twice by `deploy/vm/full/run --suite
 # two-hosts`, joined by a private qemu socket network that exists only
 # between them (no tap, no bridge, nothing forwarded). The target guest
-# (vmtest.suite=hosts-target) runs vscsid as its systemd service with a
+# (vmtest.scenarios=hosts-target) runs vscsid as its systemd service with a
 # disk, an 8 MiB-block LTO-8 drive and a TS3100 library with its drive, all
 # exported over LIO iSCSI from vscsid's own config (export: [iscsi], CHAP),
 # and /metrics on the private network too. The initiator guest
-# (vmtest.suite=hosts-initiator) logs in with open-iscsi and works the
+# (vmtest.scenarios=hosts-initiator) logs in with open-iscsi and works the
 # devices through its own sd, st, ch and sg drivers: dd and tar round
 # trips with checksums, mt positioning, 8 MiB blocks, the short-read
 # residue, mtx and Bacula's mtx-changer; then it asks the target to
@@ -15,7 +15,7 @@
 #
 # The initiator asks the target over a line protocol on TCP port 7000 of
 # the private network (hosts_serve): ping, restart, kill9, done. It is the
-# test harness's, not vscsid's. Sourced by vmtest after helpers.sh;
+# test harness's, not vscsid's. Sourced by run-scenario after helpers.sh;
 # hosts_target_run and hosts_initiator_run are the entry points. Kernel
 # command line: vmtest.addr=A/N (this guest's address), vmtest.peer=A.
 
@@ -216,6 +216,33 @@ remote_bucket() {
 		awk -v s="vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}" '$1 == s { print $2 }'
 }
 
+# dd_under DEV ACTION: direct writes of 2 MiB to DEV, one after another,
+# from 2 s before the target's ACTION (restart, kill9: hosts_ask) to 1 s
+# after it is done, however long that takes; fails when a write or the
+# action fails.
+dd_under() {
+	local dev=$1 pid
+	rm -f /tmp/ddu.stop
+	(
+		n=0
+		while [ ! -e /tmp/ddu.stop ]; do
+			dd if=/dev/urandom of="$dev" bs=256k count=8 oflag=direct status=none || exit 1
+			n=$((n + 1))
+		done
+		echo "$n writes of 2 MiB"
+	) &
+	pid=$!
+	sleep 2
+	if ! hosts_ask "$2"; then
+		touch /tmp/ddu.stop
+		wait $pid
+		return 1
+	fi
+	sleep 1
+	touch /tmp/ddu.stop
+	wait $pid
+}
+
 hosts_initiator_run() {
 	local d sd st lst ch lsg sg ok
 	check initiator-network hosts_net "$1"
@@ -301,18 +328,14 @@ hosts_initiator_run() {
 	# Restarts of vscsid on the target under this host's dd: the next
 	# daemon takes the iSCSI targets over as they are, so the sessions
 	# stay up (no connection error here: the kernel logs "detected conn
-	# error" when one drops) and dd sees no error.
+	# error" when one drops) and dd sees no error (dd_under).
 	local ce
 	ce=$(dmesg | grep -c 'detected conn error')
-	CMD_TIMEOUT=240 check_sh initiator-restart-under-io "
-		dd if=/dev/urandom of=/dev/$sd bs=256k count=512 oflag=direct status=none & pid=\$!
-		sleep 2; hosts_ask restart; wait \$pid"
+	CMD_TIMEOUT=240 check initiator-restart-under-io dd_under "/dev/$sd" restart
 	expect_eq initiator-restart-session-kept "$ce" "$(dmesg | grep -c 'detected conn error')"
 	check initiator-disk-after-restart disk_roundtrip "/dev/$sd"
 	ce=$(dmesg | grep -c 'detected conn error')
-	CMD_TIMEOUT=240 check_sh initiator-kill9-under-io "
-		dd if=/dev/urandom of=/dev/$sd bs=256k count=512 oflag=direct status=none & pid=\$!
-		sleep 2; hosts_ask kill9; wait \$pid"
+	CMD_TIMEOUT=240 check initiator-kill9-under-io dd_under "/dev/$sd" kill9
 	expect_eq initiator-kill9-session-kept "$ce" "$(dmesg | grep -c 'detected conn error')"
 	check initiator-disk-after-kill9 disk_roundtrip "/dev/$sd"
 	# The drive after the restarts: a reset was reported (st marks its
