@@ -198,12 +198,7 @@ func plan(o options) ([]*part, error) {
 	if err != nil {
 		return nil, err
 	}
-	grouped := map[string]bool{}
-	for _, g := range oneBoot {
-		for _, n := range g[1:] {
-			grouped[n] = true
-		}
-	}
+	grouped := followers(oneBoot)
 	for _, sc := range scen {
 		if grouped[sc.name] {
 			continue
@@ -246,28 +241,17 @@ func plan(o options) ([]*part, error) {
 	if err != nil {
 		return nil, err
 	}
-	grouped = map[string]bool{}
-	for _, g := range fullOneBoot {
-		for _, n := range g[1:] {
-			grouped[n] = true
-		}
-	}
+	grouped = followers(fullOneBoot)
 	for _, sc := range full {
 		if grouped[sc.name] {
 			continue
 		}
-		names, est, args := []string{sc.name}, 0, []string(nil)
-		for _, g := range fullOneBoot {
-			if g[0] == sc.name {
-				names = g
-			}
+		names, est, err := bootGroup(sc.name, full, fullOneBoot)
+		if err != nil {
+			return nil, err
 		}
+		var args []string
 		for _, n := range names {
-			i := slices.IndexFunc(full, func(s scenario) bool { return s.name == n })
-			if i < 0 {
-				return nil, fmt.Errorf("full guest scenario %s is not a regression scenario", n)
-			}
-			est += full[i].est
 			args = append(args, fullArgs[n]...)
 		}
 		add(&part{name: "full-" + strings.Join(names, "+"),
@@ -325,23 +309,44 @@ var newestBoots = [][]string{{"smoke", "attach", "encryption"}, {"disk"}, {"tape
 // first and, when first leads one of groups, the rest of that group: named
 // SUITE-A+B+..., its estimate the sum of the scenarios'.
 func bootPart(suite, first string, scen []scenario, groups [][]string) (*part, error) {
-	names := []string{first}
+	names, est, err := bootGroup(first, scen, groups)
+	if err != nil {
+		return nil, err
+	}
+	cmd := append([]string{"deploy/vm/run", "--no-build", "--suite", suite}, names...)
+	return &part{name: suite + "-" + strings.Join(names, "+"), cmd: cmd,
+		after: []string{"build-" + suite}, slots: 1, est: est, results: true}, nil
+}
+
+// bootGroup is the scenarios of the boot that first leads: first and,
+// when it leads one of groups, the rest of that group; est is the sum of
+// their estimates.
+func bootGroup(first string, scen []scenario, groups [][]string) (names []string, est int, err error) {
+	names = []string{first}
 	for _, g := range groups {
 		if g[0] == first {
 			names = g
 		}
 	}
-	est := 0
 	for _, n := range names {
 		i := slices.IndexFunc(scen, func(s scenario) bool { return s.name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("scenario %s is not a regression scenario", n)
+			return nil, 0, fmt.Errorf("scenario %s is not a regression scenario", n)
 		}
 		est += scen[i].est
 	}
-	cmd := append([]string{"deploy/vm/run", "--no-build", "--suite", suite}, names...)
-	return &part{name: suite + "-" + strings.Join(names, "+"), cmd: cmd,
-		after: []string{"build-" + suite}, slots: 1, est: est, results: true}, nil
+	return names, est, nil
+}
+
+// followers is the set of scenarios that groups boot after another.
+func followers(groups [][]string) map[string]bool {
+	f := map[string]bool{}
+	for _, g := range groups {
+		for _, n := range g[1:] {
+			f[n] = true
+		}
+	}
+	return f
 }
 
 // selectParts keeps the named parts and the parts they need.
