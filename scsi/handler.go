@@ -83,4 +83,10 @@ type (
 	UnitSerialer interface {
 		UnitSerial() string
 	}
+	// A MediumHolder holds a removable medium (a tape drive's cartridge):
+	// LoadedBarcode returns its barcode, "" when none is loaded. The
+	// daemon's device listing shows it without knowing the kind.
+	MediumHolder interface {
+		LoadedBarcode() string
+	}
 )

@@ -509,6 +509,14 @@ func (d *Drive) Stats() Stats {
 	return out
 }
 
+// LoadedBarcode returns the barcode of the cartridge in the drive, "" if
+// none (scsi.MediumHolder); safe for concurrent use.
+func (d *Drive) LoadedBarcode() string {
+	d.st.mu.Lock()
+	defer d.st.mu.Unlock()
+	return d.st.barcode
+}
+
 // notePos publishes the current position to the stats.
 func (d *Drive) notePos() {
 	p := d.med.Pos()

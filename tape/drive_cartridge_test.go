@@ -18,6 +18,9 @@ import (
 	"github.com/vscsid/vscsid/tape/cartridge"
 )
 
+// The daemon lists a drive's cartridge through this optional operation.
+var _ scsi.MediumHolder = (*tape.Drive)(nil)
+
 // run sends one command straight to the drive (no ring).
 func run(t *testing.T, d *tape.Drive, cdb []byte, out []byte, in int) (scsi.Response, []byte) {
 	t.Helper()

@@ -162,8 +162,8 @@ func (d *daemon) Devices() []control.Device {
 		if ds.Err != nil {
 			dj.Error = ds.Err.Error()
 		}
-		if t, ok := scsi.As[*tape.Drive](ds.Handler); ok {
-			dj.Barcode = t.Stats().Barcode
+		if m, ok := scsi.As[scsi.MediumHolder](ds.Handler); ok {
+			dj.Barcode = m.LoadedBarcode()
 		}
 		out = append(out, dj)
 	}
