@@ -31,7 +31,7 @@ P=/vmtest/scenarios/exp-alignment-payload.sh
 AT=/usr/local/bin/aligntest
 mkdir -p /usr/local/bin
 if [ ! -f "$P" ]; then
-	# Booted without deploy/vm/experiments/run (test-all, or by hand):
+	# Booted without deploy/vm/experiments/run (by hand):
 	# nothing to measure with. Not a failure of vscsid or the kernel.
 	note "no $P: run this experiment with deploy/vm/experiments/run alignment"
 	return 0

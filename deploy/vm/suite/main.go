@@ -43,6 +43,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -88,7 +89,7 @@ func run(args []string, out io.Writer) (int, error) {
 	fs.IntVar(&o.cuts, "cuts", 3, "power cuts")
 	noHost := fs.Bool("no-host", false, "only the VM parts (no unit tests, no deploy checks)")
 	fs.BoolVar(&o.newestFull, "newest-full", false, "on the newest kernel, the full guest's real clients (targetcli, tcmu-runner, mtx, Bacula, open-iscsi, LTFS) instead of their short pass")
-	only := fs.String("only", "", "run only these `parts` (comma-separated names from -list) and the builds they need")
+	only := fs.String("only", "", "run only these `parts` (comma-separated names from -list, or shell patterns of them: 'bookworm-*') and the builds they need")
 	fs.BoolVar(&o.list, "list", false, "print the parts and exit")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
@@ -349,7 +350,9 @@ func followers(groups [][]string) map[string]bool {
 	return f
 }
 
-// selectParts keeps the named parts and the parts they need.
+// selectParts keeps the named parts and the parts they need. A name may
+// be a shell pattern (path.Match: 'bookworm-*' is every part of the
+// minimal bookworm guest), which must match at least one part.
 func selectParts(ps []*part, only []string) ([]*part, error) {
 	if len(only) == 0 {
 		return ps, nil
@@ -374,8 +377,27 @@ func selectParts(ps []*part, only []string) ([]*part, error) {
 		return nil
 	}
 	for _, n := range only {
-		if err := need(n); err != nil {
-			return nil, err
+		if !strings.ContainsAny(n, "*?[") {
+			if err := need(n); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		matched := false
+		for _, p := range ps {
+			ok, err := path.Match(n, p.name)
+			if err != nil {
+				return nil, fmt.Errorf("-only %q: %w", n, err)
+			}
+			if ok {
+				matched = true
+				if err := need(p.name); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if !matched {
+			return nil, fmt.Errorf("-only: no part matches %q (see -list)", n)
 		}
 	}
 	var out []*part

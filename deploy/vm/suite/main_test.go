@@ -116,6 +116,27 @@ func TestPlan(t *testing.T) {
 	if _, err := selectParts(ps, []string{"nope"}); err == nil {
 		t.Error("-only nope: no error")
 	}
+	// A pattern: every part of the newest kernel's minimal guest, and
+	// its build; one that matches nothing is an error, as a wrong name is.
+	only, err = selectParts(ps, []string{"sid-*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, p := range only {
+		got = append(got, p.name)
+		if p.name != "build-sid" && !strings.HasPrefix(p.name, "sid-") {
+			t.Errorf("-only sid-*: %s", p.name)
+		}
+	}
+	if len(got) < 3 || !slices.Contains(got, "build-sid") || !slices.Contains(got, "sid-smoke+attach+encryption") {
+		t.Errorf("-only sid-*: %v", got)
+	}
+	for _, bad := range []string{"nope-*", "sid-["} {
+		if _, err := selectParts(ps, []string{bad}); err == nil {
+			t.Errorf("-only %s: no error", bad)
+		}
+	}
 }
 
 // TestPlanNewestFull: the newest kernel gets the full guest's short pass,
