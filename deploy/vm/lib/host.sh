@@ -29,16 +29,19 @@ check_suite() {
 	esac
 }
 
-# ensure_host_tools installs the Debian packages that provide missing
-# commands: apt-get update once, then install only what is missing.
+# ensure_host_tools installs the Debian packages that provide the missing
+# commands of those building and booting a guest needs.
 ensure_host_tools() {
-	local want=(
-		qemu-system-x86_64:qemu-system-x86 cpio:cpio depmod:kmod
-		modprobe:kmod dpkg-deb:dpkg apt-get:apt gzip:gzip timeout:coreutils
+	ensure_commands qemu-system-x86_64:qemu-system-x86 cpio:cpio depmod:kmod \
+		modprobe:kmod dpkg-deb:dpkg apt-get:apt gzip:gzip timeout:coreutils \
 		readelf:binutils xz:xz-utils zstd:zstd tar:tar mkfs.ext4:e2fsprogs openssl:openssl patch:patch
-	)
+}
+
+# ensure_commands COMMAND:PACKAGE...: for the commands missing from PATH,
+# apt-get update once, then install only their packages (as root).
+ensure_commands() {
 	local missing=() pair
-	for pair in "${want[@]}"; do
+	for pair in "$@"; do
 		command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
