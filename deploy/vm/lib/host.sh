@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Host-side helpers shared by build-guest, run, test-all and demo.
+# Host-side helpers shared by build-guest, run, full/run, metrics-test and demo.
 # Sourced, never executed. Requires bash >= 4.
 
 set -o errexit -o nounset -o pipefail
