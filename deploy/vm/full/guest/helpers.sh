@@ -111,3 +111,53 @@ dbus_call() {
 	"${as[@]}" busctl --system call org.kernel.TCMUService1 "/org/kernel/TCMUService1/$1" \
 		org.kernel.TCMUService1 "${@:2}" 2>&1
 }
+# repeat STOP MIN COUNT ERR CMD...: in the background ($! is its pid), runs
+# CMD again and again until the file STOP exists and CMD has run at least
+# MIN times, then writes the number of runs to the file COUNT. CMD's
+# standard error goes to the file ERR; a run that fails appends "run N of
+# CMD failed" there and ends the loop. The streams that go on through
+# restarts, reloads and upgrades: what they check is that ERR stays empty.
+repeat() {
+	local stop=$1 min=$2 count=$3 err=$4
+	shift 4
+	(
+		n=0
+		while [ ! -e "$stop" ] || [ "$n" -lt "$min" ]; do
+			"$@" 2>>"$err" || { echo "run $n of $* failed" >>"$err"; break; }
+			n=$((n + 1))
+		done
+		echo "$n" >"$count"
+	) &
+}
+# restarts_under N STOP PID...: N restarts of vscsid a second apart, while
+# the streams PID... (repeat's) run, and two seconds after the last; then
+# the file STOP ends them and they are waited for. restarts_failed is the
+# number of restarts that failed.
+restarts_under() {
+	local n=$1 stop=$2 i
+	shift 2
+	restarts_failed=0
+	for i in $(seq "$n"); do
+		sleep 1
+		systemctl restart vscsid || restarts_failed=$((restarts_failed + 1))
+	done
+	sleep 2
+	touch "$stop"
+	wait "$@"
+}
+# paced CMD...: CMD, then a tenth of a second's pause. A stream that issues
+# a command every fraction of a second still has commands in the ring
+# through a restart, without starving the guest's one TCG CPU.
+paced() { "$@" && sleep 0.1; }
+# archives_equal TAPE N: from the start of TAPE, N tar archives of 256 KiB
+# records, each one file, each equal to the files it was made of (tar -d),
+# then end of data.
+archives_equal() {
+	local tape=$1 n=$2 i
+	mt -f "$tape" rewind || return 1
+	for i in $(seq "$n"); do
+		dd if="$tape" of=/tmp/ae.tar bs=256k status=none && tar -df /tmp/ae.tar -C / || { echo "archive $i of $n on $tape differs"; return 1; }
+	done
+	if [ "$(dd if="$tape" bs=256k count=1 status=none 2>/dev/null | wc -c)" != 0 ]; then echo "data after archive $n on $tape"; return 1; fi
+	echo "$n archives equal to the files on $tape"
+}

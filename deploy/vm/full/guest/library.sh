@@ -12,7 +12,7 @@
 # fio runs on the config file's disk. Nothing fails: no move, no archive,
 # no fio run, no restart.
 streams_under_restarts() {
-	local n=$1 lsg=$2 d1 ctape cdisk i t rfail=0 pids=()
+	local n=$1 lsg=$2 d1 ctape cdisk i t pids=()
 	check streams-load-drive1 mtx -f "$lsg" load 2 1 || return
 	d1=$(dev_path ntape tlt1)
 	ctape=$(dev_path ntape cfgtape)
@@ -22,52 +22,25 @@ streams_under_restarts() {
 	for i in 1 2 3 4; do mt -f "$d1" status >/dev/null 2>&1 && break; sleep 0.5; done
 	rm -f /tmp/su.stop /tmp/su.*.count
 	: >/tmp/su.err
-	(
-		m=0
-		while [ ! -e /tmp/su.stop ]; do
-			{ mtx -f "$lsg" load 1 0 >/dev/null && mtx -f "$lsg" unload 1 0 >/dev/null; } 2>>/tmp/su.err ||
-				{ echo "move pair $m failed" >>/tmp/su.err; exit 1; }
-			m=$((m + 1))
-		done
-		echo "$m" >/tmp/su.moves.count
-	) &
+	# su_moves: a load and unload pair of the library's robot.
+	su_moves() { mtx -f "$lsg" load 1 0 >/dev/null && mtx -f "$lsg" unload 1 0 >/dev/null; }
+	# su_archive TAPE: an archive written and compared with the files.
+	su_archive() { mt -f "$1" rewind && tar -cf "$1" -b 512 -C / "$TAR_TREE" && mt -f "$1" rewind && tar -df "$1" -b 512 -C /; }
+	repeat /tmp/su.stop 0 /tmp/su.moves.count /tmp/su.err su_moves
 	pids+=($!)
 	for t in "$d1" "$ctape"; do
-		(
-			a=0
-			while [ ! -e /tmp/su.stop ]; do
-				{ mt -f "$t" rewind && tar -cf "$t" -b 512 -C / "$TAR_TREE" &&
-					mt -f "$t" rewind && tar -df "$t" -b 512 -C /; } 2>>/tmp/su.err ||
-					{ echo "archive $a on $t failed" >>/tmp/su.err; exit 1; }
-				a=$((a + 1))
-				sleep 0.1
-			done
-			echo "$a" >"/tmp/su.${t##*/}.count"
-		) &
+		repeat /tmp/su.stop 0 "/tmp/su.${t##*/}.count" /tmp/su.err paced su_archive "$t"
 		pids+=($!)
 	done
-	(
-		f=0
-		while [ ! -e /tmp/su.stop ]; do
-			fio --name=su --filename="$cdisk" --rw=randrw --bs=4k --iodepth=8 --ioengine=libaio --direct=1 \
-				--size=32M --time_based --runtime=2 --output=/dev/null 2>>/tmp/su.err ||
-				{ echo "fio run $f failed" >>/tmp/su.err; exit 1; }
-			f=$((f + 1))
-		done
-		echo "$f" >/tmp/su.fio.count
-	) &
+	repeat /tmp/su.stop 0 /tmp/su.fio.count /tmp/su.err fio --name=su --filename="$cdisk" --rw=randrw --bs=4k --iodepth=8 \
+		--ioengine=libaio --direct=1 --size=32M --time_based --runtime=2 --output=/dev/null
 	pids+=($!)
-	for i in $(seq "$n"); do
-		sleep 1
-		systemctl restart vscsid || rfail=$((rfail + 1))
-	done
-	sleep 2
-	touch /tmp/su.stop
-	wait "${pids[@]}"
-	if [ $rfail = 0 ] && [ ! -s /tmp/su.err ] && [ "$(cat /tmp/su.*.count 2>/dev/null | wc -l)" = 4 ]; then
+	restarts_under "$n" /tmp/su.stop "${pids[@]}"
+	# shellcheck disable=SC2154 # set by restarts_under (helpers.sh)
+	if [ "$restarts_failed" = 0 ] && [ ! -s /tmp/su.err ] && [ "$(cat /tmp/su.*.count 2>/dev/null | wc -l)" = 4 ]; then
 		pass streams-under-restarts "$n restarts: $(cat /tmp/su.moves.count) load and unload pairs, $(cat "/tmp/su.${d1##*/}.count") archives written and compared on $d1 and $(cat "/tmp/su.${ctape##*/}.count") on $ctape, $(cat /tmp/su.fio.count) fio runs on $cdisk"
 	else
-		fail streams-under-restarts "$rfail failed restarts; $(head -c 400 /tmp/su.err | tr '\n' ' ')"
+		fail streams-under-restarts "$restarts_failed failed restarts; $(head -c 400 /tmp/su.err | tr '\n' ' ')"
 		note "vscsid's log: $(journalctl -u vscsid --no-pager -o short-monotonic | tail -n 120)"
 	fi
 	check streams-unload-drive1 mtx -f "$lsg" unload 2 1

@@ -260,50 +260,21 @@ if [ -n "$rsd" ] && [ -n "$rst_tape" ] && [ -n "$rst_disk" ]; then
 	rst_po=$(dmesg | grep -c "$rst_hctl: Power-on or device reset occurred")
 	head -c 8M /dev/urandom >/tmp/rst.pat
 	dd if=/tmp/rst.pat of=/dev/$rst_disk bs=1M seek=24 oflag=direct conv=fsync status=none || echo "pattern write failed" >>/tmp/dd.err
-	(
-		n=0
-		while [ ! -e /tmp/dd.stop ]; do
-			dd if=/dev/$rsd of=/dev/null bs=256k iflag=direct status=none 2>>/tmp/dd.err || echo "dd pass $n failed" >>/tmp/dd.err
-			n=$((n + 1))
-		done
-		echo "$n" >/tmp/dd.passes
-	) &
+	repeat /tmp/dd.stop 0 /tmp/dd.passes /tmp/dd.err dd if=/dev/$rsd of=/dev/null bs=256k iflag=direct status=none
 	ddpid=$!
 	mt -f /dev/$rst_tape rewind
-	(
-		n=0
-		while [ ! -e /tmp/dd.stop ] || [ $n -lt 2 ]; do
-			tar -cf /dev/$rst_tape -b 512 -C / "$TAR_TREE" 2>>/tmp/dd.err || { echo "tar $n failed" >>/tmp/dd.err; break; }
-			n=$((n + 1))
-			sleep 0.1
-		done
-		echo "$n" >/tmp/rst.tars
-	) &
+	repeat /tmp/dd.stop 2 /tmp/rst.tars /tmp/dd.err paced tar -cf /dev/$rst_tape -b 512 -C / "$TAR_TREE"
 	tarpid=$!
-	(
-		n=0
-		while [ ! -e /tmp/dd.stop ]; do
-			fio --name=rst --filename=/dev/$rst_disk --rw=randrw --bs=4k --iodepth=8 --ioengine=libaio --direct=1 \
-				--size=24M --time_based --runtime=2 --output=/dev/null 2>>/tmp/dd.err || { echo "fio run $n failed" >>/tmp/dd.err; break; }
-			n=$((n + 1))
-		done
-		echo "$n" >/tmp/rst.fios
-	) &
+	repeat /tmp/dd.stop 0 /tmp/rst.fios /tmp/dd.err fio --name=rst --filename=/dev/$rst_disk --rw=randrw --bs=4k --iodepth=8 \
+		--ioengine=libaio --direct=1 --size=24M --time_based --runtime=2 --output=/dev/null
 	fiopid=$!
-	rfail=0
-	for i in $(seq "$restarts"); do
-		sleep 1
-		systemctl restart vscsid || rfail=$((rfail + 1))
-	done
-	sleep 2
-	touch /tmp/dd.stop
-	wait $ddpid $tarpid $fiopid
+	restarts_under "$restarts" /tmp/dd.stop $ddpid $tarpid $fiopid
 	scrape >/tmp/rst.metrics
 	ua=$(mval /tmp/rst.metrics 'vscsi_scsi_unit_attentions_total{device="cfgtape"}')
-	if [ $rfail -eq 0 ] && [ ! -s /tmp/dd.err ] && [ "$(systemctl is-active vscsid)" = active ] && [ "$ua" = 0 ]; then
+	if [ $restarts_failed -eq 0 ] && [ ! -s /tmp/dd.err ] && [ "$(systemctl is-active vscsid)" = active ] && [ "$ua" = 0 ]; then
 		pass restart-under-io "$restarts restarts, $(cat /tmp/dd.passes) full reads of /dev/$rsd, $(cat /tmp/rst.tars) archives to /dev/$rst_tape, $(cat /tmp/rst.fios) fio runs on /dev/$rst_disk"
 	else
-		fail restart-under-io "$rfail failed restarts; cfgtape unit attentions [$ua]; dd and tar: $(tr '\n' ' ' </tmp/dd.err | cut -c1-200)"
+		fail restart-under-io "$restarts_failed failed restarts; cfgtape unit attentions [$ua]; dd and tar: $(tr '\n' ' ' </tmp/dd.err | cut -c1-200)"
 	fi
 	check restart-under-io-data disk_roundtrip /dev/$rsd
 	check_sh restart-under-io-ram-store "dd if=/dev/$rst_disk of=/tmp/rst.back bs=1M skip=24 count=8 iflag=direct status=none &&
@@ -312,12 +283,7 @@ if [ -n "$rsd" ] && [ -n "$rst_tape" ] && [ -n "$rst_disk" ]; then
 		[ \"\$n\" = $rst_po ] || { echo \"\$((n - $rst_po)) power-on unit attentions on $rst_hctl\"; exit 1; }
 		echo \"8 MiB of the RAM store equal after $restarts restarts; no power-on unit attention on $rst_hctl\""
 	tars=$(cat /tmp/rst.tars 2>/dev/null || echo 0)
-	check_sh restart-under-io-tape-data "mt -f /dev/$rst_tape rewind
-		for i in \$(seq $tars); do
-			dd if=/dev/$rst_tape of=/tmp/rst.tar bs=256k status=none && tar -df /tmp/rst.tar -C / || { echo \"archive \$i of $tars differs\"; exit 1; }
-		done
-		if [ \"\$(dd if=/dev/$rst_tape bs=256k count=1 status=none 2>/dev/null | wc -c)\" != 0 ]; then echo \"data after archive $tars\"; exit 1; fi
-		echo \"$tars archives equal to the files\""
+	check restart-under-io-tape-data archives_equal /dev/$rst_tape "$tars"
 else
 	fail restart-under-io "no targetcli disk [$rsd], config drive [$rst_tape] or config disk [$rst_disk]"
 fi
@@ -358,38 +324,27 @@ else
 	done
 	rm -f /tmp/up.stop /tmp/up.passes /tmp/up.tars /tmp/up.cpasses /tmp/up.ctars
 	: >/tmp/up.err
-	# up_reads DISK COUNTFILE: 4 MiB reads round the disk until up.stop.
-	up_reads() {
-		local n=0 chunks=$(($(cat /sys/block/$1/size) / 8192))
-		while [ ! -e /tmp/up.stop ]; do
-			dd if=/dev/$1 of=/dev/null bs=256k count=16 skip=$((n % chunks * 16)) iflag=direct status=none 2>>/tmp/up.err ||
-				echo "dd pass $n of $1 failed" >>/tmp/up.err
-			n=$((n + 1))
-			sleep 0.1
-		done
-		echo "$n" >"$2"
+	# up_read DISK: the next 4 MiB round the disk (the position counts in
+	# the stream's own shell); up_reads DISK COUNTFILE: reads until up.stop.
+	up_read() {
+		dd if=/dev/$1 of=/dev/null bs=256k count=16 skip=$((up_n % ($(cat /sys/block/$1/size) / 8192) * 16)) iflag=direct status=none &&
+			up_n=$((up_n + 1))
 	}
+	up_n=0
+	up_reads() { repeat /tmp/up.stop 0 "$2" /tmp/up.err paced up_read "$1"; }
 	# up_tars TAPE COUNTFILE: 256 KiB records (-b 512), one archive per
 	# file on the tape; a static tree, so that each can be compared with
 	# the files.
-	up_tars() {
-		local n=0
-		while [ ! -e /tmp/up.stop ] || [ $n -lt 2 ]; do
-			tar -cf /dev/$1 -b 512 -C / "$TAR_TREE" 2>>/tmp/up.err || { echo "tar $n to $1 failed" >>/tmp/up.err; break; }
-			n=$((n + 1))
-			sleep 0.1
-		done
-		echo "$n" >"$2"
-	}
-	up_reads "$rsd" /tmp/up.passes &
+	up_tars() { repeat /tmp/up.stop 2 "$2" /tmp/up.err paced tar -cf /dev/$1 -b 512 -C / "$TAR_TREE"; }
+	up_reads "$rsd" /tmp/up.passes
 	ddpid=$!
-	up_tars "$ust" /tmp/up.tars &
+	up_tars "$ust" /tmp/up.tars
 	tarpid=$!
 	cpids=
 	if [ -n "$csd" ] && [ -n "$cst" ]; then
-		up_reads "$csd" /tmp/up.cpasses &
+		up_reads "$csd" /tmp/up.cpasses
 		cpids="$!"
-		up_tars "$cst" /tmp/up.ctars &
+		up_tars "$cst" /tmp/up.ctars
 		cpids="$cpids $!"
 	else
 		fail upgrade-config-devices "no node for cfgdisk [$csd] or cfgtape [$cst]: $(vscsictl devices 2>&1 | tr '\n' ' ')"
@@ -436,12 +391,7 @@ else
 	for t in "targetcli $ust up.tars" "config $cst up.ctars"; do
 		read -r what tdev tfile <<<"$t"
 		tars=$(cat "/tmp/$tfile" 2>/dev/null || echo 0)
-		check_sh "upgrade-tape-data-$what" "mt -f /dev/$tdev rewind
-			for i in \$(seq $tars); do
-				dd if=/dev/$tdev of=/tmp/up.tar bs=256k status=none && tar -df /tmp/up.tar -C / || { echo \"archive \$i of $tars differs\"; exit 1; }
-			done
-			if [ \"\$(dd if=/dev/$tdev bs=256k count=1 status=none 2>/dev/null | wc -c)\" != 0 ]; then echo \"data after archive $tars\"; exit 1; fi
-			echo \"$tars archives equal to the files on /dev/$tdev\""
+		check "upgrade-tape-data-$what" archives_equal "/dev/$tdev" "$tars"
 	done
 fi
 tcb "/loopback delete $UWWN" "/backstores/user:vtape delete upt0"
@@ -534,15 +484,7 @@ if [ -z "$rl_st" ]; then
 else
 	mt -f /dev/$rl_st rewind
 	scrape >/tmp/rl.before
-	(
-		n=0
-		while [ ! -e /tmp/rl.stop ] || [ $n -lt 2 ]; do
-			tar -cf /dev/$rl_st -b 512 -C / "$TAR_TREE" 2>>/tmp/rl.err || { echo "tar $n failed" >>/tmp/rl.err; break; }
-			n=$((n + 1))
-			sleep 0.1
-		done
-		echo "$n" >/tmp/rl.tars
-	) &
+	repeat /tmp/rl.stop 2 /tmp/rl.tars /tmp/rl.err paced tar -cf /dev/$rl_st -b 512 -C / "$TAR_TREE"
 	rl_tar=$!
 	check_sh reload-adds "cp /tmp/rl.1 /etc/vscsid/vscsid.yaml; systemctl reload vscsid; sleep 2; udevadm settle -t 20 >/dev/null 2>&1
 		d=\$(vscsictl devices); echo \"\$d\"
@@ -569,11 +511,7 @@ else
 		fail reload-stream-unharmed "tar: $(tr '\n' ' ' </tmp/rl.err | cut -c1-200); pid $rl_pid now $(systemctl show -p MainPID --value vscsid); unit attentions $(mval /tmp/rl.before 'vscsi_scsi_unit_attentions_total{device="cfgtape"}') then $(mval /tmp/rl.after 'vscsi_scsi_unit_attentions_total{device="cfgtape"}')"
 	fi
 	tars=$(cat /tmp/rl.tars 2>/dev/null || echo 0)
-	check_sh reload-stream-data "mt -f /dev/$rl_st rewind
-		for i in \$(seq $tars); do
-			dd if=/dev/$rl_st of=/tmp/rl.tar bs=256k status=none && tar -df /tmp/rl.tar -C / || { echo \"archive \$i of $tars differs\"; exit 1; }
-		done
-		echo \"$tars archives equal to the files\""
+	check reload-stream-data archives_equal /dev/$rl_st "$tars"
 fi
 check_sh reload-back "cp /tmp/rl.orig /etc/vscsid/vscsid.yaml; systemctl reload vscsid; sleep 2
 	d=\$(vscsictl devices); echo \"\$d\"
