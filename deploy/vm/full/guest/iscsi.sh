@@ -121,9 +121,10 @@ bucket() {
 # MB/s, and the READ commands vscsid saw per transfer-size bucket (its
 # histogram delta). tcm_loop refuses more than 256 pages in the kernel
 # (sg_tablesize 256: EINVAL before vscsid sees anything); iSCSI carries
-# 2048 pages as 8 MiB commands.
+# 2048 pages as 8 MiB commands. MIB: the MiB each run reads (16: the
+# counts scale with it; the experiment's report reads 64).
 iscsi_chaining() {
-	local iqn lw=naa.5001405000e00002 sd0 isd lsd ids lsg t pages bpt rc mbs out tab
+	local mib=${1:-16} iqn lw=naa.5001405000e00002 sd0 isd lsd ids lsg t pages bpt rc mbs out tab
 	sd0=$(sd_list)
 	if ! tc /backstores/user:vdisk create name=ichain size=4G hw_max_sectors=16384 'cfgstring=size=4G;mode=fake_rw' >/dev/null ||
 		! iqn=$(iscsi_export ichain vdisk) || ! iscsi_login "$iqn" >/dev/null; then
@@ -149,7 +150,7 @@ iscsi_chaining() {
 			local -a b0 b1
 			read -r -a b0 <<<"$(iscsi_read_buckets ichain)"
 			rc=0
-			out=$(sg_dd if=/dev/${t#*:} of=/dev/null bs=512 bpt=$bpt count=$((64 * 2048)) blk_sgio=1 dio=1 time=1 2>&1) || rc=$?
+			out=$(sg_dd if=/dev/${t#*:} of=/dev/null bs=512 bpt=$bpt count=$((mib * 2048)) blk_sgio=1 dio=1 time=1 2>&1) || rc=$?
 			read -r -a b1 <<<"$(iscsi_read_buckets ichain)"
 			mbs=$(sed -n 's/.* at \([0-9.]*\) MB\/sec.*/\1/p' <<<"$out" | head -n1)
 			tab="$tab
@@ -158,21 +159,21 @@ iscsi_chaining() {
 		done
 	done
 	printf '%s\n' "$tab" >/var/tmp/iscsi-chaining.md
-	note "sg-chaining over both transports (64 MiB read per run; READ commands per cumulative bucket, so ≤ 8 MiB counts the smaller ones too):"
+	note "sg-chaining over both transports ($mib MiB read per run; READ commands per cumulative bucket, so ≤ 8 MiB counts the smaller ones too):"
 	while IFS= read -r l; do note "  $l"; done </var/tmp/iscsi-chaining.md
 	# chained RUN BIG: RUN (rc and cumulative deltas at 128K 512K 1M 2M 8M)
 	# succeeded, and exactly BIG of its READs were above 128 KiB.
 	chained() { set -- $1 "$2"; [ "$1" = 0 ] && [ $(($6 - $2)) = "$7" ]; }
-	# iSCSI: every size works and arrives whole: 64 MiB in 128 KiB
-	# commands is 512 of them at or below 128 KiB; 512 pages are 32
-	# commands of 2 MiB, 2048 pages 8 of 8 MiB.
+	# iSCSI: every size works and arrives whole: 128 KiB commands all sit
+	# at or below 128 KiB; 256 pages are MIB commands of 1 MiB, 512 pages
+	# MIB/2 of 2 MiB, 2048 pages MIB/8 of 8 MiB.
 	check_sh iscsi-chaining-32-pages "$(declare -f chained); chained '$chain_iscsi_32' 0"
-	check_sh iscsi-chaining-256-pages "$(declare -f chained); chained '$chain_iscsi_256' 64"
-	check_sh iscsi-chaining-512-pages "$(declare -f chained); chained '$chain_iscsi_512' 32; set -- $chain_iscsi_512; [ \$((\$5 - \$4)) = 32 ]"
-	check_sh iscsi-chaining-2048-pages "$(declare -f chained); chained '$chain_iscsi_2048' 8; set -- $chain_iscsi_2048; [ \$((\$6 - \$5)) = 8 ]"
+	check_sh iscsi-chaining-256-pages "$(declare -f chained); chained '$chain_iscsi_256' $mib"
+	check_sh iscsi-chaining-512-pages "$(declare -f chained); chained '$chain_iscsi_512' $((mib / 2)); set -- $chain_iscsi_512; [ \$((\$5 - \$4)) = $((mib / 2)) ]"
+	check_sh iscsi-chaining-2048-pages "$(declare -f chained); chained '$chain_iscsi_2048' $((mib / 8)); set -- $chain_iscsi_2048; [ \$((\$6 - \$5)) = $((mib / 8)) ]"
 	# tcm_loop: 256 pages (1 MiB) work; 512 and 2048 are refused in the
 	# kernel, and no READ above 128 KiB reached vscsid.
-	check_sh tcm-loop-chaining-256-pages "$(declare -f chained); chained '$chain_tcm_loop_256' 64"
+	check_sh tcm-loop-chaining-256-pages "$(declare -f chained); chained '$chain_tcm_loop_256' $mib"
 	check_sh tcm-loop-chaining-refuses-512-and-2048 "for v in '$chain_tcm_loop_512' '$chain_tcm_loop_2048'; do set -- \$v; [ \$1 != 0 ] && [ \$((\$6 - \$2)) = 0 ] || exit 1; done"
 	iscsiadm -m node -T "$iqn" -p 127.0.0.1 --logout >/dev/null 2>&1
 	tcb "/loopback delete $lw" "/iscsi delete $iqn" "/backstores/user:vdisk delete ichain"
@@ -293,7 +294,7 @@ iscsi_initiator() {
 # their table goes out on the third serial port as chaining/.
 iscsi_chaining_run() {
 	iscsi_initiator "$ISCSI_INI"
-	iscsi_chaining
+	iscsi_chaining 64
 	mkdir -p /var/tmp/chaining
 	cp /var/tmp/iscsi-chaining.md /var/tmp/chaining/ 2>/dev/null
 	serial_out chaining chaining-results-out
