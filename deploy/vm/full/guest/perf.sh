@@ -36,7 +36,8 @@
 # through fio and the kernel takes several hundred microseconds, which a
 # window must outlast to catch the next command. vmtest.perf_only=W,W,...
 # runs only those workloads (names of PERF_WORKLOADS, and "tape" for the
-# streams): for a quick A/B of one path, with more repetitions.
+# streams): for a quick A/B of one path, with more repetitions;
+# vmtest.perf_configs=C,... only those configurations (all are still made).
 
 PERF=/var/tmp/perf
 PERF_BASE=/usr/local/sbin/vscsid-base
@@ -278,6 +279,12 @@ perf_wanted() {
 	case ,$perf_only, in *,"$1",*) return 0 ;; esac
 	return 1
 }
+# perf_config_wanted NAME: the configuration is measured (vmtest.perf_configs).
+perf_config_wanted() {
+	[ -z "${perf_configs:-}" ] && return 0
+	case ,$perf_configs, in *,"$1",*) return 0 ;; esac
+	return 1
+}
 
 # perf_check_only: every name in vmtest.perf_only is a workload or "tape";
 # a misspelt one would silently measure nothing.
@@ -303,6 +310,7 @@ perf_disk_runs() {
 			perf_wanted "$w" || continue
 			for c in "${perf_disks[@]}"; do
 				read -r n d pid <<<"$c"
+				perf_config_wanted "$n" || continue
 				[ "$pid" = - ] && pid=
 				case $n in ab-*) pid=$(perf_ab_use "$n" "$d") ;; esac
 				# The rotation=0 disk shows what the kernel's spinning-disk
@@ -358,6 +366,7 @@ perf_strace() {
 		for c in "${perf_disks[@]}"; do
 			read -r n d pid <<<"$c"
 			case $n in floor | fake_rw | tcmu-runner) ;; *) continue ;; esac
+			perf_config_wanted "$n" || continue
 			strace -c -f -q -p "$pid" -o "$PERF/strace-$w-$n.txt" 2>"$PERF/strace-$w-$n.err" &
 			sp=$!
 			sleep 1
