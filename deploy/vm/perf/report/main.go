@@ -8,7 +8,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/vscsid/vscsid/deploy/vm/internal/chart"
+	"github.com/vscsid/vscsid/deploy/vm/internal/fio"
 	"github.com/vscsid/vscsid/deploy/vm/internal/prom"
 )
 
@@ -277,40 +277,13 @@ func readZeroFill(path string) map[string][2]float64 {
 	return out
 }
 
-// fioJSON is the part of fio's JSON output the report reads.
-type fioJSON struct {
-	Jobs []struct {
-		Read, Write fioDir
-	} `json:"jobs"`
-}
-
-type fioDir struct {
-	IOPS    float64 `json:"iops"`
-	BW      float64 `json:"bw_bytes"`
-	TotalIO float64 `json:"total_ios"`
-	Clat    struct {
-		Percentile map[string]float64 `json:"percentile"`
-	} `json:"clat_ns"`
-}
-
 func loadSample(base string, tck float64) (sample, error) {
-	raw, err := os.ReadFile(base + ".json")
+	fj, err := fio.ReadFile(base + ".json")
 	if err != nil {
 		return sample{}, err
 	}
-	// fio may print notices before the JSON object.
-	if i := strings.IndexByte(string(raw), '{'); i > 0 {
-		raw = raw[i:]
-	}
-	var fj fioJSON
-	if err := json.Unmarshal(raw, &fj); err != nil {
-		return sample{}, fmt.Errorf("fio JSON: %w", err)
-	}
-	if len(fj.Jobs) == 0 {
-		return sample{}, errors.New("fio JSON without jobs")
-	}
 	d := fj.Jobs[0].Read
-	if fj.Jobs[0].Write.TotalIO > d.TotalIO {
+	if fj.Jobs[0].Write.TotalIOs > d.TotalIOs {
 		d = fj.Jobs[0].Write
 	}
 	s := sample{iops: d.IOPS, mbps: d.BW / 1e6}
