@@ -1,13 +1,23 @@
-// Command guestcheck holds the test guests' assertions over structured
-// data, where shell and awk would match text: it runs inside the minimal
-// guest (deploy/vm/run packs it with the scenarios) and prints values that
-// the scenario compares with the check library's expect_eq.
+// Command guestcheck is the test guests' one program for their checks
+// over structured data, where shell and awk would match text: it runs
+// inside both guests (deploy/vm/run packs it with the scenarios as
+// /vmtest/guestcheck, deploy/vm/full/build installs it as
+// /usr/local/bin/guestcheck) and prints values that the scenario compares
+// with the check library's expect_eq, or that its notes and raw results
+// carry. The scenarios' shell runs the tools; guestcheck reads what they
+// leave.
 //
 //	guestcheck prom-value FILE SELECTOR
 //	guestcheck prom-delta BEFORE AFTER SELECTOR
+//	guestcheck command-counts BEFORE AFTER [FIO_JSON] <SPEC
 //	guestcheck go-test BINARY [ARGS]
 //	guestcheck trace-seq FILE
 //	guestcheck trace-values FILE COMMAND FIELD
+//	guestcheck procstat PID [KEY...]
+//	guestcheck fds PID [SUFFIX]
+//	guestcheck http-get [-timeout D] URL [FILE [URL FILE]...]
+//	guestcheck column-max FILE COLUMN...
+//	guestcheck memstats FILE
 //
 // FILE, BEFORE and AFTER are scrapes of vscsid's /metrics (the Prometheus
 // text exposition format). SELECTOR is a PromQL series selector with
@@ -26,12 +36,33 @@
 // trace-values prints the distinct values of FIELD (a JSON key, dotted for
 // nested ones: extent.count) among COMMAND's events, sorted.
 //
+// command-counts checks that every command a workload's tools issued to
+// a device is in vscsi_scsi_commands_total between two scrapes; SPEC has
+// a line "DEVICE WANT COMMAND[,COMMAND...]" per device, WANT a number or
+// "fio" (the I/Os of FIO_JSON's job named DEVICE); see counts.go.
+//
+// procstat prints a process's counters from /proc (proc.go): ticks,
+// sys_ticks (/proc/PID/stat utime+stime, stime), syscr, syscw
+// (/proc/PID/io), vcsw, nvcsw (context switches summed over
+// /proc/PID/task/*/status), rss_kb, rss_anon_kb, rss_file_kb,
+// rss_shmem_kb, threads (/proc/PID/status), as key=value lines, or the
+// values of KEYs on one line. fds prints what the process's descriptors
+// point at, "COUNT TARGET" by target (socket:[] without inode numbers),
+// or how many end in SUFFIX.
+//
+// http-get prints URL's body, or writes each URL's to its FILE, all put
+// in place once every fetch succeeded (httpget.go). column-max prints the
+// maximum of each COLUMN (1-based) of a file of numbers; memstats the Go
+// runtime's MemStats summed up on one line from a heap profile's debug=1
+// text (table.go).
+//
 // go-test runs a Go test binary (go test -c) of the kernel-facing tests
 // with VSCSID_KERNEL_TESTS=1 and prints a PASS, FAIL or SKIP line per
 // top-level test (gotest.go).
 //
 // Exit status 2 on a usage error, 1 on any other (unreadable or malformed
-// scrape, bad selector, a test binary that cannot start).
+// input, bad selector, a test binary that cannot start, counts that
+// differ).
 package main
 
 import (
@@ -40,6 +71,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/vscsid/vscsid/deploy/vm/internal/prom"
 )
@@ -58,9 +90,16 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD"
+const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR | command-counts BEFORE AFTER [FIO_JSON] <SPEC | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD | procstat PID [KEY...] | fds PID [SUFFIX] | http-get [-timeout D] URL [FILE [URL FILE]...] | column-max FILE COLUMN... | memstats FILE"
+
+// procRoot is where procstat and fds read /proc (tests: testdata).
+var procRoot = "/proc"
 
 func run(args []string, w io.Writer) error {
+	return runIn(args, os.Stdin, w)
+}
+
+func runIn(args []string, r io.Reader, w io.Writer) error {
 	if len(args) == 0 {
 		return usageError(usage)
 	}
@@ -76,6 +115,18 @@ func run(args []string, w io.Writer) error {
 		}
 	case args[0] == "go-test":
 		return goTest(args[1:], w)
+	case args[0] == "command-counts" && (len(args) == 3 || len(args) == 4):
+		return commandCounts(args[1], args[2], strings.Join(args[3:], ""), r, w)
+	case args[0] == "procstat" && len(args) >= 2:
+		return procStat(procRoot, args[1], args[2:], w)
+	case args[0] == "fds" && (len(args) == 2 || len(args) == 3):
+		return fds(procRoot, args[1], args[2:], w)
+	case args[0] == "http-get":
+		return httpGet(args[1:], w)
+	case args[0] == "column-max" && len(args) >= 3:
+		return columnMax(args[1], args[2:], w)
+	case args[0] == "memstats" && len(args) == 2:
+		return memStats(args[1], w)
 	case args[0] == "trace-seq" && len(args) == 2:
 		return traceSeq(args[1], w)
 	case args[0] == "trace-values" && len(args) == 4:
