@@ -41,10 +41,8 @@ tcb() {
 	} >&2
 	return $rc
 }
-# scrape: vscsid's /metrics text (the guest has python3, no wget or curl).
-scrape() {
-	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9544/metrics", timeout=10).read().decode())'
-}
+# scrape: vscsid's /metrics text (the guest has no wget or curl).
+scrape() { guestcheck http-get http://127.0.0.1:9544/metrics; }
 # mval FILE SELECTOR: the sum of the samples a PromQL selector (= matchers
 # only) matches in the scrape FILE; the minimal guest's parser (guestcheck).
 mval() { guestcheck prom-value "$1" "$2"; }

@@ -44,26 +44,13 @@ PERF_BASE=/usr/local/sbin/vscsid-base
 PERF_SIZE=128M
 PERF_BYTES=134217728
 
-# perf_proc PID: the process's counters, one key=value per line: CPU
-# ticks (utime+stime, all threads) and of them the kernel's (stime: the
-# kick's completion reaping and Data-In copy run in the daemon's write),
-# read and write syscalls (/proc/PID/io
-# syscr, syscw: the uio wait and kick are a read and a write), context
-# switches summed over its threads, and RSS.
-perf_proc() {
-	local pid=$1 t v=0 n=0
-	[ -n "$pid" ] && [ -d "/proc/$pid" ] || return 0
-	awk '{print "ticks=" $14 + $15; print "sys_ticks=" $15}' "/proc/$pid/stat"
-	sed -n 's/^syscr: /syscr=/p; s/^syscw: /syscw=/p' "/proc/$pid/io"
-	for t in /proc/"$pid"/task/*/status; do
-		read -r a b < <(awk '/^voluntary_ctxt_switches/ {v=$2} /^nonvoluntary_ctxt_switches/ {n=$2} END {print v, n}' "$t")
-		v=$((v + a)) n=$((n + b))
-	done
-	echo "vcsw=$v"
-	echo "nvcsw=$n"
-	awk '/^VmRSS:/ {print "rss_kb=" $2}' "/proc/$pid/status"
-	echo "threads=$(ls /proc/"$pid"/task | wc -l)"
-}
+# perf_proc PID: the serving process's counters, one key=value per line
+# (guestcheck procstat): CPU ticks (utime+stime, all threads) and of them
+# the kernel's (stime: the kick's completion reaping and Data-In copy run
+# in the daemon's write), read and write syscalls (syscr, syscw: the uio
+# wait and kick are a read and a write), context switches summed over its
+# threads, RSS and threads; nothing without a PID (scsi_debug).
+perf_proc() { [ -z "$1" ] || guestcheck procstat "$1" 2>/dev/null; }
 
 # perf_fio NAME DEV PID RW BS QD JOBS: one fio run, its JSON and the
 # daemon's counters around it.
@@ -165,9 +152,9 @@ perf_idle() {
 		perf_poll "$mode" || continue
 		sg_turs "/dev/$d"
 		sleep 1
-		t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		t0=$(guestcheck procstat "$pid" ticks)
 		sleep $secs
-		t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		t1=$(guestcheck procstat "$pid" ticks)
 		echo "idle ring_poll=$mode ticks=$((t1 - t0)) seconds=$secs" >>"$PERF/idle"
 		# Under 5% of one CPU: the runtime's own timers, not a spin.
 		if [ $((t1 - t0)) -le $(($(getconf CLK_TCK) * secs / 20)) ]; then
@@ -410,8 +397,8 @@ perf_profile() {
 				tp=$!
 				sleep 0.3
 			fi
-			python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen("http://127.0.0.1:9544/debug/pprof/profile?seconds=" + sys.argv[1], timeout=60).read())' \
-				"$perf_runtime" >"$PERF/pprof-$w-$cfg.pb.gz" 2>"$PERF/pprof-$w-$cfg.fetch-err" &
+			guestcheck http-get -timeout 60s "http://127.0.0.1:9544/debug/pprof/profile?seconds=$perf_runtime" \
+				"$PERF/pprof-$w-$cfg.pb.gz" 2>"$PERF/pprof-$w-$cfg.fetch-err" &
 			fp=$!
 			perf_fio "pprof-$w-$cfg" "$d" "$pid" "$rw" "$bs" "$qd" "$jobs" ||
 				note "perf: profiled fio $w on $cfg failed: $(head -c 300 "$PERF/pprof-$w-$cfg.err")"

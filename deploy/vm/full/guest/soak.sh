@@ -31,10 +31,7 @@ soak_secs=${soak_secs:-600}
 SOAKD=/var/tmp/soak
 
 # soak_proc PID: "VmRSS RssAnon RssFile RssShmem Threads" of PID, KiB.
-soak_proc() {
-	awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { v[$1] = $2 } /^Threads:/ { t = $2 }
-		END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"], v["RssShmem:"], t }' "/proc/$1/status"
-}
+soak_proc() { guestcheck procstat "$1" rss_kb rss_anon_kb rss_file_kb rss_shmem_kb threads; }
 # soak_devices: vscsictl devices, once, into $SOAKD/devices (timed).
 soak_devices() {
 	local t0=$(date +%s%N)
@@ -45,23 +42,15 @@ soak_devices() {
 # 7: SG), without /dev/.
 soak_node() { awk -v n="$1" -v c="${2:-6}" '$1 == n { sub("^/dev/", "", $c); print $c }' $SOAKD/devices; }
 soak_pid() { systemctl show -p MainPID --value vscsid; }
-# soak_fds PID: what PID's descriptors point at, counted (socket and
-# anon inode numbers dropped), to say which kind a leak is of.
-soak_fds() {
-	local f
-	for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null | sed 's/:\[[0-9]*\]$/:[]/' | sort | uniq -c
-}
+# soak_fds_diff PID: what PID's descriptors point at against the first
+# daemon's before the load ($SOAKD/fds0), to say which kind a leak is of.
+soak_fds_diff() { guestcheck fds "$1" | diff $SOAKD/fds0 - | grep '^[<>]' | tr '\n' ';' | cut -c1-400; }
 # soak_journals PID: how many more library move journals PID holds open
-# than the first daemon did before the load ($SOAKD/fds0). A library
-# opens its journal at its first move after a start and keeps it: an fd
-# the idle first daemon could not have, and the restarted one has when a
-# move reached it.
-soak_journals() {
-	local now before
-	now=$(soak_fds "$1" | awk '$2 ~ /\.journal$/ {n += $1} END {print n + 0}')
-	before=$(awk '$2 ~ /\.journal$/ {n += $1} END {print n + 0}' $SOAKD/fds0)
-	echo $((now - before))
-}
+# than the first daemon did before the load ($j0). A library opens its
+# journal at its first move after a start and keeps it: an fd the idle
+# first daemon could not have, and the restarted one has when a move
+# reached it.
+soak_journals() { echo $(($(guestcheck fds "$1" .journal) - j0)); }
 # soak_quiet: no heap profile fetch runs or starts until soak_loud, so
 # that the daemon's open fds are its own.
 soak_quiet() {
@@ -71,13 +60,11 @@ soak_quiet() {
 soak_loud() { rm -f $SOAKD/quiet; }
 # soak_heap PREFIX: the daemon's heap profile (PREFIX.pb.gz, for go tool
 # pprof) and its text form with the Go runtime's MemStats (PREFIX.txt),
-# from /debug/pprof (--web.pprof); fails if either does not come.
+# from /debug/pprof (--web.pprof); fails, replacing neither, if either
+# does not come.
 soak_heap() {
-	python3 -c 'import sys, urllib.request
-for q, f in (("", ".pb.gz"), ("?debug=1", ".txt")):
-    b = urllib.request.urlopen("http://127.0.0.1:9544/debug/pprof/heap" + q, timeout=10).read()
-    open(sys.argv[1] + f + ".tmp", "wb").write(b)' "$1" 2>/dev/null &&
-		mv "$1.pb.gz.tmp" "$1.pb.gz" && mv "$1.txt.tmp" "$1.txt"
+	local u=http://127.0.0.1:9544/debug/pprof/heap
+	guestcheck http-get "$u" "$1.pb.gz" "$u?debug=1" "$1.txt" 2>/dev/null
 }
 
 soak_config() {
@@ -193,7 +180,8 @@ soak_run() {
 	local g0 f0
 	g0=$(mval $SOAKD/m0 go_goroutines) f0=$(mval $SOAKD/m0 process_open_fds)
 	note "SOAK before_load goroutines $g0 fds $f0 proc $(soak_proc "$pid0")"
-	soak_fds "$pid0" >$SOAKD/fds0
+	guestcheck fds "$pid0" >$SOAKD/fds0
+	j0=$(guestcheck fds "$pid0" .journal)
 
 	# The nodes.
 	declare -A node
@@ -249,11 +237,10 @@ soak_run() {
 	(
 		s=$(date +%s) peak=0
 		while [ ! -e $SOAKD/done ]; do
-			p=$(soak_pid)
-			if [ "$p" != 0 ] && [ -e "/proc/$p/status" ]; then
-				l="$(($(date +%s) - s)) $(soak_proc "$p")"
+			if l=$(soak_proc "$(soak_pid)" 2>/dev/null); then
+				l="$(($(date +%s) - s)) $l"
 				echo "$l" >>$SOAKD/rss
-				a=$(echo "$l" | awk '{print $3}')
+				read -r _ _ a _ <<<"$l"
 				# Not while a check counts the daemon's fds (soak_quiet):
 				# the fetch's connection is one.
 				touch $SOAKD/fetching
@@ -293,60 +280,26 @@ soak_run() {
 	else
 		fail soak-load-no-error "fio rc $fiorc; $(ls $SOAKD/*.n | wc -l) of 35 loops ended; pid $pid0 now $(soak_pid); $errs"
 	fi
-	# Every command the workload issued, per device.
-	local bad='' sum=0 want delta inj rd='read_10 read_16' rw='read_10 read_16 write_10 write_16'
-	cmds() { # FILE DEVICE COMMAND...: the sum of those commands' counts
-		local f=$1 d=$2 c n=0
-		shift 2
-		for c; do n=$((n + $(mval "$f" "vscsi_scsi_commands_total{device=\"$d\",command=\"$c\"}"))); done
-		echo $n
-	}
-	for d in d00 d01 d02 d03 d12 d13 d14 d15; do
-		want=$(python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))
-print(sum(x["read"]["total_ios"] + x["write"]["total_ios"] for x in j["jobs"] if x["jobname"] == sys.argv[2]))' $SOAKD/fio.json "$d" 2>/dev/null)
-		delta=$(($(cmds $SOAKD/m1 $d $rw) - $(cmds $SOAKD/m0 $d $rw)))
-		# (No rule before the load: no series in m0.)
-		inj=$(mval $SOAKD/m1 "vscsi_fault_injected_total{device=\"$d\",action=\"busy\"}")
-		note "SOAK count $d fio_ios ${want:-?} scsi_rw $delta busy_retried $inj"
-		[ "${want:-x}" = $((delta - inj)) ] || bad="$bad $d(fio ${want:-?}, scsi $delta - busy $inj)"
-		sum=$((sum + delta))
-	done
-	for d in $(seq 16 31 | sed 's/^/d/'); do
-		want=$(($(cat $SOAKD/$d.n) * 256))
-		delta=$(($(cmds $SOAKD/m1 $d $rd) - $(cmds $SOAKD/m0 $d $rd)))
-		[ "$want" = "$delta" ] || bad="$bad $d(dd $want, scsi $delta)"
-		sum=$((sum + delta))
-	done
-	for d in d36 d37 d38 d39; do
-		want=$(($(cat $SOAKD/$d.n) * 32))
-		delta=$(($(cmds $SOAKD/m1 $d $rw) - $(cmds $SOAKD/m0 $d $rw)))
-		[ "$want" = "$delta" ] || bad="$bad $d(dd $want, scsi $delta)"
-		sum=$((sum + delta))
-	done
-	for d in $(seq -f %02g 0 9 | sed 's/^/t/'); do
-		want=$(($(cat $SOAKD/$d.n) * arch_recs))
-		delta=$(($(cmds $SOAKD/m1 $d write_6) - $(cmds $SOAKD/m0 $d write_6)))
-		[ "$want" = "$delta" ] || bad="$bad $d(tar records $want, write_6 $delta)"
-		sum=$((sum + delta))
-	done
-	for d in t10 t11 t12 t13; do
-		want=$(($(cat $SOAKD/$d.n) * 30))
-		delta=$(($(cmds $SOAKD/m1 $d write_6) - $(cmds $SOAKD/m0 $d write_6)))
-		[ "$want" = "$delta" ] || bad="$bad $d(dd records $want, write_6 $delta)"
-		sum=$((sum + delta))
-	done
-	want=$(($(cat $SOAKD/slib.n) * 4))
-	delta=$(($(cmds $SOAKD/m1 slib move_medium) - $(cmds $SOAKD/m0 slib move_medium)))
-	[ "$want" = "$delta" ] || bad="$bad slib(mtx moves $want, move_medium $delta)"
-	sum=$((sum + delta))
-	local total
-	total=$(($(mval $SOAKD/m1 vscsi_scsi_commands_total) - $(mval $SOAKD/m0 vscsi_scsi_commands_total)))
-	note "SOAK commands_checked $sum commands_total $total"
-	if [ -z "$bad" ]; then
+	# Every command the workload issued, per device: DEVICE, the commands
+	# its tool issued (fio's I/Os, dd's blocks, tar's records, mtx's
+	# moves), the commands that count them (guestcheck command-counts,
+	# which takes the BUSY retries off).
+	local rw=read_10,read_16,write_10,write_16 counts sum total
+	counts=$({
+		for d in d00 d01 d02 d03 d12 d13 d14 d15; do echo "$d fio $rw"; done
+		for d in $(seq 16 31 | sed 's/^/d/'); do echo "$d $(($(cat $SOAKD/$d.n) * 256)) read_10,read_16"; done
+		for d in d36 d37 d38 d39; do echo "$d $(($(cat $SOAKD/$d.n) * 32)) $rw"; done
+		for d in $(seq -f %02g 0 9 | sed 's/^/t/'); do echo "$d $(($(cat $SOAKD/$d.n) * arch_recs)) write_6"; done
+		for d in t10 t11 t12 t13; do echo "$d $(($(cat $SOAKD/$d.n) * 30)) write_6"; done
+		echo "slib $(($(cat $SOAKD/slib.n) * 4)) move_medium"
+	} | guestcheck command-counts $SOAKD/m0 $SOAKD/m1 $SOAKD/fio.json 2>$SOAKD/counts.err)
+	local rc=$?
+	while read -r l; do note "SOAK count $l"; done <<<"$counts"
+	read -r _ sum _ total < <(tail -n1 <<<"$counts")
+	if [ $rc = 0 ]; then
 		pass soak-command-counts "$sum data and move commands of the workload, each in the metrics ($total commands in all)"
 	else
-		fail soak-command-counts "$bad"
+		fail soak-command-counts "$(cut -c1-1500 $SOAKD/counts.err)"
 	fi
 	# No leak: the goroutines and fds of before the load. (Two goroutines
 	# of slack: a connection of the control socket or of the scrape can be
@@ -356,7 +309,7 @@ print(sum(x["read"]["total_ios"] + x["write"]["total_ios"] for x in j["jobs"] if
 	if [ "$g1" -le $((g0 + 2)) ] && [ "$f1" -le $((f0 + jn)) ]; then
 		pass soak-no-leak "goroutines $g0 -> $g1, fds $f0 -> $f1 ($jn library journal opened by the first move)"
 	else
-		fail soak-no-leak "goroutines $g0 -> $g1, fds $f0 -> $f1; descriptors before and after: $(soak_fds "$pid0" | diff $SOAKD/fds0 - | grep '^[<>]' | tr '\n' ';' | cut -c1-400)"
+		fail soak-no-leak "goroutines $g0 -> $g1, fds $f0 -> $f1; descriptors before and after: $(soak_fds_diff "$pid0")"
 	fi
 
 	# Restarts: all 65 devices back each time, timed.
@@ -410,20 +363,18 @@ print(sum(x["read"]["total_ios"] + x["write"]["total_ios"] for x in j["jobs"] if
 	if [ "$g2" -le $((g0 + 2)) ] && [ "$f2" -le $((f0 + jn)) ]; then
 		pass soak-restarted-daemon-same "goroutines $g0 / $g2, fds $f0 / $f2 ($jn library journal opened by a move since the restart)"
 	else
-		fail soak-restarted-daemon-same "goroutines $g0 / $g2, fds $f0 / $f2; descriptors of the first and of the restarted: $(soak_fds "$pid" | diff $SOAKD/fds0 - | grep '^[<>]' | tr '\n' ';' | cut -c1-400)"
+		fail soak-restarted-daemon-same "goroutines $g0 / $g2, fds $f0 / $f2; descriptors of the first and of the restarted: $(soak_fds_diff "$pid")"
 	fi
 	touch $SOAKD/done
 	wait $rsspid 2>/dev/null
 	# RSS over time ("seconds VmRSS RssAnon RssFile RssShmem threads", KiB).
 	note "SOAK rss (s VmRSS RssAnon RssFile RssShmem threads, KiB):"
 	sed 's/^/SOAK rss /' $SOAKD/rss | while read -r l; do note "$l"; done
-	local maxrss maxanon
-	maxrss=$(awk '$2 > m { m = $2 } END { print m + 0 }' $SOAKD/rss)
-	maxanon=$(awk '$3 > m { m = $3 } END { print m + 0 }' $SOAKD/rss)
+	local maxrss maxanon ms
+	read -r maxrss maxanon < <(guestcheck column-max $SOAKD/rss 2 3)
 	note "SOAK rss_max_kib $maxrss rss_anon_max_kib $maxanon"
 	[ -s /var/tmp/soak-heap/peak.at ] && note "SOAK heap profile at $(cat /var/tmp/soak-heap/peak.at)"
-	awk '/^# (HeapAlloc|HeapSys|HeapIdle|HeapInuse|HeapReleased|StackInuse|StackSys|Sys|MSpanInuse|GCSys|OtherSys|NextGC|NumGC) =/ {printf "%s %s; ", $2, $4}' \
-		/var/tmp/soak-heap/peak.txt 2>/dev/null | sed 's/^/SOAK memstats at the peak: /' | while read -r l; do note "$l"; done
+	ms=$(guestcheck memstats /var/tmp/soak-heap/peak.txt) && note "SOAK memstats at the peak: $ms"
 	serial_out soak-heap soak-heap-out
 	# The issue's goal is 64 MiB for 32 GiB of virtual disk and 10
 	# cartridges; this is 65 devices and 14 cartridges with 48 MiB of RAM
