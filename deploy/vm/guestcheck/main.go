@@ -7,7 +7,8 @@
 // carry. The scenarios' shell runs the tools; guestcheck reads what they
 // leave.
 //
-//	guestcheck prom-value FILE SELECTOR
+//	guestcheck prom-value FILE SELECTOR...
+//	guestcheck prom-by FILE SELECTOR LABEL
 //	guestcheck prom-delta BEFORE AFTER SELECTOR
 //	guestcheck command-counts BEFORE AFTER [FIO_JSON] <SPEC
 //	guestcheck go-test BINARY [ARGS]
@@ -20,11 +21,13 @@
 //	guestcheck memstats FILE
 //
 // FILE, BEFORE and AFTER are scrapes of vscsid's /metrics (the Prometheus
-// text exposition format). SELECTOR is a PromQL series selector with
-// equality matchers only, as the host's metrics-test queries Prometheus:
-// vscsi_scsi_commands_total{device="d0",command="read_10"}. prom-value
-// prints the sum of the samples the selector matches; prom-delta prints
-// that sum in AFTER minus that sum in BEFORE. A series absent from a scrape
+// text exposition format; "-" reads one from stdin). SELECTOR is a PromQL
+// series selector with equality matchers only, as the host's metrics-test
+// queries Prometheus: vscsi_scsi_commands_total{device="d0",command="read_10"}.
+// prom-value prints the sum of the samples each selector matches, on one
+// line; prom-by prints "VALUE SUM" per value of LABEL among them (sorted,
+// sums of 0 left out); prom-delta prints the sum in AFTER minus that sum
+// in BEFORE. A series absent from a scrape
 // counts 0, but the metric must have a series in the scrape (client_golang
 // writes no metric without one), so that a misspelt name is an error, not
 // a 0. Scrapes are read with expfmt (deploy/vm/internal/prom). Sums are
@@ -69,7 +72,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,7 +95,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: guestcheck prom-value FILE SELECTOR | prom-delta BEFORE AFTER SELECTOR | command-counts BEFORE AFTER [FIO_JSON] <SPEC | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD | procstat PID [KEY...] | fds PID [SUFFIX] | http-get [-timeout D] URL [FILE [URL FILE]...] | column-max FILE COLUMN... | memstats FILE"
+const usage = "usage: guestcheck prom-value FILE SELECTOR... | prom-by FILE SELECTOR LABEL | prom-delta BEFORE AFTER SELECTOR | command-counts BEFORE AFTER [FIO_JSON] <SPEC | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD | procstat PID [KEY...] | fds PID [SUFFIX] | http-get [-timeout D] URL [FILE [URL FILE]...] | column-max FILE COLUMN... | memstats FILE"
 
 // procRoot is where procstat and fds read /proc (tests: testdata).
 var procRoot = "/proc"
@@ -105,14 +110,10 @@ func runIn(args []string, r io.Reader, w io.Writer) error {
 	}
 	var v float64
 	switch {
-	case args[0] == "prom-value" && len(args) == 3:
-		sel, err := prom.ParseSelector(args[2])
-		if err != nil {
-			return err
-		}
-		if v, err = selectFile(args[1], sel); err != nil {
-			return err
-		}
+	case args[0] == "prom-value" && len(args) >= 3:
+		return promValues(args[1], args[2:], r, w)
+	case args[0] == "prom-by" && len(args) == 4:
+		return promBy(args[1], args[2], args[3], r, w)
 	case args[0] == "go-test":
 		return goTest(args[1:], w)
 	case args[0] == "command-counts" && (len(args) == 3 || len(args) == 4):
@@ -136,11 +137,11 @@ func runIn(args []string, r io.Reader, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		before, err := selectFile(args[1], sel)
+		before, err := selectFile(args[1], sel, r)
 		if err != nil {
 			return err
 		}
-		after, err := selectFile(args[2], sel)
+		after, err := selectFile(args[2], sel, r)
 		if err != nil {
 			return err
 		}
@@ -152,8 +153,21 @@ func runIn(args []string, r io.Reader, w io.Writer) error {
 	return err
 }
 
-func selectFile(path string, sel prom.Selector) (float64, error) {
-	s, err := prom.ParseFile(path)
+// readScrape reads the scrape in the file path, or in stdin for "-" (a
+// scenario's scrape piped in: scrape | guestcheck prom-value - SEL).
+func readScrape(path string, stdin io.Reader) (prom.Scrape, error) {
+	if path == "-" {
+		s, err := prom.Parse(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("stdin: %w", err)
+		}
+		return s, nil
+	}
+	return prom.ParseFile(path)
+}
+
+func selectFile(path string, sel prom.Selector, stdin io.Reader) (float64, error) {
+	s, err := readScrape(path, stdin)
 	if err != nil {
 		return 0, err
 	}
@@ -162,6 +176,56 @@ func selectFile(path string, sel prom.Selector) (float64, error) {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
+}
+
+// promValues prints the sum each selector matches in one scrape, on one
+// line: several figures of one moment (a histogram's buckets).
+func promValues(path string, sels []string, stdin io.Reader, w io.Writer) error {
+	s, err := readScrape(path, stdin)
+	if err != nil {
+		return err
+	}
+	out := make([]string, len(sels))
+	for i, text := range sels {
+		sel, err := prom.ParseSelector(text)
+		if err != nil {
+			return err
+		}
+		v, err := s.Select(sel)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		out[i] = formatValue(v)
+	}
+	_, err = fmt.Fprintln(w, strings.Join(out, " "))
+	return err
+}
+
+// promBy prints "VALUE SUM" for each value of the label among the series
+// the selector matches, sorted by value; sums of 0 are left out (a
+// counter's series that never counted).
+func promBy(path, text, label string, stdin io.Reader, w io.Writer) error {
+	sel, err := prom.ParseSelector(text)
+	if err != nil {
+		return err
+	}
+	s, err := readScrape(path, stdin)
+	if err != nil {
+		return err
+	}
+	if !s.Has(sel.Name) {
+		return fmt.Errorf("%s: no metric %s in the scrape", path, sel.Name)
+	}
+	by := s.By(sel.Name, sel.Labels, label)
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		if by[k] == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintln(w, k, formatValue(by[k])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func formatValue(v float64) string {

@@ -61,6 +61,11 @@ func TestRun(t *testing.T) {
 		{[]string{"prom-delta", b, a, `vscsi_scsi_commands_total{device="d0",command="read_10"}`}, "100"},
 		{[]string{"prom-delta", b, a, `vscsi_scsi_transfer_bytes_bucket{device="d0",direction="read",le="32768"}`}, "-2"},
 		{[]string{"prom-delta", b, a, `vscsi_scsi_transfer_bytes_sum{device="d0"}`}, "-1.4999995e+06"},
+		// Several selectors: one line, in their order.
+		{[]string{"prom-value", b, `vscsi_scsi_transfer_bytes_bucket{device="d0",le="32768"}`, `vscsi_scsi_transfer_bytes_bucket{device="d0",le="65536"}`, `odd`}, "2 5 1"},
+		// By a label: sorted, the sums of each value.
+		{[]string{"prom-by", b, `vscsi_scsi_commands_total`, "command"}, "inquiry 3\nread_10 107"},
+		{[]string{"prom-by", b, `vscsi_scsi_commands_total{device="d0"}`, "command"}, "inquiry 3\nread_10 7"},
 	} {
 		var out strings.Builder
 		if err := run(tc.args, &out); err != nil {
@@ -69,6 +74,32 @@ func TestRun(t *testing.T) {
 		}
 		if got := strings.TrimSpace(out.String()); got != tc.want {
 			t.Errorf("%v: got %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestStdin: "-" reads the scrape from stdin (scrape | guestcheck ...), and
+// zero sums are left out of prom-by.
+func TestStdin(t *testing.T) {
+	in := `# TYPE vscsi_scsi_sense_codes_total counter
+vscsi_scsi_sense_codes_total{asc="not_ready",device="t0"} 2
+vscsi_scsi_sense_codes_total{asc="power_on_reset",device="t0"} 0
+vscsi_scsi_sense_codes_total{asc="not_ready",device="t1"} 5
+`
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prom-by", "-", `vscsi_scsi_sense_codes_total{device="t0"}`, "asc"}, "not_ready 2"},
+		{[]string{"prom-value", "-", `vscsi_scsi_sense_codes_total{asc="not_ready"}`}, "7"},
+	} {
+		var out strings.Builder
+		if err := runIn(tc.args, strings.NewReader(in), &out); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if got := strings.TrimSpace(out.String()); got != tc.want {
+			t.Errorf("%v: got %q, want %q", tc.args, got, tc.want)
 		}
 	}
 }
@@ -86,6 +117,9 @@ func TestErrors(t *testing.T) {
 		{"prom-value", bad, `x`},
 		{"prom-value", filepath.Join(t.TempDir(), "missing"), `x`},
 		{"prom-delta", b, `x`},
+		{"prom-value", b, `vscsi_scsi_commands_total`, `nope`}, // every selector's metric must exist
+		{"prom-by", b, `nope{device="d0"}`, "command"},
+		{"prom-by", b, `vscsi_scsi_commands_total`},
 		{},
 	} {
 		var out strings.Builder

@@ -241,7 +241,8 @@ head -c 65536 "$W/fake-rand" >"$W/fake-64k"
 rc=0; sg_raw -s 65536 -i "$W/fake-64k" "/dev/$sg" 28 00 00 00 00 00 00 00 80 00 >"$W/sg_raw-mismatch" 2>&1 || rc=$?
 note "READ(10) with Data-Out: sg_raw exit $rc: $(tr '\n' ' ' <"$W/sg_raw-mismatch" | cut -c1-200)"
 check_sh fake-read-after-mismatched-direction-is-zero "[ \"\$($DD if=/dev/$sd bs=64k count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\" = $zmd5 ]"
-check_sh metrics-zero-fill-skipped "scrape_metrics $W/metrics-zero.txt && grep '^vscsi_ring_zero_fill_bytes_total{device=\"d512n\",outcome=\"skipped\"} [1-9]' $W/metrics-zero.txt"
+scrape_metrics "$W/metrics-zero.txt"
+expect_match metrics-zero-fill-skipped '^[1-9][0-9]*$' "$("$GUESTCHECK" prom-value "$W/metrics-zero.txt" 'vscsi_ring_zero_fill_bytes_total{device="d512n",outcome="skipped"}')"
 
 # ------------------------------------------------------------- store mode
 sd=$(dev_block store0)
@@ -336,7 +337,8 @@ check_sh lba-status-unmapped-reads-zeros "[ \"\$($DD if=/dev/$sd bs=512 skip=$gl
 # chunk, frees it as one UNMAP would.
 check_sh lba-status-blkdiscard-pieces "b=$(((glba + 128) * 512)); for i in \$(seq 0 15); do blkdiscard -o \$((b + i * 4096)) -l 4096 /dev/$sd; done"
 expect_eq lba-status-discarded-deallocated 1 "$(gls $((glba + 128)))"
-check_sh lba-status-metric "scrape_metrics $W/metrics-gls.txt && grep '^vscsi_scsi_commands_total{command=\"get_lba_status\",device=\"store0\"} [1-9]' $W/metrics-gls.txt"
+scrape_metrics "$W/metrics-gls.txt"
+expect_match lba-status-metric '^[1-9][0-9]*$' "$("$GUESTCHECK" prom-value "$W/metrics-gls.txt" 'vscsi_scsi_commands_total{command="get_lba_status",device="store0"}')"
 
 # ------------------------------------------------------------ atomic writes
 # atomic_wr=1 with 4 KiB physical blocks: VPD B0 reports 128 blocks, aligned
@@ -361,7 +363,8 @@ if [ -f $q/atomic_write_max_bytes ]; then
 			sh -c "xfs_io -d -c 'pwrite -A -D -V1 -b 131072 0 131072' /dev/$sd 2>&1; true"
 		expect_output atomic-pwrite-unaligned-refused 'Invalid argument' \
 			sh -c "xfs_io -d -c 'pwrite -A -D -V1 -b 8192 4096 8192' /dev/$sd 2>&1; true"
-		check_sh atomic-reached-vscsid "scrape_metrics $W/metrics-atomic.txt && grep '^vscsi_scsi_commands_total{command=\"write_atomic_16\",device=\"atomic0\"} [1-9]' $W/metrics-atomic.txt"
+		scrape_metrics "$W/metrics-atomic.txt"
+		expect_match atomic-reached-vscsid '^[1-9][0-9]*$' "$("$GUESTCHECK" prom-value "$W/metrics-atomic.txt" 'vscsi_scsi_commands_total{command="write_atomic_16",device="atomic0"}')"
 	else
 		note "xfs_io $(xfs_io -V 2>&1) has no pwrite -A: no atomic write through the block layer"
 	fi
@@ -421,7 +424,8 @@ check zbc-blkzone-open blkzone open -o $((3 * zb)) -c 1 "/dev/$sd"
 expect_output zbc-opened-explicitly 'zcond: ?3\(oe\)' blkzone report -o $((3 * zb)) -c 1 "/dev/$sd"
 check zbc-blkzone-close blkzone close -o $((3 * zb)) -c 1 "/dev/$sd"
 expect_output zbc-closed-empty 'zcond: ?1\(em\)' blkzone report -o $((3 * zb)) -c 1 "/dev/$sd"
-check_sh zbc-metrics "scrape_metrics $W/metrics-zbc.txt && grep '^vscsi_scsi_commands_total{command=\"report_zones\",device=\"zoned0\"} [1-9]' $W/metrics-zbc.txt && grep '^vscsi_scsi_commands_total{command=\"reset_write_pointer\",device=\"zoned0\"} [1-9]' $W/metrics-zbc.txt"
+scrape_metrics "$W/metrics-zbc.txt"
+expect_match zbc-metrics '^[1-9][0-9]* [1-9][0-9]*$' "$("$GUESTCHECK" prom-value "$W/metrics-zbc.txt" 'vscsi_scsi_commands_total{command="report_zones",device="zoned0"}' 'vscsi_scsi_commands_total{command="reset_write_pointer",device="zoned0"}')"
 
 # f2fs in its zoned mode on a host-managed disk (zonefs-tools, the other
 # client, is not in Debian): 8 conventional zones of 4 MiB hold its

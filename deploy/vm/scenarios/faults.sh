@@ -164,7 +164,7 @@ _s1=$(_readers "$(dev_block fq1)")
 _s32=$(_readers "$(dev_block fq32)")
 note "8 x 5 reads at latency=100ms: $_s1 s one at a time, $_s32 s with depth 32"
 scrape_metrics "$W/depth.prom"
-check_sh depth-workers "grep -qx 'vscsi_ring_workers{device=\"fq32\"} 32' $W/depth.prom && grep -qx 'vscsi_ring_workers{device=\"fq1\"} 1' $W/depth.prom"
+expect_eq depth-workers "32 1" "$("$GUESTCHECK" prom-value "$W/depth.prom" 'vscsi_ring_workers{device="fq32"}' 'vscsi_ring_workers{device="fq1"}')"
 check_sh depth1-latencies-add-up "awk -v s=$_s1 'BEGIN {exit !(s >= 4.0)}'"
 check_sh depth32-latencies-overlap "awk -v a=$_s1 -v b=$_s32 'BEGIN {exit !(a - b >= 2.5)}'"
 

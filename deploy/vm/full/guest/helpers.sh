@@ -46,6 +46,13 @@ scrape() { guestcheck http-get http://127.0.0.1:9544/metrics; }
 # mval FILE SELECTOR: the sum of the samples a PromQL selector (= matchers
 # only) matches in the scrape FILE; the minimal guest's parser (guestcheck).
 mval() { guestcheck prom-value "$1" "$2"; }
+# metric [-h HOST] SELECTOR...: the sums the selectors match in a scrape of
+# vscsid now (of HOST's over the network), on one line.
+metric() {
+	local url=http://127.0.0.1:9544/metrics
+	[ "$1" = -h ] && url=http://$2:9544/metrics && shift 2
+	guestcheck http-get "$url" | guestcheck prom-value - "$@"
+}
 sd_list() { ls /sys/block 2>/dev/null | grep '^sd' | sort; }
 st_list() { ls /sys/class/scsi_tape 2>/dev/null | grep '^nst[0-9]*$' | sort; }
 # wait_new LISTFN BEFORE: print the one entry that LISTFN has and BEFORE

@@ -211,10 +211,7 @@ hosts_login() {
 
 # remote_bucket DEVICE DIRECTION LE: the target's transfer histogram,
 # read over the private network.
-remote_bucket() {
-	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://'"$HOSTS_PEER"':9544/metrics", timeout=10).read().decode())' |
-		awk -v s="vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}" '$1 == s { print $2 }'
-}
+remote_bucket() { metric -h "$HOSTS_PEER" "vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}"; }
 
 # dd_under DEV ACTION: direct writes of 2 MiB to DEV, one after another,
 # from 2 s before the target's ACTION (restart, kill9: hosts_ask) to 1 s

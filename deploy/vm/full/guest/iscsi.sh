@@ -109,10 +109,7 @@ iscsi_sg() {
 }
 
 # bucket DEVICE DIRECTION LE: the transfer histogram's cumulative count.
-bucket() {
-	scrape |
-		awk -v s="vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}" '$1 == s { print $2 }'
-}
+bucket() { metric "vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"$2\",le=\"$3\"}"; }
 
 # iscsi_chaining: the sg-chaining experiment (sg-chaining) on both transports
 # in one boot: sg_dd direct I/O through /dev/sgN with 32, 128, 256, 512
@@ -182,12 +179,11 @@ iscsi_chaining() {
 # iscsi_read_buckets DEVICE: the cumulative READ transfer histogram of
 # DEVICE at 128 KiB, 512 KiB, 1 MiB, 2 MiB and 8 MiB, on one line.
 iscsi_read_buckets() {
-	scrape | awk -v d="$1" '
-		BEGIN { split("131072 524288 1.048576e+06 2.097152e+06 8.388608e+06", les, " ") }
-		index($1, "vscsi_scsi_transfer_bytes_bucket{device=\"" d "\",direction=\"read\",le=\"") == 1 {
-			for (i in les) if (index($1, "le=\"" les[i] "\"}")) v[i] = $2
-		}
-		END { printf "%d %d %d %d %d\n", v[1], v[2], v[3], v[4], v[5] }'
+	local le sels=()
+	for le in 131072 524288 1.048576e+06 2.097152e+06 8.388608e+06; do
+		sels+=("vscsi_scsi_transfer_bytes_bucket{device=\"$1\",direction=\"read\",le=\"$le\"}")
+	done
+	metric "${sels[@]}"
 }
 
 # iscsi_config_export: the same from vscsid's own config file (export:
@@ -340,7 +336,7 @@ iscsi_run() {
 	fi
 	pass iscsi-attached "/dev/$sd, /dev/$st"
 	# The metrics say which fabric exports each device.
-	check_sh iscsi-metric-fabric "scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"iscsi\"} 1'"
+	expect_eq iscsi-metric-fabric 1 "$(metric 'vscsi_device_exported_luns{device="itape",fabric="iscsi"}')"
 	check_sh iscsi-transport "readlink -f /sys/block/$sd/device | grep -q /session"
 	check iscsi-disk-roundtrip disk_roundtrip "/dev/$sd"
 	[ "$mode" = short ] || iscsi_reservations "$idisk" "$sd"
@@ -397,8 +393,7 @@ iscsi_run() {
 	if tc /loopback create $lw >/dev/null && tc /loopback/$lw/luns create /backstores/user:vtape/itape >/dev/null &&
 		lst=$(wait_new st_list "$st0"); then
 		pass iscsi-also-on-tcm-loop "/dev/$lst"
-		check_sh iscsi-metric-both-fabrics "scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"loopback\"} 1'
-			scrape | grep -x 'vscsi_device_exported_luns{device=\"itape\",fabric=\"iscsi\"} 1'"
+		expect_eq iscsi-metric-both-fabrics "1 1" "$(metric 'vscsi_device_exported_luns{device="itape",fabric="loopback"}' 'vscsi_device_exported_luns{device="itape",fabric="iscsi"}')"
 		check_sh tcm-loop-ready "for i in 1 2 3 4; do mt -f /dev/$lst status >/dev/null 2>&1 && mt -f /dev/$lst rewind && exit 0; sleep 0.2; done; exit 1"
 		# (st cannot map the 8 MiB buffer onto tcm_loop's 256 segments: EBUSY)
 		expect_output tcm-loop-refuses-8mib 'Device or resource busy' sh -c "dd if=/tmp/ib8 of=/dev/$lst bs=8M count=1 status=none 2>&1; true"

@@ -21,25 +21,9 @@
 LTFS_BIN=/opt/ltfs/bin
 ltfs_available() { [ -x $LTFS_BIN/mkltfs ]; }
 
-# ltfs_metric NAME DEVICE: the "label value" pairs of one vscsid metric
-# family for one device, one per line ("sense_key value" or "asc value"),
-# zero values left out.
-ltfs_metric() {
-	python3 - "$1" "$2" <<-'EOF'
-		import re, sys, urllib.request
-		name, dev = sys.argv[1], sys.argv[2]
-		text = urllib.request.urlopen("http://127.0.0.1:9544/metrics", timeout=10).read().decode()
-		for line in text.splitlines():
-		    if not line.startswith(name + "{"):
-		        continue
-		    labels, value = line[len(name) + 1:].rsplit("} ", 1)
-		    kv = dict(re.findall(r'(\w+)="([^"]*)"', labels))
-		    if kv.get("device") != dev or float(value) == 0:
-		        continue
-		    other = [v for k, v in kv.items() if k not in ("device", "type")]
-		    print(other[0] if other else "-", int(float(value)))
-	EOF
-}
+# ltfs_codes DEVICE: "asc count" per additional sense code vscsid counted
+# in CHECK CONDITIONs of DEVICE, zero counts left out.
+ltfs_codes() { scrape | guestcheck prom-by - "vscsi_scsi_sense_codes_total{device=\"$1\"}" asc; }
 
 # ltfs_generations DEV: the index generations ltfsck -l lists, oldest first
 # (each is on both partitions, so listed twice).
@@ -210,7 +194,7 @@ ltfs_on_drive() {
 # page 37h, which LTFS asks every drive for, so on those MODE SENSE and LOG
 # SENSE get 24/00 as they do from a real HPE drive.
 ltfs_senses_mark() {
-	ltfs_metric vscsi_scsi_sense_codes_total "$1" >"/tmp/ltfs-$1.codes"
+	ltfs_codes "$1" >"/tmp/ltfs-$1.codes"
 	vscsictl stats "$1" --json >"/tmp/ltfs-$1.stats" 2>/dev/null
 }
 
@@ -222,11 +206,11 @@ ltfs_delta() {
 
 ltfs_senses() {
 	local name=$1 dev=$2 p=$3 codes allowed bad
-	codes=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" | tr '\n' ' ')
+	codes=$(ltfs_codes "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" | tr '\n' ' ')
 	note "$name: CHECK CONDITIONs by code during the scenario: ${codes:-none}"
 	allowed='test_unit_ready read_6 read_16 locate_16 space_6 space_16 read_attribute'
 	case $p in hp-*) allowed="$allowed mode_sense_10 log_sense" ;; esac
-	bad=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
+	bad=$(ltfs_codes "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
 		awk '$1 !~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change|no_additional_sense_information|filemark_detected|end_of_data_detected|invalid_field_in_cdb)$/ { print $1 }')
 	local others ua
 	others=$(vscsictl stats "$dev" --json 2>/dev/null | python3 -c '
@@ -250,7 +234,7 @@ for c in json.load(sys.stdin)["commands"]:
 	# SUPPORTED OPERATION CODES, then SEND DIAGNOSTIC for the dump LTFS
 	# takes on an unexpected sense) report them: as many CHECK CONDITIONs
 	# outside the list as there were unit attentions are those.
-	ua=$(ltfs_metric vscsi_scsi_sense_codes_total "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
+	ua=$(ltfs_codes "$dev" | ltfs_delta "/tmp/ltfs-$dev.codes" |
 		awk '$1 ~ /^(power_on_reset_or_bus_device_reset|not_ready_to_ready_change)$/ { n += $2 } END { print n + 0 }')
 	if [ "$(echo "$others" | tr ' ' '\n' | awk -F: '{ n += $2 } END { print n + 0 }')" -gt "$ua" ]; then
 		bad="$bad $others"
