@@ -42,12 +42,36 @@ func files(t *testing.T) (string, string) {
 	return b, a
 }
 
+// runCase is a guestcheck command line and what it must print.
+type runCase struct {
+	args []string
+	want string
+}
+
+// expectRuns runs each case with stdin in and wants its output, one
+// trailing newline aside (what a shell's $(...) takes); then every command
+// line of bad must fail.
+func expectRuns(t *testing.T, in string, cases []runCase, bad [][]string) {
+	t.Helper()
+	for _, tc := range cases {
+		var b strings.Builder
+		if err := runIn(tc.args, strings.NewReader(in), &b); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+		} else if got := strings.TrimSuffix(b.String(), "\n"); got != strings.TrimSuffix(tc.want, "\n") {
+			t.Errorf("%v = %q, want %q", tc.args, b.String(), tc.want)
+		}
+	}
+	for _, args := range bad {
+		var b strings.Builder
+		if err := runIn(args, strings.NewReader(in), &b); err == nil {
+			t.Errorf("%v: no error, printed %q", args, b.String())
+		}
+	}
+}
+
 func TestRun(t *testing.T) {
 	b, a := files(t)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	expectRuns(t, "", []runCase{
 		{[]string{"prom-value", b, `vscsi_scsi_commands_total{device="d0"}`}, "10"},
 		{[]string{"prom-value", b, `vscsi_scsi_commands_total{device="d0",command="read_10"}`}, "7"},
 		{[]string{"prom-value", b, `vscsi_scsi_commands_total`}, "110"},
@@ -66,16 +90,7 @@ func TestRun(t *testing.T) {
 		// By a label: sorted, the sums of each value.
 		{[]string{"prom-by", b, `vscsi_scsi_commands_total`, "command"}, "inquiry 3\nread_10 107"},
 		{[]string{"prom-by", b, `vscsi_scsi_commands_total{device="d0"}`, "command"}, "inquiry 3\nread_10 7"},
-	} {
-		var out strings.Builder
-		if err := run(tc.args, &out); err != nil {
-			t.Errorf("%v: %v", tc.args, err)
-			continue
-		}
-		if got := strings.TrimSpace(out.String()); got != tc.want {
-			t.Errorf("%v: got %s, want %s", tc.args, got, tc.want)
-		}
-	}
+	}, nil)
 }
 
 // TestStdin: "-" reads the scrape from stdin (scrape | guestcheck ...), and
@@ -86,22 +101,10 @@ vscsi_scsi_sense_codes_total{asc="not_ready",device="t0"} 2
 vscsi_scsi_sense_codes_total{asc="power_on_reset",device="t0"} 0
 vscsi_scsi_sense_codes_total{asc="not_ready",device="t1"} 5
 `
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	expectRuns(t, in, []runCase{
 		{[]string{"prom-by", "-", `vscsi_scsi_sense_codes_total{device="t0"}`, "asc"}, "not_ready 2"},
 		{[]string{"prom-value", "-", `vscsi_scsi_sense_codes_total{asc="not_ready"}`}, "7"},
-	} {
-		var out strings.Builder
-		if err := runIn(tc.args, strings.NewReader(in), &out); err != nil {
-			t.Errorf("%v: %v", tc.args, err)
-			continue
-		}
-		if got := strings.TrimSpace(out.String()); got != tc.want {
-			t.Errorf("%v: got %q, want %q", tc.args, got, tc.want)
-		}
-	}
+	}, nil)
 }
 
 func TestErrors(t *testing.T) {
@@ -110,7 +113,7 @@ func TestErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("x{a=\"1\" 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
+	expectRuns(t, "", nil, [][]string{
 		{"prom-value", b, `vscsi_scsi_comands_total{device="d0"}`}, // misspelt
 		{"prom-value", b, `vscsi_scsi_commands_total{device=~"d.*"}`},
 		{"prom-value", b, `vscsi_scsi_commands_total{device="d0"} x`},
@@ -121,10 +124,5 @@ func TestErrors(t *testing.T) {
 		{"prom-by", b, `nope{device="d0"}`, "command"},
 		{"prom-by", b, `vscsi_scsi_commands_total`},
 		{},
-	} {
-		var out strings.Builder
-		if err := run(args, &out); err == nil {
-			t.Errorf("%v: no error, printed %q", args, out.String())
-		}
-	}
+	})
 }

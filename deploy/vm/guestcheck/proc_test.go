@@ -13,10 +13,7 @@ import (
 func TestProcStat(t *testing.T) {
 	defer func(r string) { procRoot = r }(procRoot)
 	procRoot = "testdata/proc"
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	expectRuns(t, "", []runCase{
 		{[]string{"procstat", "4242"}, `ticks=22671
 sys_ticks=1005
 syscr=79346
@@ -32,25 +29,13 @@ threads=3
 		// The soak's RSS sample: values in the order asked.
 		{[]string{"procstat", "4242", "rss_kb", "rss_anon_kb", "rss_file_kb", "rss_shmem_kb", "threads"}, "2459816 2134984 324832 0 3\n"},
 		{[]string{"procstat", "4242", "ticks"}, "22671\n"},
-	} {
-		var b strings.Builder
-		if err := runIn(tc.args, nil, &b); err != nil {
-			t.Errorf("%v: %v", tc.args, err)
-		} else if b.String() != tc.want {
-			t.Errorf("%v = %q, want %q", tc.args, b.String(), tc.want)
-		}
-	}
-	for _, args := range [][]string{
+	}, [][]string{
 		{"procstat", "4242", "rss"},  // no such key
 		{"procstat", "0"},            // systemctl's MainPID of a stopped unit
 		{"procstat", "4243"},         // no such process
 		{"procstat", "../proc/4242"}, // not a PID
 		{"procstat"},                 // usage
-	} {
-		if err := runIn(args, nil, &strings.Builder{}); err == nil {
-			t.Errorf("%v: no error", args)
-		}
-	}
+	})
 }
 
 // A command name may hold spaces and parentheses: stat's fields count

@@ -19,31 +19,16 @@ func TestColumnMax(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	expectRuns(t, "", []runCase{
 		{[]string{"column-max", rss, "2", "3"}, "121716 57956\n"},
 		{[]string{"column-max", rss, "6"}, "74\n"},
 		{[]string{"column-max", empty, "2", "3"}, "0 0\n"},
-	} {
-		var b strings.Builder
-		if err := runIn(tc.args, nil, &b); err != nil {
-			t.Errorf("%v: %v", tc.args, err)
-		} else if b.String() != tc.want {
-			t.Errorf("%v = %q, want %q", tc.args, b.String(), tc.want)
-		}
-	}
-	for _, args := range [][]string{
+	}, [][]string{
 		{"column-max", rss, "7"}, // no such column
 		{"column-max", rss, "0"},
 		{"column-max", rss},
 		{"column-max", filepath.Join(t.TempDir(), "none"), "1"},
-	} {
-		if err := runIn(args, nil, &strings.Builder{}); err == nil {
-			t.Errorf("%v: no error", args)
-		}
-	}
+	})
 }
 
 // testdata/heap-debug1.txt: the soak's heap profile at the peak, its

@@ -215,15 +215,21 @@ func (c *checker) dashboard(ctx context.Context, path, instance string) {
 	for i, e := range exprs {
 		name := fmt.Sprintf("dashboard-expr-%d", i+1)
 		e = oneLine(substitute(e, instance))
-		a, err := c.api.query(ctx, e)
-		if err != nil {
-			c.r.bad(name, e+": "+a.why(err))
-			continue
-		}
-		c.r.ok(name)
-		if a.results() == 0 {
-			c.r.empty = append(c.r.empty, name+": "+e)
-		}
+		c.evaluate(ctx, name, e, name+": "+e)
+	}
+}
+
+// evaluate checks that the expression e evaluates (name); one with no
+// result adds empty to the EMPTY lines.
+func (c *checker) evaluate(ctx context.Context, name, e, empty string) {
+	a, err := c.api.query(ctx, e)
+	if err != nil {
+		c.r.bad(name, e+": "+a.why(err))
+		return
+	}
+	c.r.ok(name)
+	if a.results() == 0 {
+		c.r.empty = append(c.r.empty, empty)
 	}
 }
 
@@ -246,14 +252,6 @@ func (c *checker) rules(ctx context.Context, file string) {
 			c.r.bad(name, fmt.Sprintf("health '%s': %s", r.Health, r.LastError))
 			continue
 		}
-		a, err := c.api.query(ctx, e)
-		if err != nil {
-			c.r.bad(name, e+": "+a.why(err))
-			continue
-		}
-		c.r.ok(name)
-		if a.results() == 0 {
-			c.r.empty = append(c.r.empty, fmt.Sprintf("%s (%s): %s", name, r.Type, e))
-		}
+		c.evaluate(ctx, name, e, fmt.Sprintf("%s (%s): %s", name, r.Type, e))
 	}
 }
