@@ -64,6 +64,11 @@ func fetch(ctx context.Context, url string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Connection: close, as python's urllib sent: the daemon closes the
+	// connection once it has answered, so a scrape's socket is not still
+	// open in the daemon when the next scrape counts its descriptors
+	// (process_open_fds; the soak compares them).
+	req.Close = true
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

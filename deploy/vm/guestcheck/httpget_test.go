@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,9 @@ func TestHTTPGet(t *testing.T) {
 			_, _ = w.Write([]byte("go_goroutines 86\n"))
 		case "/debug/pprof/heap":
 			_, _ = w.Write([]byte("heap " + r.URL.Query().Get("debug")))
+		case "/conn":
+			// Whether the client asked for Connection: close.
+			_, _ = w.Write([]byte(strconv.FormatBool(r.Close)))
 		case "/slow":
 			time.Sleep(200 * time.Millisecond)
 		default:
@@ -31,6 +35,11 @@ func TestHTTPGet(t *testing.T) {
 	}
 	if b.String() != "go_goroutines 86\n" {
 		t.Errorf("body %q", b.String())
+	}
+	// Every fetch closes its connection: none lingers in the daemon.
+	b.Reset()
+	if err := runIn([]string{"http-get", srv.URL + "/conn"}, nil, &b); err != nil || b.String() != "true" {
+		t.Errorf("Connection: close sent: %q, %v", b.String(), err)
 	}
 
 	// Two files of one moment: both in place, no temporary left.

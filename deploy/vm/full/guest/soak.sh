@@ -350,8 +350,15 @@ soak_run() {
 	else
 		fail soak-kill9-under-fio "fio rc $fiorc: $(grep -i err $SOAKD/fio-kill.out | head -n 3 | tr '\n' ' '); $(systemctl is-active vscsid)"
 	fi
-	# The restarted daemon, idle, against the first one idle.
+	# The restarted daemon, idle, against the first one idle; a robot move
+	# (a load and an unload) reaches it first, so that its library holds
+	# its move journal open: the one descriptor the first idle daemon did
+	# not have, which the check allows (soak_journals). (Unless that move
+	# was the one in 1,024 that writes a snapshot instead, which closes the
+	# journal: then none.)
 	systemctl restart vscsid && soak_wait_devices
+	local moved=yes
+	{ mtx -f /dev/$lsg load 1 0 && mtx -f /dev/$lsg unload 1 0; } >/dev/null 2>$SOAKD/move-after-restart.err || moved=no
 	soak_quiet
 	sleep 5
 	pid=$(soak_pid)
@@ -360,10 +367,10 @@ soak_run() {
 	g2=$(mval $SOAKD/m2 go_goroutines) f2=$(mval $SOAKD/m2 process_open_fds)
 	note "SOAK after_restarts goroutines $g2 fds $f2 proc $(soak_proc "$pid")"
 	jn=$(soak_journals "$pid")
-	if [ "$g2" -le $((g0 + 2)) ] && [ "$f2" -le $((f0 + jn)) ]; then
-		pass soak-restarted-daemon-same "goroutines $g0 / $g2, fds $f0 / $f2 ($jn library journal opened by a move since the restart)"
+	if [ $moved = yes ] && [ "$jn" -le 1 ] && [ "$g2" -le $((g0 + 2)) ] && [ "$f2" -le $((f0 + jn)) ]; then
+		pass soak-restarted-daemon-same "goroutines $g0 / $g2, fds $f0 / $f2 ($jn library journal opened by the move after the restart)"
 	else
-		fail soak-restarted-daemon-same "goroutines $g0 / $g2, fds $f0 / $f2; descriptors of the first and of the restarted: $(soak_fds_diff "$pid")"
+		fail soak-restarted-daemon-same "move after the restart: $moved $(head -c 200 $SOAKD/move-after-restart.err); journals $jn; goroutines $g0 / $g2, fds $f0 / $f2; descriptors of the first and of the restarted: $(soak_fds_diff "$pid")"
 	fi
 	touch $SOAKD/done
 	wait $rsspid 2>/dev/null
