@@ -5,23 +5,46 @@ import (
 	"testing"
 )
 
-// appendFixed formats as strconv.AppendFloat does where the decimal is
-// not an exact half (there it rounds half away from zero, not to even).
-func TestAppendFixed(t *testing.T) {
-	for _, tc := range []struct {
-		v, unit  int64
-		decimals int
-	}{
-		{0, 1e9, 6}, {1, 1e9, 6}, {499, 1e9, 6}, {501, 1e9, 6}, {123456789012, 1e9, 6}, {-2_000_001_000, 1e9, 6},
-		{999_999_600, 1e9, 6}, {37_040, 1e3, 1}, {9_999_960, 1e3, 1}, {12_345_678, 1e6, 1}, {7, 1e3, 1},
-	} {
-		got := string(appendFixed(nil, tc.v, tc.unit, tc.decimals))
-		want := strconv.FormatFloat(float64(tc.v)/float64(tc.unit), 'f', tc.decimals, 64)
+// appendSeconds and appendDuration format as strconv.FormatFloat does
+// where the decimal is not an exact half (there they round half away from
+// zero, not to even); appendUint and appendInt as strconv.
+func TestAppendNumbers(t *testing.T) {
+	for _, ns := range []int64{0, 1, 499, 501, 123456789012, -2_000_001_000, 999_999_600, 5_000_000_000_000_000_000} {
+		got := string(appendSeconds(nil, ns))
+		want := strconv.FormatFloat(float64(ns)/1e9, 'f', 6, 64)
 		if got != want {
-			t.Errorf("appendFixed(%d, %d, %d) = %s, want %s", tc.v, tc.unit, tc.decimals, got, want)
+			t.Errorf("appendSeconds(%d) = %s, want %s", ns, got, want)
 		}
 	}
-	if got := string(appendFixed(nil, 1250, 1e3, 1)); got != "1.3" {
-		t.Errorf("an exact half: %s, want 1.3", got)
+	for _, ns := range []int64{0, 7, 37_040, 9_999_960, 9_999_949, 10_000_000, 12_345_678, 3_600_000_000_000} {
+		got := string(appendDuration(nil, ns))
+		want := strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + "us"
+		if ns >= 10_000_000 {
+			want = strconv.FormatFloat(float64(ns)/1e6, 'f', 1, 64) + "ms"
+		}
+		if got != want {
+			t.Errorf("appendDuration(%d) = %s, want %s", ns, got, want)
+		}
+	}
+	if got := string(appendDuration(nil, 1250)); got != "1.3us" {
+		t.Errorf("an exact half: %s, want 1.3us", got)
+	}
+	for _, v := range []int64{0, 9, 10, 99, 100, 12345, -1, -10, 1<<63 - 1, -1 << 63} {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendInt(%d) = %s, want %s", v, got, want)
+		}
+	}
+	for p := uint64(1); ; p *= 10 {
+		for _, v := range []uint64{p - 1, p, p + 1, p*7 + 3} {
+			if got, want := string(appendUint(nil, v)), strconv.FormatUint(v, 10); got != want {
+				t.Errorf("appendUint(%d) = %s", v, got)
+			}
+		}
+		if p > (1<<64-1)/10 {
+			break
+		}
+	}
+	if got, want := string(appendUint(nil, 1<<64-1)), strconv.FormatUint(1<<64-1, 10); got != want {
+		t.Errorf("appendUint(max) = %s, want %s", got, want)
 	}
 }

@@ -8,7 +8,6 @@ package trace
 import (
 	"encoding/hex"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/vscsid/vscsid/scsi"
@@ -107,7 +106,8 @@ type Decoder struct {
 	Device string
 	Cmds   scsi.CommandTable // the device kind's table; nil: opcodes only
 	Epoch  time.Time         // tcmu.TraceRing.Epoch
-	vals   values            // AppendText's scratch
+	ev     Event             // AppendText's scratch
+	vals   values
 }
 
 // values hold what an Event's pointers point at, so that one allocation
@@ -135,6 +135,7 @@ func (d *Decoder) Event(r *tcmu.TraceRecord) Event {
 	v := new(values)
 	var e Event
 	d.decode(&e, v, r)
+	e.Time = d.Epoch.Add(time.Duration(r.End))
 	e.CDB = hex.EncodeToString(r.CDB[:min(int(r.CDBLen), len(r.CDB))])
 	if e.Extent != nil && len(e.Extent.Elements) > 0 {
 		e.Extent.Elements = slices.Clone(e.Extent.Elements)
@@ -144,35 +145,35 @@ func (d *Decoder) Event(r *tcmu.TraceRecord) Event {
 
 // AppendText appends r's text line (Event.AppendText) without allocating.
 func (d *Decoder) AppendText(b []byte, r *tcmu.TraceRecord, start time.Time) []byte {
-	var e Event
-	d.decode(&e, &d.vals, r)
-	return e.AppendText(b, start)
+	e := &d.ev
+	d.decode(e, &d.vals, r)
+	return e.appendCommand(b, int64(d.Epoch.Sub(start))+r.End)
 }
 
-// decode fills e from r, its pointers pointing into v; all but the CDB.
+// decode fills e from r, its pointers pointing into v; all but the time
+// and the CDB, which the text line does not show.
 func (d *Decoder) decode(e *Event, v *values, r *tcmu.TraceRecord) {
 	cdb := scsi.CDB(r.CDB[:min(int(r.CDBLen), len(r.CDB))])
-	*e = Event{
-		Type:       TypeCommand,
-		Time:       d.Epoch.Add(time.Duration(r.End)),
-		Device:     d.Device,
-		Seq:        r.Seq,
-		Tag:        r.Tag,
-		OpCode:     r.CDB[0],
-		CDBLength:  int(r.CDBLen),
-		Length:     r.Length,
-		Segments:   r.Segments,
-		Seg0Offset: r.Seg0Offset,
-		Seg0Length: r.Seg0Length,
-		Unaligned:  r.Unaligned,
-		Status:     r.Status.String(),
-		QueueNS:    r.Start - r.Seen,
-		ServiceNS:  r.End - r.Start,
-		Fault:      r.Acted&scsi.ActedFault != 0,
-		Timing:     r.Acted&scsi.ActedTiming != 0,
-		Aborted:    r.Flags&tcmu.TraceAborted != 0,
-		ReadLen:    r.Flags&tcmu.TraceReadLen != 0,
-	}
+	// Fields set one by one: a composite literal is built aside and copied.
+	*e = Event{}
+	e.Type = TypeCommand
+	e.Device = d.Device
+	e.Seq = r.Seq
+	e.Tag = r.Tag
+	e.OpCode = r.CDB[0]
+	e.CDBLength = int(r.CDBLen)
+	e.Length = r.Length
+	e.Segments = r.Segments
+	e.Seg0Offset = r.Seg0Offset
+	e.Seg0Length = r.Seg0Length
+	e.Unaligned = r.Unaligned
+	e.Status = r.Status.String()
+	e.QueueNS = r.Start - r.Seen
+	e.ServiceNS = r.End - r.Start
+	e.Fault = r.Acted&scsi.ActedFault != 0
+	e.Timing = r.Acted&scsi.ActedTiming != 0
+	e.Aborted = r.Flags&tcmu.TraceAborted != 0
+	e.ReadLen = r.Flags&tcmu.TraceReadLen != 0
 	switch {
 	case r.Written > 0:
 		e.Direction, e.Bytes = "read", r.Written
@@ -243,7 +244,7 @@ func (s *Sense) appendTo(b []byte, withName bool) []byte {
 	b = appendMarks(b, s.Filemark, " FM", s.EOM, " EOM", s.ILI, " ILI")
 	if s.Info != nil {
 		b = append(b, " info="...)
-		b = strconv.AppendInt(b, *s.Info, 10)
+		b = appendInt(b, *s.Info)
 	}
 	return b
 }
@@ -280,7 +281,11 @@ func (v *values) extent(x scsi.Extent, cs scsi.CommandSet) *Extent {
 // sense, queue and service time, and what acted. docs/trace.md shows
 // examples.
 func (e *Event) AppendText(b []byte, start time.Time) []byte {
-	b = appendFixed(b, int64(e.Time.Sub(start)), int64(time.Second), 6)
+	since := int64(e.Time.Sub(start))
+	if e.Type == TypeCommand {
+		return e.appendCommand(b, since)
+	}
+	b = appendSeconds(b, since)
 	b = append(b, ' ')
 	if e.Type == TypeStart {
 		b = append(b, "tracing "...)
@@ -295,11 +300,19 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 	b = append(b, e.Device...)
 	if e.Type == TypeLost {
 		b = append(b, " LOST "...)
-		b = strconv.AppendUint(b, e.Lost, 10)
+		b = appendUint(b, e.Lost)
 		return append(b, " records (the reader fell behind)"...)
 	}
+	return b
+}
+
+// appendCommand appends a command's text line, since ns after the start.
+func (e *Event) appendCommand(b []byte, since int64) []byte {
+	b = appendSeconds(b, since)
+	b = append(b, ' ')
+	b = append(b, e.Device...)
 	b = append(b, " #"...)
-	b = strconv.AppendUint(b, e.Seq, 10)
+	b = appendUint(b, e.Seq)
 	switch e.Direction {
 	case "read":
 		b = append(b, " R "...)
@@ -313,28 +326,28 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 		switch {
 		case x.LBA != nil:
 			b = append(b, " lba="...)
-			b = strconv.AppendUint(b, *x.LBA, 10)
+			b = appendUint(b, *x.LBA)
 			if x.ToEnd {
 				b = append(b, "+end"...)
 			} else {
 				b = append(b, '+')
-				b = strconv.AppendUint(b, *x.Blocks, 10)
+				b = appendUint(b, *x.Blocks)
 			}
 		case x.Locate:
 			switch x.DestType {
 			case 0:
-				b = strconv.AppendUint(append(b, " object="...), x.Object, 10)
+				b = appendUint(append(b, " object="...), x.Object)
 			case 1:
-				b = strconv.AppendUint(append(b, " file="...), x.Object, 10)
+				b = appendUint(append(b, " file="...), x.Object)
 			case 3:
 				b = append(b, " eod"...)
 			default:
-				b = strconv.AppendUint(append(b, " dest_type="...), uint64(x.DestType), 10)
-				b = strconv.AppendUint(append(b, " id="...), x.Object, 10)
+				b = appendUint(append(b, " dest_type="...), uint64(x.DestType))
+				b = appendUint(append(b, " id="...), x.Object)
 			}
 			if x.Partition != nil {
 				b = append(b, " partition="...)
-				b = strconv.AppendUint(b, uint64(*x.Partition), 10)
+				b = appendUint(b, uint64(*x.Partition))
 			}
 		case len(x.Elements) > 0:
 			b = append(b, " elements="...)
@@ -342,15 +355,15 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = strconv.AppendUint(b, uint64(el), 10)
+				b = appendUint(b, uint64(el))
 			}
 			if x.Count != nil {
 				b = append(b, " count="...)
-				b = strconv.AppendInt(b, *x.Count, 10)
+				b = appendInt(b, *x.Count)
 			}
 		case x.Count != nil:
 			b = append(b, " count="...)
-			b = strconv.AppendInt(b, *x.Count, 10)
+			b = appendInt(b, *x.Count)
 			if x.Fixed {
 				b = append(b, " fixed"...)
 			}
@@ -358,18 +371,18 @@ func (e *Event) AppendText(b []byte, start time.Time) []byte {
 	}
 	if e.Length > 0 {
 		b = append(b, ' ')
-		b = strconv.AppendUint(b, uint64(e.Bytes), 10)
+		b = appendUint(b, uint64(e.Bytes))
 		b = append(b, '/')
-		b = strconv.AppendUint(b, uint64(e.Length), 10)
+		b = appendUint(b, uint64(e.Length))
 		b = append(b, "B "...)
-		b = strconv.AppendUint(b, uint64(e.Segments), 10)
+		b = appendUint(b, uint64(e.Segments))
 		b = append(b, "seg@"...)
-		b = strconv.AppendUint(b, uint64(e.Seg0Offset), 10)
+		b = appendUint(b, uint64(e.Seg0Offset))
 		b = append(b, '+')
-		b = strconv.AppendUint(b, uint64(e.Seg0Length), 10)
+		b = appendUint(b, uint64(e.Seg0Length))
 		if e.Unaligned > 0 {
 			b = append(b, " unaligned="...)
-			b = strconv.AppendUint(b, uint64(e.Unaligned), 10)
+			b = appendUint(b, uint64(e.Unaligned))
 		}
 	}
 	b = append(b, ' ')
@@ -399,41 +412,77 @@ func appendMarks(b []byte, on1 bool, m1 string, on2 bool, m2 string, on3 bool, m
 	return b
 }
 
+// appendUint appends v in decimal: as strconv.AppendUint(b, v, 10), but
+// in place, two digits at a time (strconv formats into a buffer of its
+// own and copies: a fifth of a text line's cost).
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	n := 2
+	for x := v / 100; x > 0; x /= 10 {
+		n++
+	}
+	l := len(b)
+	b = append(b, "00000000000000000000"[:n]...)
+	i := l + n
+	for v >= 100 {
+		q := v / 100
+		d := (v - q*100) * 2
+		i -= 2
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
+		v = q
+	}
+	if v >= 10 {
+		b[i-2], b[i-1] = digitPairs[v*2], digitPairs[v*2+1]
+	} else {
+		b[i-1] = byte('0' + v)
+	}
+	return b
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return appendUint(append(b, '-'), uint64(-v))
+	}
+	return appendUint(b, uint64(v))
+}
+
 func appendHex(b []byte, v uint8) []byte {
 	const digits = "0123456789abcdef"
 	return append(b, digits[v>>4], digits[v&0xf])
 }
 
 // appendDuration appends ns as microseconds below 10 ms, else
-// milliseconds.
+// milliseconds, with one decimal.
+//
+// The text line's three numbers with a decimal point are formatted with
+// integer arithmetic by constants (a division by a constant is a
+// multiplication): floating-point formatting was a sixth of a line's
+// cost, and divisions by a variable unit another quarter. Both round
+// half away from zero.
 func appendDuration(b []byte, ns int64) []byte {
-	if ns < 10_000_000 {
-		return append(appendFixed(b, ns, 1e3, 1), "us"...)
+	if ns < 0 {
+		b, ns = append(b, '-'), -ns
 	}
-	return append(appendFixed(b, ns, 1e6, 1), "ms"...)
+	if ns < 10_000_000 {
+		q := uint64(ns+50) / 100
+		return append(appendUint(b, q/10), '.', byte('0'+q%10), 'u', 's')
+	}
+	q := uint64(ns+50_000) / 100_000
+	return append(appendUint(b, q/10), '.', byte('0'+q%10), 'm', 's')
 }
 
-// appendFixed appends v/unit with decimals digits after the point,
-// rounded half away from zero: integer arithmetic, since a text trace
-// formats three such numbers per command and floating-point formatting
-// was a sixth of a trace's cost. unit is a multiple of 10^decimals.
-func appendFixed(b []byte, v, unit int64, decimals int) []byte {
-	if v < 0 {
-		b = append(b, '-')
-		v = -v
+// appendSeconds appends ns as seconds with six decimals.
+func appendSeconds(b []byte, ns int64) []byte {
+	if ns < 0 {
+		b, ns = append(b, '-'), -ns
 	}
-	scale := int64(1)
-	for range decimals {
-		scale *= 10
-	}
-	step := unit / scale
-	q := (v + step/2) / step
-	b = strconv.AppendInt(b, q/scale, 10)
-	b = append(b, '.')
-	// The fraction's digits from the right into zeros: divisions by the
-	// constant 10 are multiplications, a division by a variable is not.
-	b = append(b, "000000000"[:decimals]...)
-	for i, f := len(b)-1, q%scale; f > 0; i, f = i-1, f/10 {
+	q := uint64(ns+500) / 1000
+	b = append(appendUint(b, q/1_000_000), ".000000"...)
+	for i, f := len(b)-1, q%1_000_000; f > 0; i, f = i-1, f/10 {
 		b[i] = byte('0' + f%10)
 	}
 	return b
