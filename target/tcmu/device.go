@@ -128,13 +128,11 @@ type Device struct {
 	// Tracing (trace.go): tracers is the set of attached rings, changed
 	// under traceMu; the loop loads it once per command. tracing says
 	// the loop found rings at the last completion (it then keeps scan
-	// marks); traceSeq counts the commands traced, traceRec is the
-	// record being filled.
+	// marks); traceSeq counts the commands traced.
 	traceMu  sync.Mutex
 	tracers  atomic.Pointer[tracers]
 	tracing  bool
 	traceSeq uint64
-	traceRec TraceRecord
 	marks    struct {
 		buf      [scanMarks]scanMark
 		first, n int

@@ -165,15 +165,28 @@ func (r *TraceRing) ReadCapture(dst []TraceRecord, buf []byte) (int, []byte) {
 	return n, buf
 }
 
-// put is the loop's side: it copies rec in, with payload c's Data-Out
-// (capture rings with payloads), or counts it lost when the ring is full.
-func (r *TraceRing) put(rec *TraceRecord, c *cmdCtx) bool {
+// slot is the loop's side: the record the next put will publish, filled
+// in place (no copy of the record for the usual single reader); nil and
+// counted lost when the ring is full.
+func (r *TraceRing) slot() *TraceRecord {
 	h := r.head.Load()
 	if h-r.tail.Load() > r.mask {
 		r.lost.Add(1)
-		return false
+		return nil
 	}
-	r.recs[h&r.mask] = *rec
+	return &r.recs[h&r.mask]
+}
+
+// put publishes the record slot returned, which holds the command c,
+// with c's Data-Out payload (capture rings with payloads), or counts it
+// lost when the payload does not fit.
+func (r *TraceRing) put(c *cmdCtx) bool {
+	h := r.head.Load()
+	rec := &r.recs[h&r.mask]
+	rec.Flags &^= TraceCaptured
+	if r.capture {
+		rec.Flags |= TraceCaptured
+	}
 	if r.payloads && rec.Consumed > 0 && (r.payloadMax < 0 || rec.Length <= uint32(r.payloadMax)) {
 		n := uint64(rec.Length)
 		dh := r.dhead.Load()
@@ -188,7 +201,7 @@ func (r *TraceRing) put(rec *TraceRecord, c *cmdCtx) bool {
 				p, at = p[k:], at+uint64(k)
 			}
 		})
-		r.recs[h&r.mask].DataOff, r.recs[h&r.mask].DataLen = dh, uint32(n)
+		rec.DataOff, rec.DataLen = dh, uint32(n)
 		r.dhead.Store(dh + n)
 	}
 	r.head.Store(h + 1)
@@ -265,25 +278,36 @@ func (d *Device) Trace(r *TraceRing) (detach func(), err error) {
 // pageSize is the alignment Unaligned counts against.
 var pageSize = uint32(os.Getpagesize())
 
-// trace copies the completed command c into every ring of t.
+// trace copies the completed command c into every ring of t: built in
+// the first ring's slot, copied to the others'.
 func (d *Device) trace(t *tracers, c *cmdCtx, status, uflags uint8) {
 	d.traceSeq++
-	rec := &d.traceRec
-	*rec = TraceRecord{
-		Seq:      d.traceSeq,
-		Seen:     c.seen,
-		Start:    c.end - c.dur,
-		End:      c.end,
-		Tag:      c.id,
-		ID:       d.commandID(c),
-		CDBLen:   uint16(c.cdbLen),
-		Length:   uint32(c.buf.Len()),
-		Written:  uint32(c.buf.Written()),
-		Consumed: uint32(c.buf.Consumed()),
-		Segments: uint32(len(c.segs)),
-		Status:   scsi.Status(status),
-		Acted:    c.cmd.Acted,
+	var rec *TraceRecord
+	first := 0
+	for ; first < len(t.rings) && rec == nil; first++ {
+		if rec = t.rings[first].slot(); rec == nil {
+			d.st.traceLost.Add(1)
+		}
 	}
+	if rec == nil {
+		return
+	}
+	// Field by field: a composite literal would be built aside and
+	// copied into the ring.
+	*rec = TraceRecord{}
+	rec.Seq = d.traceSeq
+	rec.Seen = c.seen
+	rec.Start = c.end - c.dur
+	rec.End = c.end
+	rec.Tag = c.id
+	rec.ID = d.commandID(c)
+	rec.CDBLen = uint16(c.cdbLen)
+	rec.Length = uint32(c.buf.Len())
+	rec.Written = uint32(c.buf.Written())
+	rec.Consumed = uint32(c.buf.Consumed())
+	rec.Segments = uint32(len(c.segs))
+	rec.Status = scsi.Status(status)
+	rec.Acted = c.cmd.Acted
 	copy(rec.CDB[:], c.cdb[:c.cdbLen])
 	if len(c.segs) > 0 {
 		rec.Seg0Offset, rec.Seg0Length = uint32(c.offs[0]), uint32(len(c.segs[0]))
@@ -315,14 +339,17 @@ func (d *Device) trace(t *tracers, c *cmdCtx, status, uflags uint8) {
 	if t.capture {
 		digests(rec, c)
 	}
-	for _, r := range t.rings {
-		rec.Flags &^= TraceCaptured
-		if r.capture {
-			rec.Flags |= TraceCaptured
+	for _, r := range t.rings[first:] {
+		if s := r.slot(); s != nil {
+			*s = *rec
+			if r.put(c) {
+				continue
+			}
 		}
-		if !r.put(rec, c) {
-			d.st.traceLost.Add(1)
-		}
+		d.st.traceLost.Add(1)
+	}
+	if !t.rings[first-1].put(c) {
+		d.st.traceLost.Add(1)
 	}
 }
 
