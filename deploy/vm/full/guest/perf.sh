@@ -305,12 +305,15 @@ perf_disk_runs() {
 				[ "$n" = fake_rw-rot ] && case $w in *qd32x2 | *-1m) ;; *) continue ;; esac
 				# Tracing: on the 4 KiB random reads, where the per-command
 				# cost shows most; its text goes to /dev/null.
-				local tp=
+				local tp= rt=
 				if [ "$n" = fake_rw-traced ]; then
 					case $w in randread-4k-*) ;; *) continue ;; esac
 					vscsictl trace perf_fake_rw >/dev/null 2>"$PERF/r$r-$w-$n.trace.err" &
 					tp=$!
 					sleep 0.3
+					# The reader's CPU, beside the daemon's (the report's
+					# per-command figure for it).
+					rt=$(guestcheck procstat "$tp" ticks)
 				fi
 				if [ "$n" = fake_rw-poll ]; then
 					case $w in rand*-4k-*) ;; *) continue ;; esac
@@ -323,6 +326,8 @@ perf_disk_runs() {
 					note "perf: fio $w on $n failed: $(head -c 300 "$PERF/r$r-$w-$n.err")"
 				fi
 				if [ -n "$tp" ]; then
+					echo "reader_ticks=$rt" >>"$PERF/r$r-$w-$n.before"
+					echo "reader_ticks=$(guestcheck procstat "$tp" ticks)" >>"$PERF/r$r-$w-$n.after"
 					kill -INT "$tp"
 					wait "$tp" || note "perf: vscsictl trace on $w exited $?: $(head -c 300 "$PERF/r$r-$w-$n.trace.err")"
 				fi

@@ -77,6 +77,8 @@ type sample struct {
 	syscalls, csw  float64 // read+write syscalls; context switches
 	rssKB          float64
 	threads        float64
+	readerUS       float64 // the trace reader's CPU time, µs (fake_rw-traced), if hasReader
+	hasReader      bool
 	hasDaemon      bool
 	clatOK, statOK bool
 }
@@ -321,6 +323,10 @@ func loadSample(base string, tck float64) (sample, error) {
 		s.rssKB, _ = num(a, "rss_kb")
 		s.threads, _ = num(a, "threads")
 	}
+	if _, ok := num(a, "reader_ticks"); ok {
+		s.hasReader = true
+		s.readerUS = delta("reader_ticks") / tck * 1e6
+	}
 	return s, nil
 }
 
@@ -509,6 +515,9 @@ func (r *results) render() (string, map[string]string) {
 				median(ss, func(s sample) float64 { return s.p50 }), median(ss, func(s sample) float64 { return s.p99 }),
 				d(func(s sample) float64 { return s.cpuUS }, 0), sys, d(func(s sample) float64 { return s.syscalls }, 2),
 				d(func(s sample) float64 { return s.csw }, 2), thr, rss)
+		}
+		if ss := m["fake_rw-traced"]; len(ss) > 0 && ss[0].hasReader {
+			p("\nThe trace's reader, `vscsictl trace` writing to /dev/null, took %.0f µs of CPU per command beside the daemon's (its /proc/PID/stat over the run).\n", median(ss, perCmd(func(s sample) float64 { return s.readerUS })))
 		}
 		p("\n")
 	}

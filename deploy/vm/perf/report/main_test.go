@@ -314,3 +314,33 @@ func TestReportPoll(t *testing.T) {
 		t.Error("a run without the polling configuration has a polling section")
 	}
 }
+
+// The traced configuration's reader: its CPU per command below the
+// workload's table, the median of the repetitions; none without it.
+func TestReportReader(t *testing.T) {
+	dir := t.TempDir()
+	w := writer(t, dir)
+	w("env", "kernel=6.1.0-test\nreps=3\nruntime=2\ncpus=2\nclk_tck=100\n")
+	w("configs", "fake_rw sdc 200\nfake_rw-traced sdc 200\n")
+	// 4000 commands a run; the reader's 2, 4 and 8 ticks are 5, 10 and
+	// 20 µs a command.
+	for rep, ticks := range []int{2, 4, 8} {
+		writeSample(w, fmt.Sprintf("r%d-randread-4k-qd32x2-fake_rw", rep+1), 1000, 40)
+		base := fmt.Sprintf("r%d-randread-4k-qd32x2-fake_rw-traced", rep+1)
+		writeSample(w, base, 900, 50)
+		for _, f := range []struct{ ext, add string }{{".before", "reader_ticks=30\n"}, {".after", fmt.Sprintf("reader_ticks=%d\n", 30+ticks)}} {
+			b, err := os.ReadFile(filepath.Join(dir, base+f.ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w(base+f.ext, string(b)+f.add)
+		}
+	}
+	s := report(t, dir, t.TempDir(), nil)
+	if want := "`vscsictl trace` writing to /dev/null, took 10 µs of CPU per command"; !strings.Contains(s, want) {
+		t.Errorf("report lacks %q:\n%s", want, s)
+	}
+	if strings.Count(s, "vscsictl trace` writing") != 1 {
+		t.Errorf("the reader's line is not there once:\n%s", s)
+	}
+}
