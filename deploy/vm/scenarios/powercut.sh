@@ -130,6 +130,23 @@ else
 	fail mount-ext4 "$(tail -n1 "$W/mount.out")"
 	abort "no ext4 on /dev/vda: run through deploy/vm/powercut"
 fi
+# The checks rebuild each file from this guest's own files ($SRC and the
+# trees), so every boot of a series must have the same ones: a guest
+# rebuilt (or a scenario file edited) between boots would read as
+# cartridge data that was never written. The first boot keeps their
+# fingerprint (their contents) on the disk; a later boot with another one
+# stops there.
+{
+	md5sum <"$SRC"
+	(cd / && find $TREES -type f -exec md5sum {} +) | sort
+} >"$W/reference.list"
+if [ "$CYCLE" = 0 ]; then
+	cp "$W/reference.list" "$PCM/reference.list"
+	sync # before the cut can come
+elif ! cmp -s "$W/reference.list" "$PCM/reference.list"; then
+	note "the reference files that changed: $(diff "$PCM/reference.list" "$W/reference.list" | grep '^[-+][^-+]' | head -n 4 | tr '\n' ' ')"
+	abort "this boot's guest is not the series' first (rebuilt, or its scenario files edited during the series): the checks' reference data differ; run the series again"
+fi
 mkdir -p "$MEDIA" /etc/vscsid
 cat >/etc/vscsid/powercut.yaml <<EOC
 cmd_time_out: 30
