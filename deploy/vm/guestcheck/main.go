@@ -14,6 +14,7 @@
 //	guestcheck go-test BINARY [ARGS]
 //	guestcheck trace-seq FILE
 //	guestcheck trace-values FILE COMMAND FIELD
+//	guestcheck trace-overlap FILE [COMMAND]
 //	guestcheck procstat PID [KEY...]
 //	guestcheck fds PID [SUFFIX]
 //	guestcheck http-get [-timeout D] URL [FILE [URL FILE]...]
@@ -37,7 +38,9 @@
 // line of which must parse as a trace event: trace-seq prints the command
 // names in order, runs as NAME*COUNT (write_6*20 write_filemarks_6);
 // trace-values prints the distinct values of FIELD (a JSON key, dotted for
-// nested ones: extent.count) among COMMAND's events, sorted.
+// nested ones: extent.count) among COMMAND's events, sorted;
+// trace-overlap the most commands (COMMAND's only, when given) in service
+// at once, by each one's completion time and service time.
 //
 // command-counts checks that every command a workload's tools issued to
 // a device is in vscsi_scsi_commands_total between two scrapes; SPEC has
@@ -95,7 +98,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: guestcheck prom-value FILE SELECTOR... | prom-by FILE SELECTOR LABEL | prom-delta BEFORE AFTER SELECTOR | command-counts BEFORE AFTER [FIO_JSON] <SPEC | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD | procstat PID [KEY...] | fds PID [SUFFIX] | http-get [-timeout D] URL [FILE [URL FILE]...] | column-max FILE COLUMN... | memstats FILE"
+const usage = "usage: guestcheck prom-value FILE SELECTOR... | prom-by FILE SELECTOR LABEL | prom-delta BEFORE AFTER SELECTOR | command-counts BEFORE AFTER [FIO_JSON] <SPEC | go-test BINARY [ARGS] | trace-seq FILE | trace-values FILE COMMAND FIELD | trace-overlap FILE [COMMAND] | procstat PID [KEY...] | fds PID [SUFFIX] | http-get [-timeout D] URL [FILE [URL FILE]...] | column-max FILE COLUMN... | memstats FILE"
 
 // procRoot is where procstat and fds read /proc (tests: testdata).
 var procRoot = "/proc"
@@ -132,6 +135,8 @@ func runIn(args []string, r io.Reader, w io.Writer) error {
 		return traceSeq(args[1], w)
 	case args[0] == "trace-values" && len(args) == 4:
 		return traceValues(args[1], args[2], args[3], w)
+	case args[0] == "trace-overlap" && (len(args) == 2 || len(args) == 3):
+		return traceOverlap(args[1], strings.Join(args[2:], ""), w)
 	case args[0] == "prom-delta" && len(args) == 4:
 		sel, err := prom.ParseSelector(args[3])
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -89,5 +90,43 @@ func traceValues(path, command, field string, w io.Writer) error {
 	}
 	slices.Sort(vals)
 	_, err = fmt.Fprintln(w, strings.Join(vals, " "))
+	return err
+}
+
+// traceOverlap prints the most commands of the capture (COMMAND's only,
+// when given) that were in service at once: each is in service from its
+// completion time less its service time to its completion. Whether a
+// device served commands side by side is then read from the daemon's own
+// clock, not from how long a workload took on a loaded machine.
+func traceOverlap(path, command string, w io.Writer) error {
+	evs, err := trace.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	type edge struct {
+		at    int64
+		delta int // +1 a start, -1 an end
+	}
+	var edges []edge
+	for _, e := range evs {
+		if e.Type != trace.TypeCommand || (command != "" && e.Command != command) {
+			continue
+		}
+		end := e.Time.UnixNano()
+		edges = append(edges, edge{end - e.ServiceNS, 1}, edge{end, -1})
+	}
+	// Ends before starts at the same instant: touching is not overlapping.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.delta, b.delta)
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	_, err = fmt.Fprintln(w, most)
 	return err
 }
