@@ -340,6 +340,27 @@ wait_for() {
 	fi
 }
 
+# trace_on FILE DEVICE [FLAG...]: vscsictl trace --json of DEVICE into
+# FILE, its stderr into FILE.err, in the background. It is attached once
+# FILE.err says "tracing" (the JSON's start line comes at the same
+# moment, so a non-empty FILE says nothing about the commands).
+# trace_off stops every trace started and fails if any did not exit 0.
+trace_on() {
+	_vt_tf=$1
+	shift
+	"${CTL:-vscsictl}" trace "$@" --json >"$_vt_tf" 2>"$_vt_tf.err" &
+	_vt_traces="${_vt_traces:-} $!"
+}
+trace_off() {
+	sleep 0.5 # the daemon writes lines within 200 ms, vscsictl flushes every 100 ms
+	# shellcheck disable=SC2086 # the list of pids, split on purpose
+	kill -INT $_vt_traces
+	_vt_rc=0
+	for _vt_p in $_vt_traces; do wait "$_vt_p" || _vt_rc=1; done
+	_vt_traces=
+	return $_vt_rc
+}
+
 # artefact FILE [NAME]: keep a copy of FILE in the run's artefacts.
 artefact() {
 	cp "$1" "$ART/${2:-$(basename "$1")}" 2>/dev/null || true

@@ -119,21 +119,14 @@ expect_eq trace-json-says-tracing "vscsictl trace: tracing t9" "$(cat $W/trace-t
 # area, so the segments are the data area's: one of 1536 bytes, not a
 # multiple of the page.
 _b0=$(dev_block base0)
-"$CTL" trace base0 --op write --lba 0+100 --json >$W/trace-b0.json 2>$W/trace-b0.err &
-_tb=$!
-"$CTL" trace base0 --status check --json >$W/trace-b0-check.json 2>$W/trace-b0-check.err &
-_tc=$!
-# Both readers are attached once they have said so on stderr (the JSON's
-# first line, the start line, is written at the same moment).
-require wait_for trace-b0-attached 15 "grep -q tracing $W/trace-b0.err && grep -q tracing $W/trace-b0-check.err"
+trace_on $W/trace-b0.json base0 --op write --lba 0+100
+trace_on $W/trace-b0-check.json base0 --status check
+require wait_for trace-b0-attached 15 "grep -q tracing $W/trace-b0.json.err && grep -q tracing $W/trace-b0-check.json.err"
 check b0-dio-512 $DD if=/dev/zero of=/dev/$_b0 bs=512 count=1 seek=50 oflag=direct
 check b0-dio-1536 $DD if=/dev/urandom of=/dev/$_b0 bs=1536 count=1 seek=2 oflag=direct
 check b0-dio-outside $DD if=/dev/zero of=/dev/$_b0 bs=4096 count=1 seek=1000 oflag=direct
-sleep 0.5
-kill -INT "$_tb" "$_tc"
-wait "$_tb"
+trace_off
 expect_eq trace-b0-exit-0 0 "$?"
-wait "$_tc"
 artefact $W/trace-b0.json
 expect_eq trace-b0-dio-lbas "50 6" "$($GUESTCHECK trace-values $W/trace-b0.json write_10 extent.lba)"
 expect_eq trace-b0-dio-bytes "1536 512" "$($GUESTCHECK trace-values $W/trace-b0.json write_10 bytes)"
