@@ -6,7 +6,7 @@
 #
 # Result lines go to the console (stdout) and, when the guest opened it, to
 # the results channel (fd 7, ttyS1), in the one format the host parses
-# (deploy/vm/lib/host.sh, results_parse):
+# (deploy/vm/internal/vmhost, ParseResults):
 #   PASS <group>/<name>[ (<detail>)]
 #   FAIL <group>/<name>: <reason>
 #   <group>: N passed, N failed           (summary, at the group's end)

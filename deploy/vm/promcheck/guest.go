@@ -54,22 +54,6 @@ func hasMarker(console []byte) bool {
 	return false
 }
 
-// countResults counts the PASS and FAIL lines of run's output: the
-// guest's results, as lib/host.sh's results_parse counts them.
-func countResults(r io.Reader) (pass, fail int, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		switch {
-		case strings.HasPrefix(sc.Text(), "PASS "):
-			pass++
-		case strings.HasPrefix(sc.Text(), "FAIL "):
-			fail++
-		}
-	}
-	return pass, fail, sc.Err()
-}
-
 // guestRun is deploy/vm/run in a session of its own, its output (stdout
 // and stderr) in a file and, line by line, on the host's output.
 type guestRun struct {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/vmhost"
 )
 
 // A console as the metrics scenario writes it (carriage returns included).
@@ -58,9 +60,10 @@ func TestHasMarker(t *testing.T) {
 func TestCountResults(t *testing.T) {
 	out := "vm: booting bookworm guest\nPASS metrics/a\nPASS metrics/b (1 s)\nFAIL metrics/c: why\n" +
 		"metrics: 2 passed, 1 failed\n  PASS indented\nPASSED\n2 passed, 1 failed\n"
-	p, f, err := countResults(strings.NewReader(out))
+	res, err := vmhost.ParseResults(strings.NewReader(out))
+	p, f := res.Pass, res.Fail
 	if err != nil || p != 2 || f != 1 {
-		t.Errorf("countResults: %d, %d, %v; want 2, 1", p, f, err)
+		t.Errorf("ParseResults: %d, %d, %v; want 2, 1", p, f, err)
 	}
 }
 

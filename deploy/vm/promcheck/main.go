@@ -44,6 +44,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/vmhost"
 )
 
 const usage = "usage: promcheck vm -repo DIR [-suite S] [-no-build] [-keep] | dashboard-rules DASHBOARD INSTANCE"
@@ -103,7 +105,7 @@ type options struct {
 	noBuild, keep bool
 }
 
-// logf prints a progress line as lib/host.sh's log does.
+// logf prints a progress line as vmhost.Logf does.
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "vm: "+format+"\n", args...)
 }
@@ -321,7 +323,9 @@ func finish(r *report, g *guestRun, runOut string) int {
 	<-g.done // its last lines before ours
 	gp, gf := 0, 0
 	if f, err := os.Open(runOut); err == nil {
-		gp, gf, err = countResults(f)
+		var res vmhost.Results
+		res, err = vmhost.ParseResults(f)
+		gp, gf = res.Pass, res.Fail
 		_ = f.Close() // read-only
 		if err != nil {
 			r.bad("guest-run", "reading the run's output: "+err.Error())

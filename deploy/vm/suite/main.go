@@ -34,7 +34,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -54,6 +53,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vscsid/vscsid/deploy/vm/internal/vmhost"
 )
 
 func main() {
@@ -429,7 +430,7 @@ func regressionScenarios(dir string, estimates map[string]int) ([]scenario, erro
 		if name == "demo" || strings.HasPrefix(name, "exp-") {
 			continue
 		}
-		meta, err := scenarioMeta(f)
+		meta, err := vmhost.ScenarioMeta(f)
 		if err != nil {
 			return nil, err
 		}
@@ -469,27 +470,6 @@ var fullArgs = map[string][]string{"ltfs": {"--ltfs", "ts1160"}}
 // oneBoot does the minimal guest's: a boot of the full guest costs about
 // half a minute of CPU under TCG (systemd, the 290 MiB root file system).
 var fullOneBoot = [][]string{{"iscsi", "ltfs"}}
-
-// scenarioMeta reads the "# vm-KEY: value" lines of a scenario's header.
-func scenarioMeta(file string) (map[string]string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read-only
-	meta := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "#") {
-			break
-		}
-		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "# vm-"), ":"); ok && strings.HasPrefix(line, "# vm-") {
-			meta[k] = strings.TrimSpace(v)
-		}
-	}
-	return meta, sc.Err()
-}
 
 type scheduler struct {
 	parts  []*part

@@ -1,0 +1,133 @@
+package vmhost
+
+import (
+	"compress/gzip"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// KernelTestPkgs are the packages whose Go tests need a real kernel
+// (configfs, uio, netlink): built as test binaries into the harness, run
+// by the smoke scenario (guestcheck go-test). They skip themselves
+// elsewhere unless VSCSID_KERNEL_TESTS=1.
+var KernelTestPkgs = []string{"./target/netlink"}
+
+// PackHarness writes out: a gzip'd newc cpio of /init and /vmtest (the
+// guest library, scenarios, the guestcheck program and the kernel tests,
+// built here static like vscsid) from the work tree. The kernel unpacks it
+// over the guest's base initramfs when the two are concatenated, so that
+// every boot runs the tree's scenarios without a rebuild of the guest.
+func PackHarness(d Dirs, out string) error {
+	stage, err := os.MkdirTemp("", "vm-harness-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(stage) }()
+	vt := filepath.Join(stage, "vmtest")
+	for _, sub := range []string{"scenarios", "gotest"} {
+		if err := os.MkdirAll(filepath.Join(vt, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := goBuild(d.Repo, "build", filepath.Join(vt, "guestcheck"), "./deploy/vm/guestcheck"); err != nil {
+		return err
+	}
+	for _, pkg := range KernelTestPkgs {
+		if err := goBuild(d.Repo, "test", filepath.Join(vt, "gotest", filepath.Base(pkg)+".test"), pkg); err != nil {
+			return err
+		}
+	}
+	g := filepath.Join(d.VM, "guest")
+	type fileCopy struct {
+		from, to string
+		mode     os.FileMode
+	}
+	copies := []fileCopy{
+		{g + "/init", stage + "/init", 0o755},
+		{g + "/lib.sh", vt + "/lib.sh", 0o644},
+		{g + "/exp.sh", vt + "/exp.sh", 0o644},
+		{g + "/run-scenario", vt + "/run-scenario", 0o755},
+		{g + "/run-scenarios", vt + "/run-scenarios", 0o755},
+	}
+	names, err := ScenarioNames(filepath.Join(d.VM, "scenarios"))
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		copies = append(copies, fileCopy{filepath.Join(d.VM, "scenarios", n+".sh"), filepath.Join(vt, "scenarios", n+".sh"), 0o644})
+	}
+	for _, c := range copies {
+		b, err := os.ReadFile(c.from)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.to, b, c.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(c.to, c.mode); err != nil {
+			return err
+		}
+	}
+	return cpioGzip(stage, out)
+}
+
+// goBuild builds pkg (verb "build" or "test" -c) for the guest: static,
+// amd64, stripped.
+func goBuild(repo, verb, out, pkg string) error {
+	args := []string{verb}
+	if verb == "test" {
+		args = append(args, "-c")
+	}
+	args = append(args, "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s %s: %w", verb, pkg, err)
+	}
+	return nil
+}
+
+// cpioGzip writes dir's tree as a newc cpio (sorted, owned by root), gzip
+// level 1, to out.
+func cpioGzip(dir, out string) error {
+	var list []string
+	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			list = append(list, "."+strings.TrimPrefix(p, dir))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(list)
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(f, 1)
+	cmd := exec.Command("cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(strings.Join(list, "\n") + "\n")
+	cmd.Stdout, cmd.Stderr = zw, os.Stderr
+	err = cmd.Run()
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("packing the harness: %w", err)
+	}
+	return nil
+}
