@@ -5,7 +5,8 @@
 //	promcheck vm -repo DIR [-suite S] [-no-build] [-keep]
 //	promcheck dashboard-rules DASHBOARD INSTANCE
 //
-// vm (metrics-test runs it after its argument parsing and host packages)
+// vm (metrics-test, deploy/vm/vm, runs it after its argument parsing and
+// host packages)
 // picks three free ports on 127.0.0.1, starts the host's prometheus on one
 // (config checked by promtool check config; scrape and rule evaluation
 // every second; deploy/prometheus/rules.yml; job vscsid, target the

@@ -1,4 +1,5 @@
 # vm-timeout: 600
+# vm-pack: ./deploy/vm/experiments/aligntest
 # exp-alignment: experiment, not a regression test (deploy/vm/experiments).
 # From the mailing-list thread "IO buffer alignment for block devices": direct transfers from
 # and to user buffers placed 4096, 512, 8, 4 and 1 bytes past a page
@@ -6,8 +7,7 @@
 # reply says whether the kernel mapped the pages or copied) and st (plain
 # read/write; st maps the pages itself when try_direct_io and the alignment
 # allow). The test program, aligntest (deploy/vm/experiments/aligntest), is
-# built on the host by deploy/vm/experiments/run and carried in
-# exp-alignment-payload.sh, a generated file that exists only during that run.
+# built on the host into the harness (the vm-pack header).
 
 CMD_TIMEOUT=120
 mkdir -p /etc/vscsid
@@ -27,16 +27,8 @@ artefact /etc/vscsid/exp-alignment.yaml vscsid.yaml
 
 exp_start exp-alignment
 
-P=/vmtest/scenarios/exp-alignment-payload.sh
-AT=/usr/local/bin/aligntest
-mkdir -p /usr/local/bin
-if [ ! -f "$P" ]; then
-	# Booted without deploy/vm/experiments/run (by hand):
-	# nothing to measure with. Not a failure of vscsid or the kernel.
-	note "no $P: run this experiment with deploy/vm/experiments/run alignment"
-	return 0
-fi
-require check aligntest-unpacked sh -c "[ -f $P ] && sed '1,/^__PAYLOAD__\$/d' $P | base64 -d | gunzip >$AT && chmod 755 $AT && $AT -h 2>&1 | grep -qi usage"
+AT=/vmtest/bin/aligntest
+require check aligntest-packed sh -c "$AT -h 2>&1 | grep -qi usage"
 
 require wait_for adisk-attached 30 "dev_node block adisk && dev_node sg adisk"
 require wait_for atape-attached 30 "dev_node tape atape"

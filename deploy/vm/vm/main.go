@@ -35,9 +35,12 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
-	"run":      runCmd,
-	"full-run": fullRunCmd,
-	"powercut": powercutCmd,
+	"run":          runCmd,
+	"full-run":     fullRunCmd,
+	"powercut":     powercutCmd,
+	"experiments":  experimentsCmd,
+	"perf":         perfCmd,
+	"metrics-test": metricsCmd,
 }
 
 func main() {

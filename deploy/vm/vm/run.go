@@ -122,6 +122,7 @@ func (o *runOpts) run(scenarios []string, stdout io.Writer) error {
 	}
 	scenDir := filepath.Join(d.VM, "scenarios")
 	total := 0
+	var pkgs []string
 	for _, s := range scenarios {
 		f, err := vmhost.ScenarioFile(scenDir, s)
 		if err != nil {
@@ -131,6 +132,7 @@ func (o *runOpts) run(scenarios []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		pkgs = append(pkgs, strings.Fields(meta["pack"])...)
 		t, err := strconv.Atoi(meta["timeout"])
 		if err != nil {
 			t = 120
@@ -177,7 +179,7 @@ func (o *runOpts) run(scenarios []string, stdout io.Writer) error {
 
 	// The base image plus this work tree's harness and scenarios.
 	harness := filepath.Join(dir, "harness.cpio.gz")
-	if err := vmhost.PackHarness(d, harness); err != nil {
+	if err := vmhost.PackHarness(d, harness, pkgs); err != nil {
 		return err
 	}
 	if err := copyGuest(guestDir, []string{initrd, harness}, filepath.Join(dir, "initrd.img"), kernel, filepath.Join(dir, "vmlinuz")); err != nil {

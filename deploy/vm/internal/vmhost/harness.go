@@ -21,14 +21,16 @@ var KernelTestPkgs = []string{"./target/netlink"}
 // built here static like vscsid) from the work tree. The kernel unpacks it
 // over the guest's base initramfs when the two are concatenated, so that
 // every boot runs the tree's scenarios without a rebuild of the guest.
-func PackHarness(d Dirs, out string) error {
+// pkgs are more Go commands (a scenario's "# vm-pack:" header), built into
+// /vmtest/bin/.
+func PackHarness(d Dirs, out string, pkgs []string) error {
 	stage, err := os.MkdirTemp("", "vm-harness-")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(stage) }()
 	vt := filepath.Join(stage, "vmtest")
-	for _, sub := range []string{"scenarios", "gotest"} {
+	for _, sub := range []string{"scenarios", "gotest", "bin"} {
 		if err := os.MkdirAll(filepath.Join(vt, sub), 0o755); err != nil {
 			return err
 		}
@@ -38,6 +40,11 @@ func PackHarness(d Dirs, out string) error {
 	}
 	for _, pkg := range KernelTestPkgs {
 		if err := goBuild(d.Repo, "test", filepath.Join(vt, "gotest", filepath.Base(pkg)+".test"), pkg); err != nil {
+			return err
+		}
+	}
+	for _, pkg := range pkgs {
+		if err := goBuild(d.Repo, "build", filepath.Join(vt, "bin", filepath.Base(pkg)), pkg); err != nil {
 			return err
 		}
 	}
@@ -130,4 +137,28 @@ func cpioGzip(dir, out string) error {
 		return fmt.Errorf("packing the harness: %w", err)
 	}
 	return nil
+}
+
+// GoCommand builds the repository's Go command pkg for this host as go
+// run does and returns its path in Go's build cache: a lookup when nothing
+// changed, where go build -o would link again (about a second of CPU).
+// go run keeps a binary the second time it links the same one, so the
+// first call after a change asks twice.
+func GoCommand(d Dirs, pkg string) (string, error) {
+	var bin string
+	for range 2 {
+		cmd := exec.Command("go", "run", "-exec", "echo", pkg)
+		cmd.Dir = d.Repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("go build %s: %w", pkg, err)
+		}
+		bin = strings.TrimSpace(string(out))
+		if st, err := os.Stat(bin); err == nil && st.Mode()&0o111 != 0 {
+			return bin, nil
+		}
+	}
+	return "", fmt.Errorf("go run left no binary of %s in Go's build cache (%s)", pkg, bin)
 }

@@ -10,7 +10,9 @@ import (
 
 // Scenarios are shell files with a header of "# vm-KEY: value" lines
 // (deploy/vm/scenarios, deploy/vm/full/scenarios): timeout (seconds),
-// test-all (no: not in make test), and the scenario's own settings.
+// test-all (no: not in make test), pack (Go commands of the repository the
+// scenario runs, built into the guest's /vmtest/bin/, separated by spaces)
+// and the scenario's own settings.
 
 // ScenarioMeta reads the "# vm-KEY: value" lines of a scenario's header
 // (the comment lines it begins with).
