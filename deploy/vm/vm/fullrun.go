@@ -57,7 +57,7 @@ var (
 func fullRunCmd(args []string, stdout io.Writer) error {
 	var o fullOpts
 	fs := newFlags("full/run", fullRunDoc)
-	fs.StringVar(&o.release, "release", vmhost.DefaultSuite, "the guest's Debian `suite` and kernel (bookworm or sid), built by full/build --suite")
+	suiteFlag(fs, &o.release, "release", "the guest's Debian suite and kernel, built by full/build --suite")
 	fs.BoolVar(&o.noBuild, "no-build", false, "use the guest in deploy/vm/out/full-RELEASE/")
 	fs.IntVar(&o.restarts, "restarts", 20, "vscsid restarts under a reading dd")
 	fs.IntVar(&o.limit, "timeout", 900, "wall limit for qemu, `seconds`")
@@ -75,12 +75,8 @@ func fullRunCmd(args []string, stdout io.Writer) error {
 	for _, n := range []string{"vscsid", "vscsictl", "vscsid-base"} {
 		fs.Var(passArgs{&o.buildArgs, n, false}, n, "`FILE` packed into the guest by full/build (not with --no-build)")
 	}
-	rest, err := parse(fs, args)
-	if err != nil {
+	if err := parseOptions(fs, args); err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return usagef("unknown argument %q", rest[0])
 	}
 	return o.run(stdout)
 }
@@ -135,9 +131,6 @@ func (o *fullOpts) kernelArgs() (string, error) {
 }
 
 func (o *fullOpts) run(stdout io.Writer) error {
-	if err := vmhost.CheckSuite(o.release); err != nil {
-		return usagef("%v", err)
-	}
 	if o.restarts < 0 {
 		return usagef("--restarts wants a count of 0 or more")
 	}

@@ -1,10 +1,19 @@
-// Command vm is the VM harness's host side in Go: it boots the test
-// guests under qemu (TCG) and reads their results. Its commands are
-// started by the harness's entry points (deploy/vm/run, deploy/vm/full/run)
-// through deploy/vm/lib/vm, which builds it; see deploy/vm/README.md.
+// Command vm is the VM harness's host side in Go: it builds the minimal
+// test guest, boots the guests under qemu (TCG) and reads their results.
+// Its commands are started by the harness's entry points through
+// deploy/vm/lib/vm, which builds it; see deploy/vm/README.md.
 //
 //	vm run [options] SCENARIO...      the minimal guest (deploy/vm/run)
 //	vm full-run [options]             the full guest (deploy/vm/full/run)
+//	vm powercut [options]             deploy/vm/powercut
+//	vm experiments [--all] NAME...    deploy/vm/experiments/run, run-all
+//	vm perf [options]                 deploy/vm/perf/run
+//	vm metrics-test [options]         deploy/vm/metrics-test
+//	vm build-guest [options]          deploy/vm/build-guest
+//	vm full-build [options]           deploy/vm/full/build
+//	vm check-suite SUITE              lib/host.sh's questions, for the
+//	vm ensure-host-tools              shell builders (full/build,
+//	vm debian-mirror [security]       ltfs/build)
 //
 // Exit status: 0 when the guests' verdicts are PASS, 1 when not, 2 for a
 // usage error, 3 after a power cut with no failure before it (run
@@ -35,12 +44,17 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
-	"run":          runCmd,
-	"full-run":     fullRunCmd,
-	"powercut":     powercutCmd,
-	"experiments":  experimentsCmd,
-	"perf":         perfCmd,
-	"metrics-test": metricsCmd,
+	"run":               runCmd,
+	"full-run":          fullRunCmd,
+	"powercut":          powercutCmd,
+	"experiments":       experimentsCmd,
+	"perf":              perfCmd,
+	"metrics-test":      metricsCmd,
+	"build-guest":       buildGuestCmd,
+	"full-build":        fullBuildCmd,
+	"check-suite":       checkSuiteCmd,
+	"ensure-host-tools": ensureHostToolsCmd,
+	"debian-mirror":     debianMirrorCmd,
 }
 
 func main() {
@@ -51,7 +65,7 @@ func main() {
 		_ = os.Chdir(d)
 	}
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		_, _ = fmt.Fprintln(os.Stderr, "usage: vm run|full-run [options] (see deploy/vm/run --help, deploy/vm/full/run --help)")
+		_, _ = fmt.Fprintln(os.Stderr, "usage: vm COMMAND [options]: run, full-run, powercut, experiments, perf, metrics-test, build-guest, full-build (their entry points in deploy/vm take --help)")
 		os.Exit(2)
 	}
 	err := commands[os.Args[1]](os.Args[2:], os.Stdout)
@@ -143,3 +157,36 @@ func (p passArgs) Set(v string) error {
 	return nil
 }
 func (p passArgs) IsBoolFlag() bool { return p.bool }
+
+// parseOptions is parse for a command that takes no operands.
+func parseOptions(fs *flag.FlagSet, args []string) error {
+	rest, err := parse(fs, args)
+	if err == nil && len(rest) > 0 {
+		err = usagef("unknown argument %q", rest[0])
+	}
+	return err
+}
+
+// suiteValue is a --suite: one of vmhost.Suites, checked when given.
+type suiteValue struct{ p *string }
+
+func (s suiteValue) String() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+func (s suiteValue) Set(v string) error {
+	if err := vmhost.CheckSuite(v); err != nil {
+		return err
+	}
+	*s.p = v
+	return nil
+}
+
+// suiteFlag defines --suite (or name) into p, DefaultSuite unless given.
+func suiteFlag(fs *flag.FlagSet, p *string, name, usage string) {
+	*p = vmhost.DefaultSuite
+	fs.Var(suiteValue{p}, name, usage+" (`SUITE`: "+strings.Join(vmhost.Suites, ", ")+")")
+}

@@ -89,3 +89,23 @@ func TestPowercutConsole(t *testing.T) {
 		t.Errorf("the last check: %q", m)
 	}
 }
+
+func TestParseDepends(t *testing.T) {
+	out := "linux-image-6.1.0-57-amd64\n  Depends: kmod\n  Depends: linux-base\n |Depends: initramfs-tools\n" +
+		"  Depends: <linux-initramfs-tool>\n    initramfs-tools\n  PreDepends: libc6\n  Recommends: firmware-linux-free\n  Breaks: fwupdate\n"
+	if got := strings.Join(parseDepends(out), " "); got != "kmod linux-base initramfs-tools libc6" {
+		t.Errorf("parseDepends = %q", got)
+	}
+}
+
+func TestPlainKo(t *testing.T) {
+	for in, want := range map[string]string{
+		"kernel/drivers/target/target_core_user.ko.xz": "kernel/drivers/target/target_core_user.ko",
+		"kernel/fs/ext4/ext4.ko.zst":                   "kernel/fs/ext4/ext4.ko",
+		"kernel/a.kobj/b.ko":                           "kernel/a.kobj/b.ko",
+	} {
+		if got := plainKo(in); got != want {
+			t.Errorf("plainKo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

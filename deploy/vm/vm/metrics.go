@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/vscsid/vscsid/deploy/vm/internal/vmhost"
 )
@@ -34,18 +33,11 @@ side is deploy/vm/promcheck ("promcheck vm").`
 func metricsCmd(args []string, stdout io.Writer) error {
 	suite, noBuild, keep := vmhost.DefaultSuite, false, false
 	fs := newFlags("metrics-test", metricsDoc)
-	fs.StringVar(&suite, "suite", suite, "the guest's Debian `suite`: "+strings.Join(vmhost.Suites, ", "))
+	suiteFlag(fs, &suite, "suite", "the guest's Debian suite")
 	fs.BoolVar(&noBuild, "no-build", false, "boot the guest already in deploy/vm/out/SUITE/")
 	fs.BoolVar(&keep, "keep", false, "keep the Prometheus directory (config, TSDB, log)")
-	rest, err := parse(fs, args)
-	if err != nil {
+	if err := parseOptions(fs, args); err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return usagef("unknown argument %q", rest[0])
-	}
-	if err := vmhost.CheckSuite(suite); err != nil {
-		return usagef("%v", err)
 	}
 	d, err := vmhost.FindDirs()
 	if err != nil {

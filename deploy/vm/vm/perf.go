@@ -73,12 +73,8 @@ func perfCmd(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.configs, "configs", "", "only these configurations (`C,...`): "+strings.Join(perfConfigs, ", ")+";\nwith --only, a paired comparison of two (fake_rw,fake_rw-traced: what\ntracing costs) gets many repetitions in one boot")
 	fs.StringVar(&o.poll, "poll", "", "the ring_poll window of fake_rw-poll (a `DURATION`; 2ms): under TCG it\nmust outlast a command's round trip through fio and the kernel")
 	fs.StringVar(&o.base, "base", "", "A/B against vscsid built at the git revision `REV` (below)")
-	rest, err := parse(fs, args)
-	if err != nil {
+	if err := parseOptions(fs, args); err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return usagef("unknown argument %q", rest[0])
 	}
 	return o.run(stdout)
 }

@@ -35,25 +35,19 @@ passed.`
 func powercutCmd(args []string, stdout io.Writer) error {
 	suite, cuts, delay, noBuild, keep := vmhost.DefaultSuite, 20, "3-20", false, false
 	fs := newFlags("powercut", powercutDoc)
-	fs.StringVar(&suite, "suite", suite, "the guest's Debian `suite`: "+strings.Join(vmhost.Suites, ", "))
+	suiteFlag(fs, &suite, "suite", "the guest's Debian suite")
 	fs.IntVar(&cuts, "cuts", cuts, "power cuts (`N`; make test runs 3)")
 	fs.StringVar(&delay, "cut-delay", delay, "seconds of stream before a cut, `MIN-MAX`")
 	fs.BoolVar(&noBuild, "no-build", false, "boot the guest already in deploy/vm/out/SUITE/")
 	fs.BoolVar(&keep, "keep", false, "keep the disk image (deploy/vm/out/powercut/disk.img)")
-	rest, err := parse(fs, args)
-	switch {
-	case err != nil:
+	if err := parseOptions(fs, args); err != nil {
 		return err
-	case len(rest) > 0:
-		return usagef("unknown argument %q", rest[0])
-	case cuts < 1:
+	}
+	if cuts < 1 {
 		return usagef("--cuts wants a count of 1 or more, got %d", cuts)
 	}
 	if _, _, ok := cutDelay(delay); !ok {
 		return usagef("--cut-delay wants MIN-MAX seconds (3-20), got %q", delay)
-	}
-	if err := vmhost.CheckSuite(suite); err != nil {
-		return usagef("%v", err)
 	}
 	d, err := vmhost.FindDirs()
 	if err != nil {

@@ -49,7 +49,7 @@ type runOpts struct {
 func runCmd(args []string, stdout io.Writer) error {
 	var o runOpts
 	fs := newFlags("run", runDoc)
-	fs.StringVar(&o.suite, "suite", vmhost.DefaultSuite, "the guest's Debian `suite`: "+strings.Join(vmhost.Suites, ", "))
+	suiteFlag(fs, &o.suite, "suite", "the guest's Debian suite")
 	fs.BoolVar(&o.noBuild, "no-build", false, "boot the guest already in deploy/vm/out/SUITE/")
 	fs.IntVar(&o.limit, "timeout", 0, "wall limit for qemu in `seconds` (default: the scenarios' vm-timeout, 120 each, plus 120)")
 	fs.BoolVar(&o.console, "console", false, "stream the whole serial console (default: the results only)")
@@ -83,9 +83,6 @@ var (
 )
 
 func (o *runOpts) run(scenarios []string, stdout io.Writer) error {
-	if err := vmhost.CheckSuite(o.suite); err != nil {
-		return usagef("%v", err)
-	}
 	var fwds []string
 	for _, f := range o.fwds {
 		m := hostfwdRE.FindStringSubmatch(f)

@@ -3,6 +3,7 @@ package vmhost
 import (
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,7 +80,7 @@ func PackHarness(d Dirs, out string, pkgs []string) error {
 			return err
 		}
 	}
-	return cpioGzip(stage, out)
+	return Cpio(stage, out, true)
 }
 
 // goBuild builds pkg (verb "build" or "test" -c) for the guest: static,
@@ -100,9 +101,11 @@ func goBuild(repo, verb, out, pkg string) error {
 	return nil
 }
 
-// cpioGzip writes dir's tree as a newc cpio (sorted, owned by root), gzip
-// level 1, to out.
-func cpioGzip(dir, out string) error {
+// Cpio writes dir's tree as a newc cpio (sorted) to out: with initramfs
+// every file owned by root and the archive gzip'd (level 1), else as it is
+// (the full guest's root file system keeps its owners, _apt's and the
+// others', and is not compressed: the kernel unpacks it faster so).
+func Cpio(dir, out string, initramfs bool) error {
 	var list []string
 	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -121,14 +124,21 @@ func cpioGzip(dir, out string) error {
 	if err != nil {
 		return err
 	}
-	zw, _ := gzip.NewWriterLevel(f, 1)
-	cmd := exec.Command("cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0")
+	args := []string{"--quiet", "-o", "-H", "newc"}
+	var w io.WriteCloser = f
+	if initramfs {
+		args = append(args, "-R", "0:0")
+		w, _ = gzip.NewWriterLevel(f, 1)
+	}
+	cmd := exec.Command("cpio", args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(strings.Join(list, "\n") + "\n")
-	cmd.Stdout, cmd.Stderr = zw, os.Stderr
+	cmd.Stdout, cmd.Stderr = w, os.Stderr
 	err = cmd.Run()
-	if cerr := zw.Close(); err == nil {
-		err = cerr
+	if initramfs {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -83,11 +83,15 @@ func Logf(format string, a ...any) {
 }
 
 // HostTools are the commands building and booting a guest needs, with
-// the Debian package of each.
+// the Debian package of each: qemu; cpio for the images; kmod's depmod
+// and modprobe for the modules' order, xz and zstd for the compressed
+// ones; dpkg-deb and apt for the packages; tar (artefacts, LTFS's source,
+// with gzip); mkfs.ext4 for the power cuts' disk; openssl for the full
+// guest's TLS; patch for LTFS.
 var HostTools = []string{
 	"qemu-system-x86_64:qemu-system-x86", "cpio:cpio", "depmod:kmod", "modprobe:kmod",
-	"dpkg-deb:dpkg", "apt-get:apt", "gzip:gzip", "timeout:coreutils", "readelf:binutils",
-	"xz:xz-utils", "zstd:zstd", "tar:tar", "mkfs.ext4:e2fsprogs", "openssl:openssl", "patch:patch",
+	"dpkg-deb:dpkg", "apt-get:apt", "gzip:gzip", "xz:xz-utils", "zstd:zstd", "tar:tar",
+	"mkfs.ext4:e2fsprogs", "openssl:openssl", "patch:patch",
 }
 
 // EnsureCommands takes COMMAND:PACKAGE pairs and, for the commands missing
