@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -342,12 +344,6 @@ func (b *guestBuild) buildDaemon() error {
 		vmhost.Logf("guest without vscsid (--no-daemon): scenarios that need it will fail")
 		return nil
 	}
-	version := exec.Command(filepath.Join(b.d.Repo, "deploy/version"), "--ldflags")
-	version.Dir = b.d.Repo
-	ldflags, err := version.Output()
-	if err != nil {
-		return fmt.Errorf("deploy/version --ldflags: %w", err)
-	}
 	for name, given := range map[string]string{"vscsid": b.vscsid, "vscsictl": b.vscsictl} {
 		dst := filepath.Join(bindir, name)
 		if given != "" {
@@ -359,12 +355,8 @@ func (b *guestBuild) buildDaemon() error {
 			}
 		} else {
 			vmhost.Logf("go build ./cmd/%s", name)
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", dst, "./cmd/"+name)
-			cmd.Dir = b.d.Repo
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("go build ./cmd/%s failed", name)
+			if err := vmhost.BuildForGuest(b.d.Repo, "./cmd/"+name, dst, vmhost.Stamped); err != nil {
+				return err
 			}
 		}
 		if static, err := isStatic(dst); err != nil || !static {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -341,22 +343,6 @@ func installFile(src, dst string, mode os.FileMode) error {
 	return nil
 }
 
-// goBuildStatic builds the repository's pkg static for the guest into out.
-func (b *fullBuild) goBuildStatic(pkg, out string, ldflags string) error {
-	args := []string{"build", "-trimpath"}
-	if ldflags != "" {
-		args = append(args, "-ldflags", ldflags)
-	}
-	cmd := exec.Command("go", append(args, "-o", out, pkg)...)
-	cmd.Dir = b.d.Repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s failed", pkg)
-	}
-	return nil
-}
-
 // vscsidPackage installs vscsid as a user installs it: its Debian package
 // (deploy/package/build), with dpkg in the rootfs (the maintainer scripts
 // enable the unit; no systemd runs to start it). A second package, the
@@ -373,18 +359,13 @@ func (b *fullBuild) vscsidPackage() error {
 	}
 	debArgs := []string{"--no-lint"}
 	if b.vscsid != "" || b.vscsictl != "" {
-		version := exec.Command(filepath.Join(b.d.Repo, "deploy/version"), "--ldflags")
-		version.Dir = b.d.Repo
-		ldflags, err := version.Output()
-		if err != nil {
-			return fmt.Errorf("deploy/version --ldflags: %w", err)
-		}
 		for name, given := range map[string]string{"vscsid": b.vscsid, "vscsictl": b.vscsictl} {
 			dst := filepath.Join(bindir, name)
+			var err error
 			if given != "" {
 				err = copyFile(given, dst, 0o755)
 			} else {
-				err = b.goBuildStatic("./cmd/"+name, dst, strings.TrimSpace(string(ldflags)))
+				err = vmhost.BuildForGuest(b.d.Repo, "./cmd/"+name, dst, vmhost.Stamped)
 			}
 			if err != nil {
 				return err
@@ -445,7 +426,7 @@ func (b *fullBuild) vscsidPackage() error {
 	// like vscsid.
 	for pkg, dst := range map[string]string{"./deploy/vm/perf/floor": "usr/local/bin/vscsi-floor", "./deploy/vm/guestcheck": "usr/local/bin/guestcheck"} {
 		bin := filepath.Join(bindir, filepath.Base(pkg))
-		if err := b.goBuildStatic(pkg, bin, ""); err != nil {
+		if err := vmhost.BuildForGuest(b.d.Repo, pkg, bin, 0); err != nil {
 			return err
 		}
 		if err := installFile(bin, filepath.Join(b.root, dst), 0o755); err != nil {

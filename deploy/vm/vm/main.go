@@ -1,5 +1,8 @@
-// Command vm is the VM harness's host side in Go: it builds the minimal
-// test guest, boots the guests under qemu (TCG) and reads their results.
+//go:build linux
+
+// Command vm is the VM harness's host side in Go (Linux only, like the
+// qemu, kmod and dpkg it drives): it builds the test guests, boots them
+// under qemu (TCG) and reads their results.
 // Its commands are started by the harness's entry points through
 // deploy/vm/lib/vm, which builds it; see deploy/vm/README.md.
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -238,19 +240,9 @@ func buildBase(d vmhost.Dirs, rev string) (string, error) {
 		return "", fmt.Errorf("--base: git worktree add %s: %w", commit, err)
 	}
 	defer func() { _, _ = git("worktree", "remove", "--force", src) }()
-	version := exec.Command(filepath.Join(src, "deploy/version"), "--ldflags")
-	version.Dir = src
-	ldflags, err := version.Output()
-	if err != nil {
-		return "", fmt.Errorf("--base: deploy/version at %s: %w", commit, err)
-	}
 	bin := filepath.Join(dir, "vscsid")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", bin, "./cmd/vscsid")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("--base: go build of vscsid at %s failed", commit)
+	if err := vmhost.BuildForGuest(src, "./cmd/vscsid", bin, vmhost.Stamped); err != nil {
+		return "", fmt.Errorf("--base: %w (at %s)", err, commit)
 	}
 	subject, _ := git("log", "-1", "--format=%h %s", commit)
 	vmhost.Logf("base: vscsid at %s", strings.TrimSpace(string(subject)))

@@ -36,16 +36,16 @@ func PackHarness(d Dirs, out string, pkgs []string) error {
 			return err
 		}
 	}
-	if err := goBuild(d.Repo, "build", filepath.Join(vt, "guestcheck"), "./deploy/vm/guestcheck"); err != nil {
+	if err := BuildForGuest(d.Repo, "./deploy/vm/guestcheck", filepath.Join(vt, "guestcheck"), Stripped); err != nil {
 		return err
 	}
 	for _, pkg := range KernelTestPkgs {
-		if err := goBuild(d.Repo, "test", filepath.Join(vt, "gotest", filepath.Base(pkg)+".test"), pkg); err != nil {
+		if err := BuildForGuest(d.Repo, pkg, filepath.Join(vt, "gotest", filepath.Base(pkg)+".test"), Stripped|TestBinary); err != nil {
 			return err
 		}
 	}
 	for _, pkg := range pkgs {
-		if err := goBuild(d.Repo, "build", filepath.Join(vt, "bin", filepath.Base(pkg)), pkg); err != nil {
+		if err := BuildForGuest(d.Repo, pkg, filepath.Join(vt, "bin", filepath.Base(pkg)), Stripped); err != nil {
 			return err
 		}
 	}
@@ -83,20 +83,48 @@ func PackHarness(d Dirs, out string, pkgs []string) error {
 	return Cpio(stage, out, true)
 }
 
-// goBuild builds pkg (verb "build" or "test" -c) for the guest: static,
-// amd64, stripped.
-func goBuild(repo, verb, out, pkg string) error {
-	args := []string{verb}
-	if verb == "test" {
-		args = append(args, "-c")
+// GuestBuild is how a Go package is built for a guest (always static,
+// linux/amd64, with trimmed paths).
+type GuestBuild int
+
+// The ways: Stripped (-s -w) for the harness's helpers, Stamped with
+// deploy/version's stamp as the packages build vscsid, TestBinary (go
+// test -c) for the kernel-facing tests.
+const (
+	Stripped   GuestBuild = 1 << iota // -s -w: the harness's helpers
+	Stamped                           // deploy/version's stamp, as the packages build vscsid
+	TestBinary                        // go test -c: the kernel-facing tests
+)
+
+// BuildForGuest builds pkg of the checkout dir into out.
+func BuildForGuest(dir, pkg, out string, how GuestBuild) error {
+	args := []string{"build"}
+	if how&TestBinary != 0 {
+		args = []string{"test", "-c"}
 	}
-	args = append(args, "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = repo
+	args = append(args, "-trimpath")
+	var ldflags []string
+	if how&Stripped != 0 {
+		ldflags = append(ldflags, "-s", "-w")
+	}
+	if how&Stamped != 0 {
+		version := exec.Command(filepath.Join(dir, "deploy/version"), "--ldflags")
+		version.Dir = dir
+		stamp, err := version.Output()
+		if err != nil {
+			return fmt.Errorf("deploy/version --ldflags in %s: %w", dir, err)
+		}
+		ldflags = append(ldflags, strings.TrimSpace(string(stamp)))
+	}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(ldflags, " "))
+	}
+	cmd := exec.Command("go", append(args, "-o", out, pkg)...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go %s %s: %w", verb, pkg, err)
+		return fmt.Errorf("go %s %s failed", args[0], pkg)
 	}
 	return nil
 }
