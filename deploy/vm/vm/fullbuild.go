@@ -164,15 +164,13 @@ func fullBuildCmd(args []string, _ io.Writer) error {
 // adds the packages of its libraries to pkgs. In CI a guest without LTFS
 // is an error: the suite must not pass with no LTFS coverage.
 func (b *fullBuild) ltfs(pkgs string) (bool, string, error) {
-	cmd := exec.Command(filepath.Join(b.d.VM, "ltfs/build"), "--suite", b.suite)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	err := cmd.Run()
-	rc := 0
+	self, err := os.Executable()
 	if err != nil {
-		if cmd.ProcessState == nil {
-			return false, "", err
-		}
-		rc = cmd.ProcessState.ExitCode()
+		return false, "", err
+	}
+	rc, err := runSelf(os.Stderr, self, "ltfs-build", "--suite", b.suite)
+	if err != nil {
+		return false, "", err
 	}
 	ci := os.Getenv("CI") == "true"
 	switch {

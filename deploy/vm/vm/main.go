@@ -14,9 +14,7 @@
 //	vm metrics-test [options]         deploy/vm/metrics-test
 //	vm build-guest [options]          deploy/vm/build-guest
 //	vm full-build [options]           deploy/vm/full/build
-//	vm check-suite SUITE              lib/host.sh's questions, for the
-//	vm ensure-host-tools              shell builders (full/build,
-//	vm debian-mirror [security]       ltfs/build)
+//	vm ltfs-build [--suite S]         deploy/vm/ltfs/build
 //
 // Exit status: 0 when the guests' verdicts are PASS, 1 when not, 2 for a
 // usage error, 3 after a power cut with no failure before it (run
@@ -47,17 +45,15 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
-	"run":               runCmd,
-	"full-run":          fullRunCmd,
-	"powercut":          powercutCmd,
-	"experiments":       experimentsCmd,
-	"perf":              perfCmd,
-	"metrics-test":      metricsCmd,
-	"build-guest":       buildGuestCmd,
-	"full-build":        fullBuildCmd,
-	"check-suite":       checkSuiteCmd,
-	"ensure-host-tools": ensureHostToolsCmd,
-	"debian-mirror":     debianMirrorCmd,
+	"run":          runCmd,
+	"full-run":     fullRunCmd,
+	"powercut":     powercutCmd,
+	"experiments":  experimentsCmd,
+	"perf":         perfCmd,
+	"metrics-test": metricsCmd,
+	"build-guest":  buildGuestCmd,
+	"full-build":   fullBuildCmd,
+	"ltfs-build":   ltfsBuildCmd,
 }
 
 func main() {
@@ -68,7 +64,7 @@ func main() {
 		_ = os.Chdir(d)
 	}
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		_, _ = fmt.Fprintln(os.Stderr, "usage: vm COMMAND [options]: run, full-run, powercut, experiments, perf, metrics-test, build-guest, full-build (their entry points in deploy/vm take --help)")
+		_, _ = fmt.Fprintln(os.Stderr, "usage: vm COMMAND [options]: run, full-run, powercut, experiments, perf, metrics-test, build-guest, full-build, ltfs-build (their entry points in deploy/vm take --help)")
 		os.Exit(2)
 	}
 	err := commands[os.Args[1]](os.Args[2:], os.Stdout)

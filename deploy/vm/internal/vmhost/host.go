@@ -1,8 +1,7 @@
 // Package vmhost is the host side of the VM harness: where its files are,
 // the host's tools, the scenarios' headers, booting a guest under qemu and
-// reading the results it prints. deploy/vm/vm's commands (run, full-run)
-// and the suite use it; the guest builders stay shell (lib/host.sh) for
-// now.
+// reading the results it prints. deploy/vm/vm's commands and the suite
+// use it.
 package vmhost
 
 import (
@@ -134,7 +133,8 @@ func runToStderr(name string, args ...string) error {
 }
 
 // AddToolPaths puts the sbin directories and /usr/local/go/bin on PATH, as
-// lib/host.sh does (depmod, mkfs and a Go installed from the tarball).
+// the shell entry points do (depmod, mkfs and a Go installed from the
+// tarball).
 func AddToolPaths() {
 	_ = os.Setenv("PATH", os.Getenv("PATH")+":/usr/local/sbin:/usr/sbin:/sbin:/usr/local/go/bin")
 }
