@@ -65,7 +65,7 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("%v", err)
 	}
 	// The daemon formats the lines (text or JSON) and sends them in
-	// pieces of up to 64 KiB, or what 200 ms brought: each piece goes to
+	// pieces of up to 256 KiB, or what 200 ms brought: each piece goes to
 	// stdout in one write, and only the rare start and lost lines, found
 	// by searching the piece, are looked at here (for stderr and the
 	// total at the end). A busy trace then costs vscsictl a search and a

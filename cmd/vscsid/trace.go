@@ -26,12 +26,15 @@ import (
 // 3 GiB/s at tracePoll. A trace's lines go out when traceBatch bytes of
 // them wait, or traceFlush after the previous write: a few writes a
 // second on the socket rather than one per drain, since each wakes the
-// reader (on a loaded machine, the CPU the traced device needs).
+// reader (on a loaded machine, the CPU the traced device needs). A busy
+// trace's lines (about 150 bytes a command) fill traceBatch in a tenth of
+// a second at 11,000 commands a second; 64 KiB pieces woke the reader
+// four times as often, and cost the traced device more (docs/trace.md).
 const (
 	traceRing   = 8192
 	recordBytes = 64 << 20
 	tracePoll   = 20 * time.Millisecond
-	traceBatch  = 64 << 10
+	traceBatch  = 256 << 10
 	traceFlush  = 200 * time.Millisecond
 )
 

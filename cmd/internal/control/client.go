@@ -138,7 +138,7 @@ func (c *Client) Export(ctx context.Context, name string, index int) (Element, e
 // Trace streams the commands of the devices named (none: every device)
 // that f selects: fn gets the lines as the daemon sent them, trace.Events
 // in JSON, or their text when text, one or more whole lines at a time,
-// each with its newline (a busy trace arrives in pieces of 64 KiB, and
+// each with its newline (a busy trace arrives in pieces of up to 256 KiB, and
 // the reader need not touch each line). It returns when ctx is done
 // (nil), fn fails (its error) or the daemon ends the stream.
 func (c *Client) Trace(ctx context.Context, devices []string, f trace.Filter, text bool, fn func(lines []byte) error) error {
