@@ -194,10 +194,26 @@ func (b *fullBuild) ltfs(pkgs string) (bool, string, error) {
 	return false, pkgs, nil
 }
 
-// debootstrap makes the cached rootfs of pkgs unless it is there.
+// debootstrap makes the cached rootfs of pkgs unless it is there,
+// slimmed: no docs, man pages, locales, apt lists and caches.
 func (b *fullBuild) debootstrap(rootfs, pkgs string) error {
-	dir := filepath.Join(b.fc, rootfs)
-	if !b.refresh && readTrimmed(filepath.Join(dir, ".done")) == pkgs {
+	return debootstrapRoot(filepath.Join(b.fc, rootfs), b.suite, pkgs, filepath.Join(b.fc, "debootstrap.log"), b.refresh, func(root string) {
+		for _, pat := range []string{"usr/share/doc/*", "usr/share/man/*", "usr/share/info/*", "usr/share/locale/*", "usr/share/lintian/*", "usr/share/linda/*",
+			"var/cache/apt/*.bin", "var/cache/apt/archives/*.deb", "var/lib/apt/lists/*_*", "var/log/*.log"} {
+			m, _ := filepath.Glob(filepath.Join(root, pat))
+			for _, f := range m {
+				_ = os.RemoveAll(f)
+			}
+		}
+	})
+}
+
+// debootstrapRoot makes dir a minbase root of suite with the packages
+// include (comma-separated), unless its .done names them (and not
+// refresh): debootstrap into dir.new (its output in logName), slim (if
+// not nil) applied to it, then put in dir's place.
+func debootstrapRoot(dir, suite, include, logName string, refresh bool, slim func(root string)) error {
+	if !refresh && readTrimmed(filepath.Join(dir, ".done")) == include {
 		return nil
 	}
 	if err := vmhost.EnsureCommands("debootstrap:debootstrap"); err != nil {
@@ -207,16 +223,20 @@ func (b *fullBuild) debootstrap(rootfs, pkgs string) error {
 	if err != nil {
 		return err
 	}
-	vmhost.Logf("debootstrap %s minbase from %s (about a minute)", b.suite, mirror)
+	vmhost.Logf("debootstrap %s minbase into %s from %s (a minute or more)", suite, dir, mirror)
 	tmp := dir + ".new"
 	_ = os.RemoveAll(tmp)
+	for _, d := range []string{filepath.Dir(dir), filepath.Dir(logName)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
 	t0 := time.Now()
-	logName := filepath.Join(b.fc, "debootstrap.log")
 	log, err := os.Create(logName)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("debootstrap", "--variant=minbase", "--include="+pkgs, b.suite, tmp, mirror)
+	cmd := exec.Command("debootstrap", "--variant=minbase", "--include="+include, suite, tmp, mirror)
 	cmd.Stdout, cmd.Stderr = log, log
 	err = cmd.Run()
 	_ = log.Close()
@@ -227,15 +247,10 @@ func (b *fullBuild) debootstrap(rootfs, pkgs string) error {
 		return fmt.Errorf("debootstrap failed, see %s", logName)
 	}
 	vmhost.Logf("debootstrap took %d s", int(time.Since(t0).Seconds()))
-	// Slim it: no docs, man pages, locales, apt lists and caches.
-	for _, pat := range []string{"usr/share/doc/*", "usr/share/man/*", "usr/share/info/*", "usr/share/locale/*", "usr/share/lintian/*", "usr/share/linda/*",
-		"var/cache/apt/*.bin", "var/cache/apt/archives/*.deb", "var/lib/apt/lists/*_*", "var/log/*.log"} {
-		m, _ := filepath.Glob(filepath.Join(tmp, pat))
-		for _, f := range m {
-			_ = os.RemoveAll(f)
-		}
+	if slim != nil {
+		slim(tmp)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ".done"), []byte(pkgs+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ".done"), []byte(include+"\n"), 0o644); err != nil {
 		return err
 	}
 	_ = os.RemoveAll(dir)

@@ -274,38 +274,5 @@ func installMissing(list []string) error {
 // it is there.
 func ltfsChroot(cache, sys, suite string) error {
 	want := strings.Join(append(ltfsBuildPkgs, "ca-certificates"), ",")
-	if readTrimmed(filepath.Join(sys, ".done")) == want {
-		return nil
-	}
-	if err := vmhost.EnsureCommands("debootstrap:debootstrap"); err != nil {
-		return err
-	}
-	mirror, err := vmhost.DebianMirror(false)
-	if err != nil {
-		return err
-	}
-	vmhost.Logf("debootstrap %s with LTFS's build packages into %s (a few minutes)", suite, sys)
-	tmp := sys + ".new"
-	_ = os.RemoveAll(tmp)
-	if err := os.MkdirAll(filepath.Dir(sys), 0o755); err != nil {
-		return err
-	}
-	logName := filepath.Join(cache, "ltfs-chroot", suite+".log")
-	log, err := os.Create(logName)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("debootstrap", "--variant=minbase", "--include="+want, suite, tmp, mirror)
-	cmd.Stdout, cmd.Stderr = log, log
-	err = cmd.Run()
-	_ = log.Close()
-	unmountBelow(tmp)
-	if err != nil {
-		return fmt.Errorf("debootstrap failed, see %s", logName)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".done"), []byte(want+"\n"), 0o644); err != nil {
-		return err
-	}
-	_ = os.RemoveAll(sys)
-	return os.Rename(tmp, sys)
+	return debootstrapRoot(sys, suite, want, filepath.Join(cache, "ltfs-chroot", suite+".log"), false, nil)
 }
